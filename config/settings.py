@@ -1,0 +1,137 @@
+"""One typed settings object, loaded once: defaults < YAML file < ``CTIWIRE_*`` environment.
+
+The object is passed down explicitly (handlers get it through ``initialize``); nothing reads the
+environment after start-up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class SettingsError(ValueError):
+    """A setting is missing or malformed; the message names it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every knob of the service. Field ``x`` is read from ``CTIWIRE_X`` or key ``x`` of the YAML file."""
+
+    data_dir: Path = Path("var")
+    host: str = "127.0.0.1"
+    port: int = 8000
+    mongodb_uri: str | None = None
+    mongodb_db: str = "ctiwire"
+    redis_url: str | None = None
+    secret_key: str = ""
+    public_base_url: str | None = None
+    upgrade_url: str = "https://ctiwire.io/pricing"
+    ingest: bool = False
+    sources_file: Path | None = None
+    seed_articles: int = 5000
+    log_level: str = "INFO"
+    cache_max_entries: int = 256
+    cache_ttl_seconds: int = 3600
+    on_demand_ttl_seconds: int = 300
+    precompute_interval_seconds: int = 900
+    ingest_interval_seconds: int = 1800
+    stream_chunk_bytes: int = 128 * 1024
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.data_dir / "ctiwire.sqlite3"
+
+    @property
+    def backend_name(self) -> str:
+        return "mongodb" if self.mongodb_uri else "sqlite"
+
+    @property
+    def cache_name(self) -> str:
+        return "redis" if self.redis_url else "memory"
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def _coerce(name: str, kind: Any, raw: Any) -> Any:
+    """Turn a YAML or env value into the field's type; a bad value is a SettingsError naming it."""
+    if raw is None:
+        return None
+    text = str(raw).strip()
+    try:
+        if kind in (bool, "bool"):
+            if isinstance(raw, bool):
+                return raw
+            if text.lower() in _TRUE | _FALSE:
+                return text.lower() in _TRUE
+            raise ValueError(text)
+        if kind in (int, "int"):
+            return int(text)
+        if kind in ("Path", "Path | None"):
+            return Path(text) if text else None
+        if kind == "str | None":
+            return text or None
+        return text
+    except ValueError as exc:
+        raise SettingsError(f"setting {name!r}: cannot read {text!r} as {kind}") from exc
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise SettingsError(f"settings file {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"settings file {path}: expected a mapping at the top level")
+    return data
+
+
+def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """Load defaults, then ``CTIWIRE_CONFIG`` (YAML), then ``CTIWIRE_*`` variables, then overrides."""
+    env = os.environ if env is None else env
+    values: dict[str, Any] = {}
+    config_file = env.get("CTIWIRE_CONFIG")
+    layers: list[Mapping[str, Any]] = [_read_yaml(Path(config_file))] if config_file else []
+    layers.append({f.name: env[f"CTIWIRE_{f.name.upper()}"] for f in fields(Settings)
+                   if f"CTIWIRE_{f.name.upper()}" in env})
+    known = {f.name: f.type for f in fields(Settings) if f.name != "extra"}
+    for layer in layers:
+        for key, raw in layer.items():
+            if key not in known:
+                raise SettingsError(f"unknown setting {key!r}")
+            values[key] = _coerce(key, known[key], raw)
+    values.update(overrides)
+    settings = Settings(**values)
+    return _with_secret(settings)
+
+
+def _with_secret(settings: Settings) -> Settings:
+    """Embedded mode keeps a generated HMAC secret in the data dir so cursors survive restarts.
+
+    In production every process must share one secret (cursors and TAXII ``next`` tokens are signed
+    by one process and checked by another), so ``CTIWIRE_SECRET_KEY`` is required with Redis/MongoDB.
+    """
+    if settings.secret_key:
+        return settings
+    if settings.mongodb_uri or settings.redis_url:
+        raise SettingsError("setting 'secret_key': CTIWIRE_SECRET_KEY is required with MongoDB or Redis")
+    path = settings.data_dir / "secret.key"
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(48))
+    return settings.replace(secret_key=path.read_text().strip())

@@ -1,0 +1,84 @@
+"""The tier table (spec, section Limits), the scopes (spec, Authentication 7) and format costs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+# Spec, Authentication 7. `read:stats` and `read:exports` name the Pro-only endpoints whose scope the
+# spec leaves "not shown"; `read:taxii` guards the TAXII server.
+SCOPE_ARTICLES = "read:articles"
+SCOPE_ARTICLES_EXPORT = "read:articles:export"
+SCOPE_IOCS = "read:iocs"
+SCOPE_STIX = "read:stix"
+SCOPE_MISP = "read:misp"
+SCOPE_EXPORTS = "read:exports"
+SCOPE_STATS = "read:stats"
+SCOPE_TAXII = "read:taxii"
+SCOPES: tuple[str, ...] = (
+    SCOPE_ARTICLES,
+    SCOPE_ARTICLES_EXPORT,
+    SCOPE_IOCS,
+    SCOPE_STIX,
+    SCOPE_MISP,
+    SCOPE_EXPORTS,
+    SCOPE_STATS,
+    SCOPE_TAXII,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Tier:
+    """One row of the spec's Limits table."""
+
+    name: str
+    requests_per_minute: int
+    requests_per_day: int
+    ioc_results_max: int
+    articles_max: int
+    articles_export_max: int
+    ioc_lookback_days: int
+    article_lookback_days: int
+    max_keys: int
+    article_formats: tuple[str, ...]
+    scopes: tuple[str, ...]
+
+
+FREE = Tier(
+    name="free",
+    requests_per_minute=10,
+    requests_per_day=1_000,
+    ioc_results_max=100,
+    articles_max=100,
+    articles_export_max=100,
+    ioc_lookback_days=1,
+    article_lookback_days=7,
+    max_keys=3,
+    article_formats=("json",),
+    scopes=(SCOPE_ARTICLES, SCOPE_IOCS),
+)
+PRO = Tier(
+    name="pro",
+    requests_per_minute=1_000,
+    requests_per_day=1_000_000,
+    ioc_results_max=10_000,
+    articles_max=1_000,
+    articles_export_max=5_000,
+    ioc_lookback_days=365,
+    article_lookback_days=365,
+    max_keys=50,
+    article_formats=("json", "ndjson", "csv"),
+    scopes=SCOPES,
+)
+TIERS: MappingProxyType[str, Tier] = MappingProxyType({FREE.name: FREE, PRO.name: PRO})
+
+# Spec, Limits 6 leaves the values "not shown". A streamed export moves up to 50 times the rows of a
+# JSON page, so it costs more of the per-minute budget; bulk IOC exports likewise.
+FORMAT_COSTS: MappingProxyType[str, int] = MappingProxyType(
+    {"json": 1, "ndjson": 5, "csv": 5, "stix": 5, "misp": 5, "cef": 5, "openioc": 5, "sigma": 5}
+)
+
+
+def format_cost(fmt: str) -> int:
+    """Rate-limit cost of one request in format ``fmt`` (1 for anything not listed)."""
+    return FORMAT_COSTS.get(fmt, 1)

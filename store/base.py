@@ -1,0 +1,184 @@
+"""The one async storage interface (medallion's backend seam, without HTTP concerns or paging state).
+
+Error tree::
+
+    StoreError                 anything the store refuses or cannot do
+    ├── NotFound               the record does not exist
+    ├── Conflict               a uniqueness rule would break (duplicate e-mail, key name)
+    ├── QuotaExceeded          a per-user limit would be passed (API keys per tier)
+    └── StoreUnavailable       the database cannot be reached
+
+Both backends (``store.sqlite``, ``store.mongo``) implement every method with the same behaviour;
+``tests/conformance`` runs one suite on each.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from store.query import ArticleQuery, IocQuery
+from store.records import ApiKey, Article, Ioc, Source, User
+
+
+class StoreError(Exception):
+    """Base of every storage error."""
+
+
+class NotFound(StoreError):
+    """The record does not exist."""
+
+
+class Conflict(StoreError):
+    """A uniqueness rule would break."""
+
+
+class QuotaExceeded(StoreError):
+    """A per-user quota (API keys) would be exceeded."""
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be reached."""
+
+
+@dataclass(frozen=True, slots=True)
+class IocStats:
+    """Totals for GET /api/v1/iocs/stats over one window."""
+
+    total: int
+    by_type: dict[str, int]
+    by_confidence: dict[str, int]
+    by_category: dict[str, int]
+    top_sources: list[tuple[str, int]]
+    daily: list[tuple[str, int]] = field(default_factory=list)
+
+
+class Store(abc.ABC):
+    """Async storage of articles, IOCs, sources, users and API keys."""
+
+    name: str = "abstract"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @abc.abstractmethod
+    async def open(self) -> None:
+        """Connect and create tables or indexes (idempotent)."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Release connections."""
+
+    @abc.abstractmethod
+    async def ping(self) -> dict[str, Any]:
+        """Health facts for /healthz; raises StoreUnavailable when the database does not answer."""
+
+    # -- data version ------------------------------------------------------------------------
+    @abc.abstractmethod
+    async def data_version(self) -> int:
+        """A counter that every write of articles or IOCs increases."""
+
+    # -- users and keys ----------------------------------------------------------------------
+    @abc.abstractmethod
+    async def create_user(self, user: User) -> User:
+        """Insert a user; Conflict when the e-mail exists."""
+
+    @abc.abstractmethod
+    async def get_user(self, *, user_id: str | None = None, email: str | None = None) -> User:
+        """One user by id or e-mail; NotFound otherwise."""
+
+    @abc.abstractmethod
+    async def create_key(self, key: ApiKey, max_keys: int) -> ApiKey:
+        """Insert a key; QuotaExceeded past ``max_keys`` for its user, Conflict on a duplicate name."""
+
+    @abc.abstractmethod
+    async def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        """The key (active or not) whose hash is ``key_hash``, or None."""
+
+    @abc.abstractmethod
+    async def list_keys(self, user_id: str) -> list[ApiKey]:
+        """A user's keys, oldest first."""
+
+    @abc.abstractmethod
+    async def delete_key(self, user_id: str, name: str) -> None:
+        """Delete by name; NotFound when there is none. Remembers the hash as revoked."""
+
+    @abc.abstractmethod
+    async def set_key_active(self, user_id: str, name: str, active: bool) -> None:
+        """Activate or deactivate by name; NotFound when there is none."""
+
+    @abc.abstractmethod
+    async def is_revoked(self, key_hash: str) -> bool:
+        """True when a key with this hash existed and was deleted (answers expired_api_key)."""
+
+    # -- articles ----------------------------------------------------------------------------
+    @abc.abstractmethod
+    async def upsert_articles(self, articles: Sequence[Article]) -> int:
+        """Insert or replace by id; returns how many rows changed. Bumps the data version."""
+
+    @abc.abstractmethod
+    async def get_article(self, article_id: str) -> Article:
+        """One article by id; NotFound otherwise."""
+
+    @abc.abstractmethod
+    async def find_article(self, *, canonical_url: str | None = None,
+                           content_hash: str | None = None) -> Article | None:
+        """The article with this canonical URL or content hash, for de-duplication."""
+
+    @abc.abstractmethod
+    def iter_articles(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[Article]]:
+        """Rows matching ``query`` in its sort order, ``query.limit`` at most, in batches."""
+
+    @abc.abstractmethod
+    async def count_articles(self, query: ArticleQuery, exact: bool) -> int:
+        """Exact count, or a fast estimate when ``exact`` is False."""
+
+    @abc.abstractmethod
+    async def article_sources(self) -> list[tuple[str, str, int, int]]:
+        """(source_name, source_type, source_tier, article count) for every source with articles."""
+
+    # -- IOCs --------------------------------------------------------------------------------
+    @abc.abstractmethod
+    async def upsert_iocs(self, iocs: Iterable[Ioc]) -> int:
+        """Insert or merge by (type, value); first_seen never moves later. Bumps the data version."""
+
+    @abc.abstractmethod
+    def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
+        """Records matching ``query`` ordered by (first_seen, type, value), ``query.limit`` at most."""
+
+    @abc.abstractmethod
+    async def count_iocs(self, query: IocQuery) -> int:
+        """How many records match ``query`` (offset and limit ignored)."""
+
+    @abc.abstractmethod
+    async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
+        """One record, or None."""
+
+    @abc.abstractmethod
+    async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
+        """Totals of records modified since ``since``, with a daily series of first_seen."""
+
+    # -- sources -----------------------------------------------------------------------------
+    @abc.abstractmethod
+    async def upsert_source(self, source: Source) -> None:
+        """Insert or replace a source and its health by name."""
+
+    @abc.abstractmethod
+    async def list_sources(self) -> list[Source]:
+        """Every configured source, by name."""
+
+    # -- helpers shared by both backends -----------------------------------------------------
+    async def all_articles(self, query: ArticleQuery) -> list[Article]:
+        """Every row of ``query`` in one list (for tests and small pages)."""
+        rows: list[Article] = []
+        async for batch in self.iter_articles(query):
+            rows.extend(batch)
+        return rows
+
+    async def all_iocs(self, query: IocQuery) -> list[Ioc]:
+        """Every record of ``query`` in one list."""
+        rows: list[Ioc] = []
+        async for batch in self.iter_iocs(query):
+            rows.extend(batch)
+        return rows

@@ -1,0 +1,277 @@
+"""Domain records shared by every layer: articles, IOCs, users, API keys, sources.
+
+Timestamps are timezone-aware UTC truncated to milliseconds, because MongoDB stores milliseconds and
+both backends must hand back identical records (one behavioural suite runs on each).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+IocType = Literal["ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email", "cve"]
+IOC_TYPES: tuple[str, ...] = ("ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email", "cve")
+CONFIDENCES: tuple[str, ...] = ("high", "medium", "low")
+SOURCE_CATEGORIES: tuple[str, ...] = ("government", "commercial", "community")
+
+CATEGORY_LABELS: dict[str, str] = {
+    "attacks-breaches": "Attacks & Breaches",
+    "vulnerabilities": "Vulnerabilities",
+    "threat-intel": "Threat Intelligence",
+    "malware": "Malware",
+    "cloud-security": "Cloud Security",
+    "endpoint-security": "Endpoint Security",
+    "network-security": "Network Security",
+    "identity-access": "Identity & Access",
+    "application-security": "Application Security",
+    "data-security": "Data Security",
+    "security-operations": "Security Operations",
+    "incident-response": "Incident Response",
+    "compliance": "Compliance",
+    "ai-ml-security": "AI/ML Security",
+    "iot-ot": "IoT/OT",
+}
+CATEGORIES: tuple[str, ...] = tuple(CATEGORY_LABELS)
+INDUSTRY_TAGS: tuple[str, ...] = (
+    "finance", "healthcare", "government", "technology", "manufacturing", "retail", "energy",
+    "education", "telecom", "transportation", "defense", "water", "unclassified",
+)
+SEVERITY_LABELS: tuple[str, ...] = ("critical", "high", "medium", "low")
+# Spec, "Severity buckets": inclusive lower and upper score of each label.
+SEVERITY_BUCKETS: dict[str, tuple[float, float]] = {
+    "critical": (9.0, 10.0),
+    "high": (7.0, 8.9),
+    "medium": (4.0, 6.9),
+    "low": (0.1, 3.9),
+}
+
+# The project's own UUIDv5 namespace for STIX ids of indicators (STIX 2.1 section 2.9 allows
+# deterministic ids; the SCO namespace 00abedb4-... is reserved for cyber-observables).
+CTIWIRE_NAMESPACE = uuid.UUID("6f7c3a52-8d1e-5b43-9a0e-4c7d2b1e9f30")
+
+
+def utcnow() -> datetime:
+    """Now, in UTC, at millisecond precision."""
+    return ms(datetime.now(UTC))
+
+
+def ms(value: datetime) -> datetime:
+    """``value`` in UTC truncated to milliseconds (naive input is taken as UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    value = value.astimezone(UTC)
+    return value.replace(microsecond=value.microsecond // 1000 * 1000)
+
+
+def iso(value: datetime) -> str:
+    """RFC 3339 with milliseconds and ``Z``: the one wire form of every timestamp."""
+    return ms(value).strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+
+
+def parse_iso(text: str) -> datetime:
+    """Parse an ISO 8601 timestamp (``Z`` or offset; a date alone means midnight UTC)."""
+    value = datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
+    return ms(value)
+
+
+def severity_label(score: float) -> str:
+    """Bucket of a 0-10 score (spec, "Severity buckets"); 0 counts as low."""
+    if score >= 9.0:
+        return "critical"
+    if score >= 7.0:
+        return "high"
+    if score >= 4.0:
+        return "medium"
+    return "low"
+
+
+def stix_indicator_id(ioc_type: str, value: str) -> str:
+    """Stable STIX id of the indicator for (type, value): UUIDv5 under the project namespace."""
+    return f"indicator--{uuid.uuid5(CTIWIRE_NAMESPACE, f'{ioc_type}:{value}')}"
+
+
+@dataclass(frozen=True, slots=True)
+class MitreTechnique:
+    """An ATT&CK technique on an article (spec: id, name, tactic, confidence)."""
+
+    id: str
+    name: str
+    tactic: str = ""
+    confidence: str = "high"
+
+
+@dataclass(frozen=True, slots=True)
+class ArticleIoc:
+    """An indicator as mentioned by one article."""
+
+    type: str
+    value: str
+    confidence: str = "medium"
+
+
+@dataclass(slots=True)
+class Article:
+    """One article; the list form of the spec is every field here but ``iocs``, ``tags`` and ``content``."""
+
+    id: str
+    title: str
+    url: str
+    canonical_url: str
+    summary: str
+    published_at: datetime
+    fetched_at: datetime
+    modified_at: datetime
+    created_at: datetime
+    source_name: str
+    source_type: str = "rss"
+    source_tier: int = 2
+    category: str = "threat-intel"
+    category_legacy: str = ""
+    content_type: str = "security"
+    severity_score: float = 5.0
+    severity_reasons: list[str] = field(default_factory=list)
+    ai_summary: str | None = None
+    image_url: str | None = None
+    categorized_by: str = "ai"
+    categorized_at: datetime | None = None
+    ai_classification: str = ""
+    ai_classification_confidence: float = 0.0
+    tech_tags: list[str] = field(default_factory=list)
+    industry_tags: list[str] = field(default_factory=list)
+    threat_actors: list[str] = field(default_factory=list)
+    score: int = 0
+    upvotes: int = 0
+    downvotes: int = 0
+    comment_count: int = 0
+    vouch_count: int = 0
+    rank_score: float = 0.0
+    submission_type: str = "rss_auto"
+    submitted_by_username: str | None = None
+    audio_url: str | None = None
+    audio_duration_seconds: float | None = None
+    audio_voice: str | None = None
+    mitre_techniques: list[MitreTechnique] = field(default_factory=list)
+    cve_ids: list[str] = field(default_factory=list)
+    is_archived: bool = False
+    iocs: list[ArticleIoc] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    content: str = ""
+    content_hash: str = ""
+
+    @property
+    def category_label(self) -> str:
+        return CATEGORY_LABELS.get(self.category, self.category)
+
+    @property
+    def severity_label(self) -> str:
+        return severity_label(self.severity_score)
+
+    @property
+    def has_iocs(self) -> bool:
+        return bool(self.iocs)
+
+    @property
+    def ioc_count(self) -> int:
+        return len(self.iocs)
+
+    @property
+    def has_ai_summary(self) -> bool:
+        return bool(self.ai_summary)
+
+    @property
+    def has_audio(self) -> bool:
+        return self.audio_url is not None
+
+
+@dataclass(slots=True)
+class Ioc:
+    """One indicator record per (type, value), aggregated over the articles that mention it."""
+
+    type: str
+    value: str
+    confidence: str
+    feed_name: str
+    source_category: str
+    first_seen: datetime
+    last_seen: datetime
+    modified: datetime
+    sources: list[str] = field(default_factory=list)
+    industries: list[str] = field(default_factory=list)
+    article_ids: list[str] = field(default_factory=list)
+    cves: list[str] = field(default_factory=list)
+    techniques: list[str] = field(default_factory=list)
+    threat_actors: list[str] = field(default_factory=list)
+
+    @property
+    def stix_id(self) -> str:
+        return stix_indicator_id(self.type, self.value)
+
+    @property
+    def date_added(self) -> datetime:
+        """TAXII 2.1 date_added: when the record was first stored."""
+        return self.first_seen
+
+    def to_api(self) -> dict[str, Any]:
+        """The spec's IOC resource (type, value, confidence, source{feed_name, category}) plus dates."""
+        return {
+            "type": self.type,
+            "value": self.value,
+            "confidence": self.confidence,
+            "source": {"feed_name": self.feed_name, "category": self.source_category},
+            "first_seen": iso(self.first_seen),
+            "last_seen": iso(self.last_seen),
+            "modified": iso(self.modified),
+            "sources": list(self.sources),
+            "industries": list(self.industries),
+            "article_ids": list(self.article_ids),
+            "cves": list(self.cves),
+            "techniques": list(self.techniques),
+            "stix_id": self.stix_id,
+        }
+
+
+@dataclass(slots=True)
+class User:
+    """A signed-in account holder; the tier decides limits and default scopes."""
+
+    id: str
+    email: str
+    tier: str
+    created_at: datetime
+
+
+@dataclass(slots=True)
+class ApiKey:
+    """An API key record. The secret is never stored: only its SHA-256 and a display prefix."""
+
+    id: str
+    user_id: str
+    name: str
+    key_hash: str
+    prefix: str
+    scopes: list[str]
+    created_at: datetime
+    active: bool = True
+    expires_at: datetime | None = None
+    last_used_at: datetime | None = None
+
+
+@dataclass(slots=True)
+class Source:
+    """A feed: its identity plus its collection health."""
+
+    name: str
+    homepage: str
+    feed_url: str
+    source_type: str = "rss"
+    source_tier: int = 2
+    category: str = "commercial"
+    enabled: bool = True
+    last_attempt_at: datetime | None = None
+    last_success_at: datetime | None = None
+    last_error: str | None = None
+    items_seen: int = 0
+    etag: str | None = None
+    last_modified: str | None = None
