@@ -12,7 +12,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 IocType = Literal["ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email", "cve"]
-IOC_TYPES: tuple[str, ...] = ("ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email", "cve")
+IOC_TYPES: tuple[str, ...] = (
+    "ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email", "cve",
+)
 CONFIDENCES: tuple[str, ...] = ("high", "medium", "low")
 SOURCE_CATEGORIES: tuple[str, ...] = ("government", "commercial", "community")
 
