@@ -1,0 +1,69 @@
+"""Records <-> plain documents, shared by both backends.
+
+Documents keep datetimes as ``datetime`` (MongoDB stores them as BSON dates); the SQLite backend
+serialises documents with orjson and reads ISO strings back, which ``_dt`` accepts too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from typing import Any, TypeVar
+
+from store.records import ApiKey, Article, ArticleIoc, Ioc, MitreTechnique, Source, User, ms, parse_iso
+
+R = TypeVar("R", Article, Ioc, Source, User, ApiKey)
+
+_DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
+    Article: frozenset({"published_at", "fetched_at", "modified_at", "created_at", "categorized_at"}),
+    Ioc: frozenset({"first_seen", "last_seen", "modified"}),
+    Source: frozenset({"last_attempt_at", "last_success_at"}),
+    User: frozenset({"created_at"}),
+    ApiKey: frozenset({"created_at", "expires_at", "last_used_at"}),
+}
+
+
+def _dt(value: Any) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return None if value is None else ms(value)
+    return parse_iso(str(value))
+
+
+def to_doc(record: Article | Ioc | Source | User | ApiKey) -> dict[str, Any]:
+    """A plain dict of every field (nested techniques and IOCs as dicts)."""
+    doc = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    if isinstance(record, Article):
+        doc["mitre_techniques"] = [dataclasses.asdict(t) for t in record.mitre_techniques]
+        doc["iocs"] = [dataclasses.asdict(i) for i in record.iocs]
+    for name in ("tech_tags", "industry_tags", "threat_actors", "cve_ids", "tags", "severity_reasons",
+                 "sources", "industries", "article_ids", "cves", "techniques", "scopes"):
+        if name in doc:
+            doc[name] = list(doc[name])
+    return doc
+
+
+def from_doc(kind: type[R], doc: dict[str, Any]) -> R:
+    """Rebuild a record of ``kind``; unknown keys (``_id``, backend columns) are ignored."""
+    names = {f.name for f in dataclasses.fields(kind)}
+    values = {k: v for k, v in doc.items() if k in names}
+    for name in _DATETIME_FIELDS[kind] & values.keys():
+        values[name] = _dt(values[name])
+    if kind is Article:
+        values["mitre_techniques"] = [MitreTechnique(**t) for t in values.get("mitre_techniques", [])]
+        values["iocs"] = [ArticleIoc(**i) for i in values.get("iocs", [])]
+    return kind(**values)
+
+
+def merge_ioc(old: Ioc, new: Ioc) -> Ioc:
+    """Merge a stored record with an incoming one (Store.upsert_iocs): first_seen never moves later.
+
+    Scalars (confidence, feed_name, source_category) come from ``new``: the caller computed them
+    over every report it knows of; lists are unioned and sorted so merges are order-independent.
+    """
+    merged = dataclasses.replace(new)
+    merged.first_seen = min(old.first_seen, new.first_seen)
+    merged.last_seen = max(old.last_seen, new.last_seen)
+    merged.modified = max(old.modified, new.modified)
+    for name in ("sources", "industries", "article_ids", "cves", "techniques", "threat_actors"):
+        setattr(merged, name, sorted(set(getattr(old, name)) | set(getattr(new, name))))
+    return merged

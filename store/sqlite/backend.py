@@ -1,0 +1,345 @@
+"""SqliteStore: the embedded backend.
+
+One connection, used from one worker thread, so every statement is serialised without locks in
+Python; WAL lets other processes (a second server, the CLI) read while it writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import re
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import orjson
+
+from store.base import Conflict, IocStats, NotFound, QuotaExceeded, Store, StoreUnavailable
+from store.codec import from_doc, merge_ioc, to_doc
+from store.query import ArticleQuery, IocQuery
+from store.records import ApiKey, Article, Ioc, Source, User, iso, utcnow
+from store.sqlite import queries
+from store.sqlite.schema import PRAGMAS, SCHEMA
+
+T = TypeVar("T")
+_ARTICLE_COLUMNS = (
+    "id", "title", "summary", "ai_summary", "canonical_url", "content_hash", "published_at", "fetched_at",
+    "modified_at", "created_at", "source_name", "source_type", "source_tier", "category", "content_type",
+    "severity_score", "rank_score", "has_iocs", "has_audio", "is_archived", "submission_type", "tech_tags",
+    "industry_tags", "threat_actors", "technique_ids", "doc",
+)
+
+
+def _regexp(pattern: str, value: str | None) -> bool:
+    return value is not None and re.search(pattern, value) is not None
+
+
+def _json(value: Any) -> bytes:
+    return orjson.dumps(value, default=iso)
+
+
+def _article_row(a: Article) -> tuple[Any, ...]:
+    doc = to_doc(a)
+    lists = [_json(x) for x in (a.tech_tags, a.industry_tags, a.threat_actors, [t.id for t in a.mitre_techniques])]
+    return (
+        a.id, a.title, a.summary, a.ai_summary, a.canonical_url, a.content_hash, iso(a.published_at),
+        iso(a.fetched_at), iso(a.modified_at), iso(a.created_at), a.source_name, a.source_type, a.source_tier,
+        a.category, a.content_type, a.severity_score, a.rank_score, int(a.has_iocs), int(a.has_audio),
+        int(a.is_archived), a.submission_type, *lists, _json(doc),
+    )
+
+
+def _ioc_row(i: Ioc) -> tuple[Any, ...]:
+    return (i.type, i.value, iso(i.first_seen), iso(i.last_seen), iso(i.modified), i.confidence, i.feed_name,
+            i.source_category, _json(i.industries), _json(to_doc(i)))
+
+
+class SqliteStore(Store):
+    """Store on one SQLite file (WAL, FTS5 with the porter stemmer)."""
+
+    name = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._db: sqlite3.Connection | None = None
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
+
+    # -- plumbing ----------------------------------------------------------------------------
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, self._call, fn)
+
+    async def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return await self._run(lambda db: db.execute(sql, params).fetchone())
+
+    async def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return await self._run(lambda db: db.execute(sql, params).fetchall())
+
+    def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._db is None:
+            raise StoreUnavailable("the SQLite store is not open")
+        try:
+            return fn(self._db)
+        except sqlite3.OperationalError as exc:
+            raise StoreUnavailable(f"SQLite: {exc}") from exc
+
+    def _connect(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        db.row_factory = sqlite3.Row
+        db.create_function("regexp", 2, _regexp, deterministic=True)
+        for pragma in PRAGMAS:
+            db.execute(pragma)
+        db.executescript(SCHEMA)
+        self._db = db
+
+    async def open(self) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._pool, self._connect)
+
+    async def close(self) -> None:
+        if self._db is not None:
+            db, self._db = self._db, None
+            await asyncio.get_running_loop().run_in_executor(self._pool, db.close)
+        self._pool.shutdown(wait=False)
+
+    async def ping(self) -> dict[str, Any]:
+        version = await self._run(lambda db: db.execute("select sqlite_version()").fetchone()[0])
+        return {"backend": self.name, "path": str(self.path), "sqlite_version": version}
+
+    @staticmethod
+    def _write(db: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], bump: bool = False) -> T:
+        """Run ``fn`` in one transaction; ``bump`` increases the data version inside it."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            result = fn(db)
+            if bump:
+                db.execute("UPDATE meta SET value = value + 1 WHERE key = 'data_version'")
+            db.execute("COMMIT")
+            return result
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    async def data_version(self) -> int:
+        row = await self._one("SELECT value FROM meta WHERE key='data_version'")
+        return int(row[0])
+
+    # -- users and keys ----------------------------------------------------------------------
+    async def create_user(self, user: User) -> User:
+        def insert(db: sqlite3.Connection) -> None:
+            db.execute("INSERT INTO users VALUES (?, ?, ?, ?)",
+                       (user.id, user.email.lower(), user.tier, iso(user.created_at)))
+
+        try:
+            await self._run(lambda db: self._write(db, insert))
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"a user with e-mail {user.email!r} exists") from exc
+        return user
+
+    async def get_user(self, *, user_id: str | None = None, email: str | None = None) -> User:
+        column, value = ("id", user_id) if user_id is not None else ("email", (email or "").lower())
+        row = await self._one(f"SELECT * FROM users WHERE {column} = ?", (value,))
+        if row is None:
+            raise NotFound(f"no user with {column} {value!r}")
+        return from_doc(User, dict(row))
+
+    async def create_key(self, key: ApiKey, max_keys: int) -> ApiKey:
+        def insert(db: sqlite3.Connection) -> None:
+            count = db.execute("SELECT count(*) FROM api_keys WHERE user_id = ?", (key.user_id,)).fetchone()[0]
+            if count >= max_keys:
+                raise QuotaExceeded(f"this plan allows at most {max_keys} API keys")
+            db.execute(
+                "INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key.id, key.user_id, key.name, key.key_hash, key.prefix, _json(key.scopes).decode(),
+                 iso(key.created_at), int(key.active), key.expires_at and iso(key.expires_at), None),
+            )
+
+        try:
+            await self._run(lambda db: self._write(db, insert))
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"a key named {key.name!r} exists") from exc
+        return key
+
+    @staticmethod
+    def _key(row: sqlite3.Row) -> ApiKey:
+        doc = dict(row)
+        doc["scopes"] = orjson.loads(doc["scopes"])
+        doc["active"] = bool(doc["active"])
+        return from_doc(ApiKey, doc)
+
+    async def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        row = await self._one("SELECT * FROM api_keys WHERE key_hash = ?",
+                                                    (key_hash,))
+        return None if row is None else self._key(row)
+
+    async def list_keys(self, user_id: str) -> list[ApiKey]:
+        rows = await self._all(
+            "SELECT * FROM api_keys WHERE user_id = ? ORDER BY created_at, name", (user_id,))
+        return [self._key(r) for r in rows]
+
+    async def delete_key(self, user_id: str, name: str) -> None:
+        def delete(db: sqlite3.Connection) -> int:
+            row = db.execute("SELECT key_hash FROM api_keys WHERE user_id = ? AND name = ?",
+                             (user_id, name)).fetchone()
+            if row is None:
+                return 0
+            db.execute("INSERT OR REPLACE INTO revoked_keys VALUES (?, ?)", (row[0], iso(utcnow())))
+            return db.execute("DELETE FROM api_keys WHERE user_id = ? AND name = ?", (user_id, name)).rowcount
+
+        if not await self._run(lambda db: self._write(db, delete)):
+            raise NotFound(f"no key named {name!r}")
+
+    async def set_key_active(self, user_id: str, name: str, active: bool) -> None:
+        changed = await self._run(lambda db: self._write(db, lambda d: d.execute(
+            "UPDATE api_keys SET active = ? WHERE user_id = ? AND name = ?", (int(active), user_id, name)).rowcount))
+        if not changed:
+            raise NotFound(f"no key named {name!r}")
+
+    async def is_revoked(self, key_hash: str) -> bool:
+        row = await self._one("SELECT 1 FROM revoked_keys WHERE key_hash = ?",
+                                                    (key_hash,))
+        return row is not None
+
+    # -- articles ----------------------------------------------------------------------------
+    async def upsert_articles(self, articles: Sequence[Article]) -> int:
+        if not articles:
+            return 0
+        marks = ", ".join("?" * len(_ARTICLE_COLUMNS))
+        updates = ", ".join(f"{c} = excluded.{c}" for c in _ARTICLE_COLUMNS[1:])
+        sql = f"INSERT INTO articles ({', '.join(_ARTICLE_COLUMNS)}) VALUES ({marks}) " \
+              f"ON CONFLICT (id) DO UPDATE SET {updates} WHERE doc IS NOT excluded.doc"
+        rows = [_article_row(a) for a in articles]
+
+        def upsert(db: sqlite3.Connection) -> int:
+            return sum(db.execute(sql, row).rowcount for row in rows)
+
+        return await self._run(lambda db: self._write(db, upsert, bump=True))
+
+    async def get_article(self, article_id: str) -> Article:
+        row = await self._one("SELECT doc FROM articles WHERE id = ?",
+                                                    (article_id,))
+        if row is None:
+            raise NotFound(f"no article {article_id!r}")
+        return from_doc(Article, orjson.loads(row[0]))
+
+    async def find_article(self, *, canonical_url: str | None = None,
+                           content_hash: str | None = None) -> Article | None:
+        column, value = ("canonical_url", canonical_url) if canonical_url else ("content_hash", content_hash)
+        row = await self._one(f"SELECT doc FROM articles WHERE {column} = ? LIMIT 1",
+                                                    (value,))
+        return None if row is None else from_doc(Article, orjson.loads(row[0]))
+
+    def _article_page(self, q: ArticleQuery, size: int) -> Callable[[sqlite3.Connection], list[Article]]:
+        where, params = queries.article_where(q)
+        sql = f"SELECT doc FROM articles WHERE {where} ORDER BY {queries.article_order(q)} LIMIT ? OFFSET ?"
+
+        def fetch(db: sqlite3.Connection) -> list[Article]:
+            rows = db.execute(sql, [*params, size, q.offset]).fetchall()
+            return [from_doc(Article, orjson.loads(r[0])) for r in rows]
+
+        return fetch
+
+    async def iter_articles(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[Article]]:
+        remaining, q = query.limit, query
+        while remaining > 0:
+            batch = await self._run(self._article_page(q, min(batch_size, remaining)))
+            if not batch:
+                return
+            yield batch
+            remaining -= len(batch)
+            last = batch[-1]
+            q = dataclasses.replace(q, after=(getattr(last, q.sort_field), last.id), offset=0)
+
+    async def count_articles(self, query: ArticleQuery, exact: bool) -> int:
+        where, params = queries.article_where(dataclasses.replace(query, after=None))
+        if exact:
+            sql = f"SELECT count(*) FROM articles WHERE {where}"
+        else:
+            # A planned estimate: count at most 10,000 matches, then extrapolate nothing (a lower bound).
+            sql = f"SELECT count(*) FROM (SELECT 1 FROM articles WHERE {where} LIMIT 10000)"
+        row = await self._one(sql, params)
+        return int(row[0])
+
+    async def article_sources(self) -> list[tuple[str, str, int, int]]:
+        rows = await self._all(
+            "SELECT source_name, source_type, source_tier, count(*) FROM articles "
+            "GROUP BY source_name, source_type, source_tier ORDER BY source_name")
+        return [(r[0], r[1], int(r[2]), int(r[3])) for r in rows]
+
+    # -- IOCs --------------------------------------------------------------------------------
+    async def upsert_iocs(self, iocs: Iterable[Ioc]) -> int:
+        incoming = list(iocs)
+        if not incoming:
+            return 0
+        sql = "INSERT OR REPLACE INTO iocs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+        def upsert(db: sqlite3.Connection) -> int:
+            for ioc in incoming:
+                row = db.execute("SELECT doc FROM iocs WHERE type = ? AND value = ?", (ioc.type, ioc.value)).fetchone()
+                merged = ioc if row is None else merge_ioc(from_doc(Ioc, orjson.loads(row[0])), ioc)
+                db.execute(sql, _ioc_row(merged))
+            return len(incoming)
+
+        return await self._run(lambda db: self._write(db, upsert, bump=True))
+
+    def _ioc_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[Ioc]]:
+        where, params = queries.ioc_where(q)
+        sql = f"SELECT doc FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?"
+        return lambda db: [from_doc(Ioc, orjson.loads(r[0]))
+                           for r in db.execute(sql, [*params, size, q.offset]).fetchall()]
+
+    async def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
+        remaining, q = query.limit, query
+        while remaining > 0:
+            batch = await self._run(self._ioc_page(q, min(batch_size, remaining)))
+            if not batch:
+                return
+            yield batch
+            remaining -= len(batch)
+            last = batch[-1]
+            q = dataclasses.replace(q, after=(last.first_seen, last.type, last.value), offset=0)
+
+    async def count_iocs(self, query: IocQuery) -> int:
+        where, params = queries.ioc_where(dataclasses.replace(query, after=None))
+        row = await self._one(f"SELECT count(*) FROM iocs WHERE {where}", params)
+        return int(row[0])
+
+    async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
+        row = await self._one("SELECT doc FROM iocs WHERE type = ? AND value = ?",
+                                                    (ioc_type, value))
+        return None if row is None else from_doc(Ioc, orjson.loads(row[0]))
+
+    async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
+        return await self._run(lambda db: _stats(db, iso(since), top))
+
+    # -- sources -----------------------------------------------------------------------------
+    async def upsert_source(self, source: Source) -> None:
+        row = (source.name, _json(to_doc(source)))
+        await self._run(lambda db: self._write(db, lambda d: d.execute(
+            "INSERT OR REPLACE INTO sources VALUES (?, ?)", row)))
+
+    async def list_sources(self) -> list[Source]:
+        rows = await self._all("SELECT doc FROM sources ORDER BY name")
+        return [from_doc(Source, orjson.loads(r[0])) for r in rows]
+
+
+def _stats(db: sqlite3.Connection, since: str, top: int) -> IocStats:
+    def grouped(column: str) -> dict[str, int]:
+        rows = db.execute(f"SELECT {column}, count(*) FROM iocs WHERE modified >= ? GROUP BY {column} "
+                          f"ORDER BY {column}", (since,)).fetchall()
+        return {r[0]: int(r[1]) for r in rows}
+
+    total = db.execute("SELECT count(*) FROM iocs WHERE modified >= ?", (since,)).fetchone()[0]
+    sources = db.execute(
+        "SELECT s.value, count(*) AS n FROM iocs, json_each(json_extract(iocs.doc, '$.sources')) AS s "
+        "WHERE modified >= ? GROUP BY s.value ORDER BY n DESC, s.value LIMIT ?", (since, top)).fetchall()
+    daily = db.execute("SELECT substr(first_seen, 1, 10) AS day, count(*) FROM iocs WHERE modified >= ? "
+                       "GROUP BY day ORDER BY day", (since,)).fetchall()
+    return IocStats(total=int(total), by_type=grouped("type"), by_confidence=grouped("confidence"),
+                    by_category=grouped("source_category"), top_sources=[(r[0], int(r[1])) for r in sources],
+                    daily=[(r[0], int(r[1])) for r in daily])

@@ -1,0 +1,166 @@
+"""Pure translation of query specs into SQLite WHERE clauses (no I/O; tested by parameters)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from store.query import ArticleQuery, IocQuery, TextQuery
+from store.records import iso
+
+Clause = tuple[str, list[Any]]
+
+# Spec "Severity buckets": a label is a half-open score range, so every score has exactly one label.
+_BUCKET_SQL = {
+    "critical": "severity_score >= 9.0",
+    "high": "(severity_score >= 7.0 AND severity_score < 9.0)",
+    "medium": "(severity_score >= 4.0 AND severity_score < 7.0)",
+    "low": "severity_score < 4.0",
+}
+_SCAN_COLUMNS = {"title": "title", "summary": "summary", "ai_summary": "coalesce(ai_summary, '')"}
+
+
+def _sql_value(value: Any) -> Any:
+    return iso(value) if isinstance(value, datetime) else value
+
+
+def _in(column: str, values: tuple[Any, ...]) -> Clause:
+    return f"{column} IN ({', '.join('?' * len(values))})", list(values)
+
+
+def _any_json(column: str, values: tuple[str, ...]) -> Clause:
+    marks = ", ".join("?" * len(values))
+    return f"EXISTS (SELECT 1 FROM json_each({column}) WHERE json_each.value IN ({marks}))", list(values)
+
+
+def fts_phrase(terms: tuple[str, ...], joiner: str) -> str:
+    """FTS5 query of quoted terms: quoting keeps user input from being read as FTS5 syntax."""
+    return f" {joiner} ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def word_prefix_pattern(term: str) -> str:
+    """Case-insensitive word-prefix regex used by the unindexed ``q_field`` scans (both backends)."""
+    return r"(?i)\b" + re.escape(term)
+
+
+def _text(text: TextQuery) -> list[Clause]:
+    if text.field == "default":
+        clauses: list[Clause] = []
+        if text.terms:
+            clauses.append(("rowid IN (SELECT rowid FROM articles_fts WHERE articles_fts MATCH ?)",
+                            [fts_phrase(text.terms, "AND")]))
+        if text.excluded:
+            clauses.append(("rowid NOT IN (SELECT rowid FROM articles_fts WHERE articles_fts MATCH ?)",
+                            [fts_phrase(text.excluded, "OR")]))
+        return clauses
+    column = _SCAN_COLUMNS[text.field]
+    return [(f"{column} REGEXP ?", [word_prefix_pattern(t)]) for t in text.terms] + [
+        (f"NOT ({column} REGEXP ?)", [word_prefix_pattern(t)]) for t in text.excluded
+    ]
+
+
+def _flags(q: ArticleQuery) -> list[Clause]:
+    out: list[Clause] = []
+    for column, flag in (("has_iocs", q.has_iocs), ("has_audio", q.has_audio)):
+        if flag is not None:
+            out.append((f"{column} = ?", [int(flag)]))
+    if q.has_ai_summary is not None:
+        out.append(("(coalesce(ai_summary, '') != '') = ?", [int(q.has_ai_summary)]))
+    if not q.include_archived:
+        out.append(("is_archived = 0", []))
+    return out
+
+
+def _lists(q: ArticleQuery) -> list[Clause]:
+    out: list[Clause] = []
+    for column, values in (("source_name", q.sources), ("category", q.categories),
+                           ("content_type", q.content_types), ("source_tier", q.source_tiers)):
+        if values:
+            out.append(_in(column, values))
+    for column, values in (("tech_tags", q.tech_tags), ("industry_tags", q.industry_tags),
+                           ("threat_actors", q.threat_actors)):
+        if values:
+            out.append(_any_json(column, values))
+    if q.severity_labels:
+        out.append(("(" + " OR ".join(_BUCKET_SQL[s] for s in q.severity_labels) + ")", []))
+    return out
+
+
+def _scalars(q: ArticleQuery) -> list[Clause]:
+    out: list[Clause] = []
+    for column, value in (("source_type", q.source_type), ("submission_type", q.submission_type)):
+        if value is not None:
+            out.append((f"{column} = ?", [value]))
+    if q.min_severity is not None:
+        out.append(("severity_score >= ?", [q.min_severity]))
+    if q.cve_text:
+        # Spec: substring match on title and AI summary (a shorter id matches a longer one).
+        needle = q.cve_text.upper()
+        out.append(("(instr(upper(title), ?) > 0 OR instr(upper(coalesce(ai_summary, '')), ?) > 0)",
+                    [needle, needle]))
+    if q.mitre_technique:
+        out.append(_any_json("technique_ids", (q.mitre_technique,)))
+    return out
+
+
+def _times(q: ArticleQuery) -> list[Clause]:
+    out: list[Clause] = []
+    if q.floor is not None:
+        out.append(("published_at >= ?", [iso(q.floor)]))
+    if q.since is not None:
+        out.append((f"{q.time_field} >= ?", [iso(q.since)]))
+    if q.until is not None:
+        out.append((f"{q.time_field} <= ?", [iso(q.until)]))
+    return out
+
+
+def _keyset(q: ArticleQuery) -> list[Clause]:
+    if q.after is None:
+        return []
+    op = "<" if q.descending else ">"
+    value, last_id = q.after
+    return [(f"({q.sort_field}, id) {op} (?, ?)", [_sql_value(value), last_id])]
+
+
+def article_where(q: ArticleQuery) -> Clause:
+    """WHERE clause (without keyword) and parameters for every filter of ``q``."""
+    clauses = _flags(q) + _lists(q) + _scalars(q) + _times(q) + _keyset(q)
+    if q.text is not None:
+        clauses += _text(q.text)
+    return join(clauses)
+
+
+def article_order(q: ArticleQuery) -> str:
+    direction = "DESC" if q.descending else "ASC"
+    return f"{q.sort_field} {direction}, id {direction}"
+
+
+def join(clauses: list[Clause]) -> Clause:
+    if not clauses:
+        return "1", []
+    params: list[Any] = []
+    for _, p in clauses:
+        params.extend(p)
+    return " AND ".join(c for c, _ in clauses), params
+
+
+def ioc_where(q: IocQuery) -> Clause:
+    """WHERE clause for an IOC query, keyset on (first_seen, type, value) included."""
+    clauses: list[Clause] = []
+    for column, values in (("type", q.types), ("confidence", q.confidences),
+                           ("source_category", q.categories), ("value", q.values)):
+        if values:
+            clauses.append(_in(column, values))
+    if q.industries:
+        clauses.append(_any_json("industries", q.industries))
+    if q.value_contains:
+        clauses.append(("instr(value, ?) > 0", [q.value_contains]))
+    if q.since is not None:
+        clauses.append(("modified >= ?", [iso(q.since)]))
+    if q.added_after is not None:
+        clauses.append(("first_seen > ?", [iso(q.added_after)]))
+    if q.after is not None:
+        first_seen, ioc_type, value = q.after
+        clauses.append(("(first_seen, type, value) > (?, ?, ?)", [iso(first_seen), ioc_type, value]))
+    return join(clauses)

@@ -1,0 +1,80 @@
+"""DDL of the embedded database. Filterable fields are columns; the whole record is kept as JSON."""
+
+from __future__ import annotations
+
+PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA busy_timeout=10000",
+    "PRAGMA temp_store=MEMORY",
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('data_version', 0);
+
+CREATE TABLE IF NOT EXISTS users (
+    id TEXT PRIMARY KEY, email TEXT NOT NULL UNIQUE, tier TEXT NOT NULL, created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS api_keys (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    name TEXT NOT NULL, key_hash TEXT NOT NULL UNIQUE, prefix TEXT NOT NULL, scopes TEXT NOT NULL,
+    created_at TEXT NOT NULL, active INTEGER NOT NULL, expires_at TEXT, last_used_at TEXT,
+    UNIQUE (user_id, name)
+);
+CREATE TABLE IF NOT EXISTS revoked_keys (key_hash TEXT PRIMARY KEY, revoked_at TEXT NOT NULL);
+
+CREATE TABLE IF NOT EXISTS articles (
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    title TEXT NOT NULL, summary TEXT NOT NULL, ai_summary TEXT,
+    canonical_url TEXT NOT NULL, content_hash TEXT NOT NULL,
+    published_at TEXT NOT NULL, fetched_at TEXT NOT NULL, modified_at TEXT NOT NULL, created_at TEXT NOT NULL,
+    source_name TEXT NOT NULL, source_type TEXT NOT NULL, source_tier INTEGER NOT NULL,
+    category TEXT NOT NULL, content_type TEXT NOT NULL, severity_score REAL NOT NULL,
+    rank_score REAL NOT NULL, has_iocs INTEGER NOT NULL, has_audio INTEGER NOT NULL,
+    is_archived INTEGER NOT NULL, submission_type TEXT NOT NULL,
+    tech_tags TEXT NOT NULL, industry_tags TEXT NOT NULL, threat_actors TEXT NOT NULL,
+    technique_ids TEXT NOT NULL,
+    doc BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS articles_published ON articles (published_at, id);
+CREATE INDEX IF NOT EXISTS articles_modified ON articles (modified_at, id);
+CREATE INDEX IF NOT EXISTS articles_fetched ON articles (fetched_at, id);
+CREATE INDEX IF NOT EXISTS articles_created ON articles (created_at, id);
+CREATE INDEX IF NOT EXISTS articles_severity ON articles (severity_score, id);
+CREATE INDEX IF NOT EXISTS articles_rank ON articles (rank_score, id);
+CREATE INDEX IF NOT EXISTS articles_source ON articles (source_name);
+CREATE INDEX IF NOT EXISTS articles_category ON articles (category);
+CREATE INDEX IF NOT EXISTS articles_canonical ON articles (canonical_url);
+CREATE INDEX IF NOT EXISTS articles_hash ON articles (content_hash);
+
+CREATE VIRTUAL TABLE IF NOT EXISTS articles_fts USING fts5(
+    title, summary, content='articles', content_rowid='rowid', tokenize='porter unicode61'
+);
+CREATE TRIGGER IF NOT EXISTS articles_ai AFTER INSERT ON articles BEGIN
+    INSERT INTO articles_fts (rowid, title, summary) VALUES (new.rowid, new.title, new.summary);
+END;
+CREATE TRIGGER IF NOT EXISTS articles_ad AFTER DELETE ON articles BEGIN
+    INSERT INTO articles_fts (articles_fts, rowid, title, summary)
+    VALUES ('delete', old.rowid, old.title, old.summary);
+END;
+CREATE TRIGGER IF NOT EXISTS articles_au AFTER UPDATE ON articles BEGIN
+    INSERT INTO articles_fts (articles_fts, rowid, title, summary)
+    VALUES ('delete', old.rowid, old.title, old.summary);
+    INSERT INTO articles_fts (rowid, title, summary) VALUES (new.rowid, new.title, new.summary);
+END;
+
+CREATE TABLE IF NOT EXISTS iocs (
+    type TEXT NOT NULL, value TEXT NOT NULL,
+    first_seen TEXT NOT NULL, last_seen TEXT NOT NULL, modified TEXT NOT NULL,
+    confidence TEXT NOT NULL, feed_name TEXT NOT NULL, source_category TEXT NOT NULL,
+    industries TEXT NOT NULL, doc BLOB NOT NULL,
+    PRIMARY KEY (type, value)
+);
+CREATE INDEX IF NOT EXISTS iocs_first_seen ON iocs (first_seen, type, value);
+CREATE INDEX IF NOT EXISTS iocs_modified ON iocs (modified);
+
+CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
+"""
