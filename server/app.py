@@ -1,0 +1,72 @@
+"""Application assembly: build the context from settings, mount every route module, run.
+
+Route modules are listed by name and imported with importlib, so ``taxii`` (which builds on the
+server's plumbing, one layer up) is mounted without the server importing it statically.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Awaitable, Callable
+from types import ModuleType
+from typing import Any
+
+from tornado.web import Application, RequestHandler
+
+from config.settings import Settings
+from server import openapi
+from server.base import NotFoundHandler
+from server.context import AppContext
+from server.ratelimit import RateLimiter, make_storage
+from store.factory import make_cache, make_store
+
+access_log = logging.getLogger("ctiwire.access")
+
+ROUTE_MODULES: tuple[str, ...] = ("server.health",)
+Startup = Callable[[AppContext], Awaitable[None]]
+
+
+def _modules() -> list[ModuleType]:
+    return [importlib.import_module(name) for name in ROUTE_MODULES]
+
+
+def openapi_document() -> dict[str, Any]:
+    """The full description (also used by tests without a running server)."""
+    return openapi.build_document([m.OPENAPI_PATHS for m in _modules()] + [openapi.OPENAPI_PATHS])
+
+
+def _log_request(handler: RequestHandler) -> None:
+    """Access log without the query string: it may carry the discouraged ``api_key`` parameter."""
+    request = handler.request
+    access_log.info("%d %s %s %.1fms %s", handler.get_status(), request.method, request.path,
+                    1000.0 * request.request_time(), getattr(handler, "request_id", "-"))
+
+
+def make_app(ctx: AppContext) -> Application:
+    """The Tornado application for ``ctx`` with every route module mounted."""
+    handlers: list[Any] = []
+    for module in _modules():
+        handlers.extend(module.routes(ctx))
+    handlers.extend(openapi.routes(ctx, openapi_document()))
+    return Application(
+        handlers,
+        default_handler_class=NotFoundHandler,
+        default_handler_args={"ctx": ctx},
+        log_function=_log_request,
+        compress_response=False,
+    )
+
+
+async def build_context(settings: Settings) -> AppContext:
+    """Open the store and cache chosen by configuration; create indexes."""
+    store = make_store(settings)
+    await store.open()
+    ctx = AppContext(settings=settings, store=store, cache=make_cache(settings),
+                     limiter=RateLimiter(make_storage(settings.redis_url)))
+    return ctx
+
+
+async def close_context(ctx: AppContext) -> None:
+    await ctx.cache.close()
+    await ctx.store.close()

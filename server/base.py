@@ -1,0 +1,195 @@
+"""BaseHandler: request id, authentication, tier and scope checks, rate limiting, one error renderer.
+
+Every error, Tornado's own 404 and 405 included, goes through ``write_error`` (tornado guide,
+"Error Handling"), which renders the spec's envelope and never a stack trace.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from datetime import datetime
+from typing import Any, ClassVar
+
+import orjson
+from tornado.web import HTTPError, RequestHandler
+
+from config.tiers import TIERS, Tier, format_cost
+from server.context import AppContext
+from server.errors import CODE_BY_STATUS, ApiError, AuthError, NotFoundError, RateLimited, ScopeError, Unavailable
+from server.params import Params
+from store.base import NotFound, StoreUnavailable
+from store.keys import hash_key, hashes_equal, looks_like_key
+from store.records import ApiKey, User, utcnow
+
+log = logging.getLogger("ctiwire.server")
+
+
+class Principal:
+    """The authenticated caller of one request."""
+
+    __slots__ = ("key", "user", "tier")
+
+    def __init__(self, key: ApiKey, user: User) -> None:
+        self.key = key
+        self.user = user
+        self.tier: Tier = TIERS[user.tier]
+
+
+def new_request_id() -> str:
+    return "req_" + secrets.token_hex(12)
+
+
+class BaseHandler(RequestHandler):
+    """Base of every handler. Subclasses set ``scope`` (and ``pro_only``), or ``public`` for no key."""
+
+    public: ClassVar[bool] = False
+    scope: ClassVar[str | None] = None
+    pro_only: ClassVar[bool] = False
+    ctx: AppContext
+    principal: Principal
+
+    def initialize(self, ctx: AppContext) -> None:
+        self.ctx = ctx
+        self.params = Params(self.request.query_arguments)
+        self._limit_headers: dict[str, str] = {}
+
+    def set_default_headers(self) -> None:
+        # Called again by send_error's clear(): the request id survives an error.
+        if not hasattr(self, "request_id"):
+            self.request_id = new_request_id()
+        self.set_header("X-Request-Id", self.request_id)
+        self.set_header("Server", "ctiwire")
+        for name, value in getattr(self, "_limit_headers", {}).items():
+            self.set_header(name, value)
+
+    # -- the request pipeline ----------------------------------------------------------------
+    async def prepare(self) -> None:
+        self._refuse_unimplemented_method()
+        if self.public:
+            return
+        self.principal = await self.authenticate()
+        await self.charge(self.principal, format_cost(self.format_id()))
+        self.check_access(self.principal)
+
+    def _refuse_unimplemented_method(self) -> None:
+        """405 before authentication: a wrong method is wrong whoever asks."""
+        method = self.request.method.lower() if self.request.method else ""
+        if getattr(type(self), method, None) is getattr(RequestHandler, method, None):
+            raise HTTPError(405)
+
+    def format_id(self) -> str:
+        """The response format, for the rate-limit cost (spec, Limits 6)."""
+        return "json"
+
+    def required_scope(self) -> str | None:
+        return self.scope
+
+    def raw_key(self) -> str | None:
+        """The key from ``Authorization: Bearer``, ``X-API-Key`` or ``api_key`` (spec, Authentication 2-3)."""
+        auth = self.request.headers.get("Authorization", "")
+        if auth[:7].lower() == "bearer " and auth[7:].strip():
+            return auth[7:].strip()
+        return self.request.headers.get("X-API-Key", "").strip() or self.params.raw("api_key")
+
+    async def authenticate(self) -> Principal:
+        raw = self.raw_key()
+        if not raw:
+            raise AuthError("an API key is required: send 'Authorization: Bearer <API_KEY>'", code="missing_api_key")
+        digest = hash_key(raw)
+        key = await self.ctx.store.key_by_hash(digest) if looks_like_key(raw) else None
+        if key is None or not hashes_equal(key.key_hash, digest):
+            if looks_like_key(raw) and await self.ctx.store.is_revoked(digest):
+                raise AuthError("this API key was deleted", code="expired_api_key")
+            raise AuthError("the API key matches no active key", code="invalid_api_key")
+        if not key.active or _expired(key.expires_at):
+            raise AuthError("this API key is deactivated or expired", code="expired_api_key")
+        return Principal(key, await self.ctx.store.get_user(user_id=key.user_id))
+
+    async def charge(self, principal: Principal, cost: int) -> None:
+        verdict = await self.ctx.limiter.charge(principal.key.id, principal.tier, cost)
+        self._limit_headers = {
+            "X-RateLimit-Limit": str(verdict.limit),
+            "X-RateLimit-Remaining": str(verdict.remaining),
+            "X-RateLimit-Reset": str(verdict.reset),
+        }
+        self.set_default_headers()
+        if not verdict.allowed:
+            retry = max(verdict.reset - int(utcnow().timestamp()), 1)
+            raise RateLimited(
+                f"rate limit of {verdict.exceeded_limit} requests per {verdict.exceeded} exceeded",
+                details={"limit": verdict.exceeded_limit, "window": verdict.exceeded,
+                         "reset_at": datetime.fromtimestamp(verdict.reset, utcnow().tzinfo).isoformat(),
+                         "tier": principal.tier.name, "upgrade_url": self.ctx.settings.upgrade_url},
+                headers={"Retry-After": str(retry)},
+            )
+
+    def check_access(self, principal: Principal) -> None:
+        """Pro-only routes and scopes answer ``insufficient_scope`` with the spec's details."""
+        required = self.required_scope()
+        if required is None:
+            return
+        if required in principal.key.scopes and (principal.tier.name == "pro" or not self.pro_only):
+            return
+        plan = "the Pro plan and " if self.pro_only and principal.tier.name != "pro" else ""
+        raise ScopeError(
+            f"this request needs {plan}scope {required!r}",
+            details={"required_scope": required, "your_scopes": list(principal.key.scopes),
+                     "tier": principal.tier.name, "upgrade_url": self.ctx.settings.upgrade_url},
+        )
+
+    # -- output ------------------------------------------------------------------------------
+    def write_json(self, payload: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.finish(orjson.dumps(payload))
+
+    def render_error(self, status: int, code: str, message: str, details: dict[str, Any] | None) -> None:
+        """The spec's error envelope; TAXII handlers override this with the TAXII error resource."""
+        error: dict[str, Any] = {"code": code, "message": message}
+        if details:
+            error["details"] = details
+        error["request_id"] = self.request_id
+        self.write_json({"error": error}, status)
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        exc = kwargs.get("exc_info", (None, None, None))[1]
+        exc = _translate(exc)
+        if isinstance(exc, ApiError):
+            for name, value in exc.headers.items():
+                self.set_header(name, value)
+            self.render_error(exc.status, exc.code, exc.message, exc.details)
+            return
+        if status_code == 405:
+            self.set_header("Allow", "GET, HEAD")
+        code = CODE_BY_STATUS.get(status_code, "internal_error")
+        message = self._reason if status_code < 500 else "internal error; quote the request id when reporting it"
+        self.render_error(status_code, code, message, None)
+
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if isinstance(_translate(value), ApiError) or isinstance(value, HTTPError):
+            return  # an answered client error, not a fault: the access log has it
+        log.error("unhandled error in %s %s (%s)", self.request.method, self.request.path, self.request_id,
+                  exc_info=(typ, value, tb))
+
+
+def _translate(exc: BaseException | None) -> BaseException | None:
+    """Map store errors onto API errors so handlers can let them propagate."""
+    if isinstance(exc, StoreUnavailable):
+        return Unavailable("a backing service is unavailable; retry shortly")
+    if isinstance(exc, NotFound):
+        return NotFoundError(str(exc))
+    return exc
+
+
+def _expired(expires_at: datetime | None) -> bool:
+    return expires_at is not None and expires_at <= utcnow()
+
+
+class NotFoundHandler(BaseHandler):
+    """Every unknown path: the envelope's 404."""
+
+    public = True
+
+    async def prepare(self) -> None:
+        raise HTTPError(404)

@@ -1,0 +1,85 @@
+"""``ctiwire``: the one command line of the service (serve, seed, users, keys, and more)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from config.settings import Settings, SettingsError, load_settings
+from server import commands
+
+Handler = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ctiwire", description="ctiwire threat-intelligence service")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the HTTP API (embedded default unless MongoDB/Redis are set)")
+    serve.add_argument("--port", type=int, help="override CTIWIRE_PORT")
+    serve.add_argument("--no-seed", action="store_true", help="do not load the demo dataset into an empty database")
+    seed = sub.add_parser("seed", help="write the deterministic demo dataset")
+    seed.add_argument("--articles", type=int, default=None, help="how many articles (default 5000)")
+    _users(sub.add_parser("users", help="manage users"))
+    _keys(sub.add_parser("keys", help="manage API keys"))
+    return parser
+
+
+def _users(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True)
+    create = sub.add_parser("create", help="create a user")
+    create.add_argument("email")
+    create.add_argument("--tier", choices=("free", "pro"), default="free")
+
+
+def _keys(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True)
+    create = sub.add_parser("create", help="create a key; the secret is printed once")
+    create.add_argument("email")
+    create.add_argument("--name", required=True)
+    create.add_argument("--scopes", nargs="*", default=None, help="scopes (default: every scope of the tier)")
+    create.add_argument("--expires-in-days", type=int, default=None)
+    for action, text in (("list", "list keys (never their secrets)"),):
+        sub.add_parser(action, help=text).add_argument("email")
+    for action, text in (("delete", "delete a key at once"), ("deactivate", "deactivate a key"),
+                         ("activate", "reactivate a deactivated key")):
+        one = sub.add_parser(action, help=text)
+        one.add_argument("email")
+        one.add_argument("name")
+
+
+COMMANDS: dict[str, Handler] = {
+    "serve": commands.serve,
+    "seed": commands.seed,
+    "users": commands.users,
+    "keys": commands.keys,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"ctiwire: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        return asyncio.run(COMMANDS[args.command](settings, args))
+    except commands.CommandError as exc:
+        print(f"ctiwire: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def print_json(payload: Any) -> None:
+    print(json.dumps(payload, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,145 @@
+"""The CLI's subcommands. Each opens the configured store, does one thing, and closes it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from tornado.httpserver import HTTPServer
+
+from config.settings import Settings
+from server.app import build_context, close_context, make_app
+from server.bootstrap import ensure_demo_keys
+from server.context import AppContext
+from store import accounts
+from store.base import Conflict, NotFound, QuotaExceeded, Store
+from store.factory import make_store
+from store.records import utcnow
+
+
+class CommandError(Exception):
+    """A command failed for a reason the user can fix; printed without a traceback."""
+
+
+def progress_bar() -> Progress:
+    """The progress bar of long CLI work (to stderr, so stdout stays parseable)."""
+    from rich.console import Console
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    console=Console(stderr=True), transient=False)
+
+
+@contextlib.asynccontextmanager
+async def opened_store(settings: Settings) -> AsyncIterator[Store]:
+    store = make_store(settings)
+    await store.open()
+    try:
+        yield store
+    finally:
+        await store.close()
+
+
+async def seed_with_progress(store: Store, n: int) -> tuple[int, int]:
+    from ingest.demo import seed_store
+
+    with progress_bar() as bar:
+        task = bar.add_task("seeding demo articles", total=n)
+        result = await seed_store(store, n, now=utcnow(), progress=lambda done: bar.update(task, completed=done))
+    return result
+
+
+async def seed(settings: Settings, args: argparse.Namespace) -> int:
+    n = args.articles if args.articles is not None else settings.seed_articles
+    if n < 1:
+        raise CommandError("--articles must be at least 1")
+    async with opened_store(settings) as store:
+        articles, iocs = await seed_with_progress(store, n)
+    print(f"seeded {articles} articles and {iocs} IOC records into {settings.backend_name}")
+    return 0
+
+
+async def users(settings: Settings, args: argparse.Namespace) -> int:
+    async with opened_store(settings) as store:
+        try:
+            user = await accounts.create_user(store, args.email, args.tier)
+        except (Conflict, accounts.AccountError) as exc:
+            raise CommandError(str(exc)) from exc
+    print(f"created user {user.email} ({user.tier})")
+    return 0
+
+
+async def _key_action(store: Store, args: argparse.Namespace) -> None:
+    if args.action == "create":
+        expires = utcnow() + timedelta(days=args.expires_in_days) if args.expires_in_days else None
+        new = await accounts.create_key(store, args.email, args.name, args.scopes, expires)
+        print(f"created key {new.record.name!r} with scopes {', '.join(new.record.scopes)}")
+        print("the secret is shown once; store it now:")
+        print(new.secret)
+        return
+    user = await store.get_user(email=args.email)
+    if args.action == "list":
+        for key in await store.list_keys(user.id):
+            state = "active" if key.active else "inactive"
+            expiry = f" expires {key.expires_at.isoformat()}" if key.expires_at else ""
+            print(f"{key.name}\t{key.prefix}\t{state}\t{' '.join(key.scopes)}\tcreated {key.created_at.isoformat()}"
+                  f"{expiry}")
+    elif args.action == "delete":
+        await store.delete_key(user.id, args.name)
+        print(f"deleted key {args.name!r}; it stops working at once")
+    else:
+        await store.set_key_active(user.id, args.name, args.action == "activate")
+        print(f"key {args.name!r} is now {'active' if args.action == 'activate' else 'inactive'}")
+
+
+async def keys(settings: Settings, args: argparse.Namespace) -> int:
+    async with opened_store(settings) as store:
+        try:
+            await _key_action(store, args)
+        except (NotFound, Conflict, QuotaExceeded, accounts.AccountError) as exc:
+            raise CommandError(str(exc)) from exc
+    return 0
+
+
+async def _bootstrap(ctx: AppContext, seed_empty: bool) -> None:
+    from store.query import ArticleQuery
+
+    if seed_empty and not await ctx.store.count_articles(ArticleQuery(include_archived=True, limit=1), exact=False):
+        await seed_with_progress(ctx.store, ctx.settings.seed_articles)
+    demo = await ensure_demo_keys(ctx.store, ctx.settings.data_dir)
+    print(f"demo Free key: {demo['free']}")
+    print(f"demo Pro key:  {demo['pro']}")
+    print(f"(also in {ctx.settings.data_dir / 'demo-keys.json'})", flush=True)
+
+
+async def serve(settings: Settings, args: argparse.Namespace) -> int:
+    if args.port is not None:
+        settings = settings.replace(port=args.port)
+    ctx = await build_context(settings)
+    try:
+        await _bootstrap(ctx, seed_empty=not args.no_seed and settings.backend_name == "sqlite")
+        server = HTTPServer(make_app(ctx), xheaders=True, idle_connection_timeout=60)
+        server.listen(settings.port, settings.host)
+        print(f"ctiwire listening on http://{settings.host}:{settings.port} "
+              f"(database {settings.backend_name}, cache {settings.cache_name})", flush=True)
+        await _until_signalled()
+        server.stop()
+        await asyncio.wait_for(server.close_all_connections(), timeout=10)
+    finally:
+        await close_context(ctx)
+    print("ctiwire stopped", file=sys.stderr)
+    return 0
+
+
+async def _until_signalled() -> None:
+    """Wait for SIGINT or SIGTERM: both stop the server cleanly."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()

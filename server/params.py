@@ -1,0 +1,99 @@
+"""Typed reading of query parameters. Pure: every malformed known parameter is a 400 naming it.
+
+Unknown parameters are ignored (issue 3); an empty value counts as absent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
+
+from server.errors import bad_param
+from store.records import parse_iso
+
+_TRUE = {"true", "1"}
+_FALSE = {"false", "0"}
+
+
+class Params:
+    """The query string of one request, read parameter by parameter."""
+
+    def __init__(self, args: Mapping[str, Sequence[bytes]]) -> None:
+        self._args = args
+
+    def raw(self, name: str) -> str | None:
+        """The last value given for ``name`` (None when absent or empty)."""
+        values = self._args.get(name)
+        if not values:
+            return None
+        try:
+            text = values[-1].decode("utf-8").strip()
+        except UnicodeDecodeError as exc:
+            raise bad_param(name, "is not valid UTF-8") from exc
+        return text or None
+
+    def has(self, name: str) -> bool:
+        return self.raw(name) is not None
+
+    def text(self, name: str, default: str | None = None, choices: Iterable[str] | None = None) -> str | None:
+        value = self.raw(name)
+        if value is None:
+            return default
+        allowed = tuple(choices) if choices is not None else None
+        if allowed is not None and value not in allowed:
+            raise bad_param(name, f"must be one of {', '.join(allowed)}")
+        return value
+
+    def flag(self, name: str, default: bool | None = None) -> bool | None:
+        value = self.raw(name)
+        if value is None:
+            return default
+        if value.lower() in _TRUE | _FALSE:
+            return value.lower() in _TRUE
+        raise bad_param(name, "must be true, false, 1 or 0")
+
+    def integer(self, name: str, default: int | None = None, minimum: int | None = None) -> int | None:
+        value = self.raw(name)
+        if value is None:
+            return default
+        try:
+            number = int(value)
+        except ValueError as exc:
+            raise bad_param(name, "must be an integer") from exc
+        if minimum is not None and number < minimum:
+            raise bad_param(name, f"must be at least {minimum}")
+        return number
+
+    def number(self, name: str, low: float, high: float) -> float | None:
+        value = self.raw(name)
+        if value is None:
+            return None
+        try:
+            number = float(value)
+        except ValueError as exc:
+            raise bad_param(name, "must be a number") from exc
+        if math.isnan(number) or not low <= number <= high:
+            raise bad_param(name, f"must be a number from {low:g} to {high:g}")
+        return number
+
+    def timestamp(self, name: str) -> datetime | None:
+        value = self.raw(name)
+        if value is None:
+            return None
+        try:
+            return parse_iso(value)
+        except (ValueError, OverflowError) as exc:
+            raise bad_param(name, "must be an ISO 8601 date-time such as 2026-01-31T00:00:00Z") from exc
+
+    def csv(self, name: str, choices: Iterable[str] | None = None) -> tuple[str, ...]:
+        """Comma-separated values, blanks dropped, order kept, duplicates removed."""
+        value = self.raw(name)
+        if value is None:
+            return ()
+        items = tuple(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
+        allowed = tuple(choices) if choices is not None else None
+        bad = [v for v in items if allowed is not None and v not in allowed]
+        if bad:
+            raise bad_param(name, f"unknown value(s) {', '.join(bad)}; allowed: {', '.join(allowed or ())}")
+        return items

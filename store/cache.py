@@ -1,0 +1,122 @@
+"""The cache: in-process (bounded, TTL) in the embedded mode, Redis in production.
+
+Both hold bytes under string keys. ``rename`` moves a finished build over the live key in one step,
+so a reader never sees half an export (ARCHITECTURE.md, "Bulk exports and stats").
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from collections import OrderedDict
+from typing import Any
+
+from store.base import StoreUnavailable
+
+
+class Cache(abc.ABC):
+    """Bytes under keys, with expiry."""
+
+    name = "abstract"
+
+    @abc.abstractmethod
+    async def get(self, key: str) -> bytes | None:
+        """The value, or None when missing or expired."""
+
+    @abc.abstractmethod
+    async def set(self, key: str, value: bytes, ttl: int | None = None) -> None:
+        """Store ``value``; ``ttl`` seconds of life (None: until evicted)."""
+
+    @abc.abstractmethod
+    async def delete(self, key: str) -> None:
+        """Remove ``key`` if present."""
+
+    @abc.abstractmethod
+    async def rename(self, src: str, dst: str) -> None:
+        """Atomically move ``src`` over ``dst``."""
+
+    @abc.abstractmethod
+    async def ping(self) -> dict[str, Any]:
+        """Health facts; raises StoreUnavailable when the cache does not answer."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook: only networked caches hold connections
+        """Release connections."""
+
+
+class MemoryCache(Cache):
+    """A bounded LRU with per-entry expiry, for one process."""
+
+    name = "memory"
+
+    def __init__(self, max_entries: int = 256) -> None:
+        self.max_entries = max_entries
+        self._data: OrderedDict[str, tuple[bytes, float | None]] = OrderedDict()
+
+    async def get(self, key: str) -> bytes | None:
+        item = self._data.get(key)
+        if item is None:
+            return None
+        value, expires = item
+        if expires is not None and expires < time.monotonic():
+            del self._data[key]
+            return None
+        self._data.move_to_end(key)
+        return value
+
+    async def set(self, key: str, value: bytes, ttl: int | None = None) -> None:
+        self._data[key] = (value, None if ttl is None else time.monotonic() + ttl)
+        self._data.move_to_end(key)
+        while len(self._data) > self.max_entries:
+            self._data.popitem(last=False)
+
+    async def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    async def rename(self, src: str, dst: str) -> None:
+        if src in self._data:
+            self._data[dst] = self._data.pop(src)
+
+    async def ping(self) -> dict[str, Any]:
+        return {"cache": self.name, "entries": len(self._data), "max_entries": self.max_entries}
+
+
+class RedisCache(Cache):
+    """Redis through ``redis.asyncio``; every operation fails fast when Redis is down."""
+
+    name = "redis"
+
+    def __init__(self, url: str, timeout: float = 2.0) -> None:
+        import redis.asyncio as aioredis
+
+        self.url = url
+        self.client = aioredis.from_url(  # type: ignore[no-untyped-call]
+            url, socket_timeout=timeout, socket_connect_timeout=timeout
+        )
+
+    async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        import redis.exceptions
+
+        try:
+            return await getattr(self.client, method)(*args, **kwargs)
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
+            raise StoreUnavailable(f"Redis: {exc}") from exc
+
+    async def get(self, key: str) -> bytes | None:
+        value = await self._call("get", key)
+        return None if value is None else bytes(value)
+
+    async def set(self, key: str, value: bytes, ttl: int | None = None) -> None:
+        await self._call("set", key, value, ex=ttl)
+
+    async def delete(self, key: str) -> None:
+        await self._call("delete", key)
+
+    async def rename(self, src: str, dst: str) -> None:
+        await self._call("rename", src, dst)
+
+    async def ping(self) -> dict[str, Any]:
+        await self._call("ping")
+        return {"cache": self.name}
+
+    async def close(self) -> None:
+        await self.client.aclose()

@@ -1,0 +1,55 @@
+"""The spine through real HTTP: health, error envelope for 404/405, OpenAPI validity, request ids."""
+
+from __future__ import annotations
+
+from openapi_spec_validator import validate
+
+from server.app import openapi_document
+
+
+async def test_healthz_needs_no_key_and_names_backends(server) -> None:
+    async with server.client() as http:
+        response = await http.get("/healthz")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    assert body["database"]["backend"] == "sqlite"
+    assert body["cache"]["cache"] == "memory"
+    assert response.headers["X-Request-Id"].startswith("req_")
+
+
+async def test_unknown_path_is_the_envelope_404(server) -> None:
+    async with server.client(server.pro_key) as http:
+        response = await http.get("/api/v1/nothing-here")
+    assert response.status_code == 404
+    error = response.json()["error"]
+    assert error["code"] == "not_found"
+    assert error["request_id"] == response.headers["X-Request-Id"]
+    assert response.headers["Content-Type"].startswith("application/json")
+
+
+async def test_wrong_method_is_the_envelope_405(server) -> None:
+    async with server.client() as http:
+        response = await http.post("/healthz", content=b"{}")
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "method_not_allowed"
+    assert "GET" in response.headers["Allow"]
+
+
+async def test_openapi_is_served_and_valid(server) -> None:
+    async with server.client() as http:
+        response = await http.get("/api/openapi.json")
+    assert response.status_code == 200
+    document = response.json()
+    validate(document)
+    assert document["openapi"] == "3.0.3"
+    assert document["info"]["version"] == "1.0.0"
+    schemes = document["components"]["securitySchemes"]
+    assert {s.get("scheme") or s["name"] for s in schemes.values()} == {"bearer", "X-API-Key", "api_key"}
+    assert document == openapi_document()
+
+
+async def test_request_ids_are_unique(server) -> None:
+    async with server.client() as http:
+        ids = {(await http.get("/healthz")).headers["X-Request-Id"] for _ in range(5)}
+    assert len(ids) == 5
