@@ -23,7 +23,7 @@ from store.factory import make_cache, make_store
 
 access_log = logging.getLogger("ctiwire.access")
 
-ROUTE_MODULES: tuple[str, ...] = ("server.health",)
+ROUTE_MODULES: tuple[str, ...] = ("server.health", "server.iocs")
 Startup = Callable[[AppContext], Awaitable[None]]
 
 
@@ -33,7 +33,9 @@ def _modules() -> list[ModuleType]:
 
 def openapi_document() -> dict[str, Any]:
     """The full description (also used by tests without a running server)."""
-    return openapi.build_document([m.OPENAPI_PATHS for m in _modules()] + [openapi.OPENAPI_PATHS])
+    modules = _modules()
+    return openapi.build_document([m.OPENAPI_PATHS for m in modules] + [openapi.OPENAPI_PATHS],
+                                  [getattr(m, "OPENAPI_SCHEMAS", {}) for m in modules])
 
 
 def _log_request(handler: RequestHandler) -> None:

@@ -88,11 +88,15 @@ FORMAT_COSTS.items())}.
 """
 
 
-def build_document(fragments: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The whole description from the route modules' path fragments."""
+def build_document(fragments: Iterable[Mapping[str, Any]],
+                   schemas: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """The whole description from the route modules' path fragments and schemas."""
     paths: dict[str, Any] = {}
     for fragment in fragments:
         paths.update(fragment)
+    components = {**COMPONENTS, "schemas": dict(COMPONENTS["schemas"])}
+    for extra in schemas:
+        components["schemas"].update(extra)
     return {
         "openapi": "3.0.3",
         "info": {"title": "ctiwire Threat Intelligence API", "version": "1.0.0", "description": DESCRIPTION},
@@ -100,7 +104,7 @@ def build_document(fragments: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         "security": [{"BearerAuth": []}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}],
         "tags": [{"name": n} for n in ("articles", "iocs", "exports", "taxii", "service")],
         "paths": dict(sorted(paths.items())),
-        "components": COMPONENTS,
+        "components": components,
     }
 
 

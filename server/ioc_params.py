@@ -1,0 +1,60 @@
+"""Parsing of the IOC list's parameters, shared by /iocs, /iocs/search and every IOC export (issue 8)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from config.tiers import Tier
+from server.errors import bad_param
+from server.params import Params
+from server.windows import Window, cap_limit, clamp_since, window_headers
+from store.query import IocQuery
+from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES
+
+# Sector names users send (spec example `financial-services`) folded onto the stored industry tags.
+INDUSTRY_ALIASES: dict[str, str] = {
+    "financial-services": "finance", "financial": "finance", "banking": "finance", "health": "healthcare",
+    "public-sector": "government", "tech": "technology", "telecommunications": "telecom",
+    "utilities": "energy", "military": "defense", "logistics": "transportation",
+}
+DEFAULT_IOC_LIMIT = 100
+
+
+@dataclass(frozen=True, slots=True)
+class IocRequest:
+    """A parsed IOC request: the store query plus what the response reports about it."""
+
+    query: IocQuery
+    window: Window
+    limit_capped: bool
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return window_headers(self.window, self.limit_capped)
+
+
+def industries(params: Params) -> tuple[str, ...]:
+    values = tuple(INDUSTRY_ALIASES.get(v.lower(), v.lower()) for v in params.csv("industry"))
+    unknown = [v for v in values if v not in INDUSTRY_TAGS]
+    if unknown:
+        raise bad_param("industry", f"unknown sector(s) {', '.join(unknown)}; known: {', '.join(INDUSTRY_TAGS)}")
+    return values
+
+
+def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: int = DEFAULT_IOC_LIMIT,
+                      types: tuple[str, ...] = IOC_TYPES) -> IocRequest:
+    """The IOC list's filters (type, confidence, category, industry, since, limit, offset), clamped to ``tier``."""
+    window = clamp_since(params.timestamp("since"), tier.ioc_lookback_days, now)
+    limit, capped = cap_limit(params.integer("limit", default_limit, minimum=1) or default_limit,
+                              tier.ioc_results_max)
+    query = IocQuery(
+        types=params.csv("type", types),
+        confidences=params.csv("confidence", CONFIDENCES),
+        categories=params.csv("category", SOURCE_CATEGORIES),
+        industries=industries(params),
+        since=window.since,
+        offset=params.integer("offset", 0, minimum=0) or 0,
+        limit=limit,
+    )
+    return IocRequest(query, window, capped)

@@ -1,0 +1,152 @@
+"""GET /api/v1/iocs and /api/v1/iocs/stats (spec, IOCs; issue 8)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import orjson
+
+from config.tiers import SCOPE_IOCS, SCOPE_STATS
+from server.base import BaseHandler
+from server.context import AppContext
+from server.errors import bad_param
+from server.ioc_params import IocRequest, parse_ioc_request
+from server.openapi_parts import csv_param, header, ok, operation, param
+from server.streaming import ChunkWriter, ClientGone
+from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES, iso, utcnow
+
+STATS_WINDOWS: dict[str, int] = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
+
+
+async def stream_ioc_list(handler: BaseHandler, request: IocRequest, total: int) -> None:
+    """``{"meta": {...}, "data": [...]}`` written in chunks, so 10,000 rows never sit in memory twice."""
+    meta = {"total": total, "limit": request.query.limit, "offset": request.query.offset}
+    handler.set_header("Content-Type", "application/json; charset=utf-8")
+    writer = ChunkWriter(handler, handler.ctx.settings.stream_chunk_bytes)
+    await writer.write(b'{"meta":' + orjson.dumps(meta) + b',"data":[')
+    separator = b""
+    try:
+        async for batch in handler.ctx.store.iter_iocs(request.query):
+            for ioc in batch:
+                await writer.write(separator + orjson.dumps(ioc.to_api()))
+                separator = b","
+        await writer.write(b"]}")
+        await writer.flush()
+    except ClientGone:
+        return
+    handler.finish()
+
+
+class IocListHandler(BaseHandler):
+    """IOC records with the list filters; lookback Free 1 day, Pro 365 days."""
+
+    scope = SCOPE_IOCS
+
+    async def get(self) -> None:
+        request = parse_ioc_request(self.params, self.principal.tier, utcnow())
+        for name, value in request.headers.items():
+            self.set_header(name, value)
+        await stream_ioc_list(self, request, await self.ctx.store.count_iocs(request.query))
+
+
+def _daily(series: list[tuple[str, int]], days: int) -> list[dict[str, Any]]:
+    """Zero-filled daily counts, oldest first, ending today (UTC)."""
+    counts = dict(series)
+    today = utcnow().date()
+    dates = [(today - timedelta(days=n)).isoformat() for n in range(days - 1, -1, -1)]
+    return [{"date": d, "count": counts.get(d, 0)} for d in dates]
+
+
+class IocStatsHandler(BaseHandler):
+    """Totals by type, confidence, source category and top sources, plus a daily series (Pro)."""
+
+    scope = SCOPE_STATS
+    pro_only = True
+
+    async def get(self) -> None:
+        window = self.params.text("window", "7d", STATS_WINDOWS)
+        days = STATS_WINDOWS[window or "7d"]
+        if days > self.principal.tier.ioc_lookback_days:
+            raise bad_param("window", f"exceeds the {self.principal.tier.name} lookback")
+        now = utcnow()
+        stats = await self.ctx.store.ioc_stats(now - timedelta(days=days))
+        self.write_json({
+            "window": window, "since": iso(now - timedelta(days=days)), "generated_at": iso(now),
+            "total": stats.total, "by_type": stats.by_type, "by_confidence": stats.by_confidence,
+            "by_category": stats.by_category,
+            "top_sources": [{"source": name, "count": n} for name, n in stats.top_sources],
+            "daily": _daily(stats.daily, days),
+        })
+
+
+def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
+    return [
+        (r"/api/v1/iocs", IocListHandler, {"ctx": ctx}),
+        (r"/api/v1/iocs/stats", IocStatsHandler, {"ctx": ctx}),
+    ]
+
+
+_LIST_PARAMS = [
+    csv_param("type", "IOC types, comma-separated (any-match).", IOC_TYPES),
+    csv_param("confidence", "Confidences, comma-separated.", CONFIDENCES),
+    csv_param("category", "Source categories, comma-separated.", SOURCE_CATEGORIES),
+    csv_param("industry", "Sectors, comma-separated; aliases such as financial-services are folded.", INDUSTRY_TAGS),
+    param("since", {"type": "string", "format": "date-time"},
+          "IOCs added or updated at or after this time; clamped to the tier lookback (Free 1 day, Pro 365)."),
+    param("limit", {"type": "integer", "minimum": 1, "default": 100},
+          "Page size; above the tier cap (Free 100, Pro 10,000) it is reduced and X-Limit-Capped is set."),
+    param("offset", {"type": "integer", "minimum": 0, "default": 0}, "Rows to skip."),
+]
+WINDOW_HEADERS = {
+    "X-Tier-Lookback-Days": header("Effective lookback in days", "integer"),
+    "X-Tier-Lookback-Clamped": header("true when `since` was clamped to the lookback", "boolean"),
+    "X-Limit-Capped": header("true when `limit` exceeded the tier cap", "boolean"),
+}
+
+OPENAPI_SCHEMAS: dict[str, Any] = {
+    "Ioc": {"type": "object", "required": ["type", "value", "confidence", "source"], "properties": {
+        "type": {"type": "string", "enum": list(IOC_TYPES)},
+        "value": {"type": "string"},
+        "confidence": {"type": "string", "enum": list(CONFIDENCES)},
+        "source": {"type": "object", "properties": {"feed_name": {"type": "string"},
+                                                     "category": {"type": "string"}}},
+        "first_seen": {"type": "string", "format": "date-time"},
+        "last_seen": {"type": "string", "format": "date-time"},
+        "modified": {"type": "string", "format": "date-time"},
+        "sources": {"type": "array", "items": {"type": "string"}},
+        "industries": {"type": "array", "items": {"type": "string"}},
+        "article_ids": {"type": "array", "items": {"type": "string", "format": "uuid"}},
+        "cves": {"type": "array", "items": {"type": "string"}},
+        "techniques": {"type": "array", "items": {"type": "string"}},
+        "stix_id": {"type": "string", "description": "Stable STIX indicator id (UUIDv5 of type and value)"},
+    }},
+    "IocList": {"type": "object", "required": ["meta", "data"], "properties": {
+        "meta": {"type": "object", "properties": {"total": {"type": "integer"}, "limit": {"type": "integer"},
+                                                  "offset": {"type": "integer"}}},
+        "data": {"type": "array", "items": {"$ref": "#/components/schemas/Ioc"}},
+    }},
+    "IocStats": {"type": "object", "properties": {
+        "window": {"type": "string"}, "since": {"type": "string", "format": "date-time"},
+        "generated_at": {"type": "string", "format": "date-time"}, "total": {"type": "integer"},
+        "by_type": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "by_confidence": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "by_category": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "top_sources": {"type": "array", "items": {"type": "object", "properties": {
+            "source": {"type": "string"}, "count": {"type": "integer"}}}},
+        "daily": {"type": "array", "items": {"type": "object", "properties": {
+            "date": {"type": "string", "format": "date"}, "count": {"type": "integer"}}}},
+    }},
+}
+
+OPENAPI_PATHS: dict[str, Any] = {
+    "/api/v1/iocs": operation(
+        "iocs", "List IOC records", "Scope read:iocs. Ordered by first seen, then type and value.", _LIST_PARAMS,
+        {"200": ok("IOC page", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS)}),
+    "/api/v1/iocs/stats": operation(
+        "iocs", "IOC statistics (Pro)",
+        "Scope read:stats, Pro plan. Totals of records added or updated in the window, with a zero-filled daily "
+        "series of first sightings.",
+        [param("window", {"type": "string", "enum": list(STATS_WINDOWS), "default": "7d"}, "Time window.")],
+        {"200": ok("Statistics", {"application/json": {"$ref": "#/components/schemas/IocStats"}})}),
+}

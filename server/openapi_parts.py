@@ -1,0 +1,45 @@
+"""Small builders for OpenAPI fragments, so each route module documents itself in a few lines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ERRORS = {
+    "400": {"$ref": "#/components/responses/BadRequest"},
+    "401": {"$ref": "#/components/responses/Unauthorized"},
+    "403": {"$ref": "#/components/responses/Forbidden"},
+    "429": {"$ref": "#/components/responses/TooManyRequests"},
+    "503": {"$ref": "#/components/responses/Unavailable"},
+}
+RATE_HEADERS = {name: {"$ref": f"#/components/headers/{name}"}
+                for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Request-Id")}
+
+
+def param(name: str, schema: dict[str, Any], description: str, *, required: bool = False,
+          where: str = "query") -> dict[str, Any]:
+    return {"name": name, "in": where, "required": required or where == "path", "schema": schema,
+            "description": description}
+
+
+def csv_param(name: str, description: str, values: tuple[str, ...] | None = None) -> dict[str, Any]:
+    """A comma-separated list parameter (sent as one string)."""
+    text = description + (f" Values: {', '.join(values)}." if values else "")
+    return param(name, {"type": "string"}, text)
+
+
+def operation(tag: str, summary: str, description: str, parameters: list[dict[str, Any]],
+              responses: dict[str, Any], *, errors: tuple[str, ...] = ("400", "401", "403", "429")) -> dict[str, Any]:
+    all_responses = dict(responses)
+    for code in errors:
+        all_responses.setdefault(code, ERRORS[code])
+    return {"get": {"tags": [tag], "summary": summary, "description": description, "parameters": parameters,
+                    "responses": all_responses}}
+
+
+def ok(description: str, media: dict[str, dict[str, Any]], headers: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"description": description, "headers": {**RATE_HEADERS, **(headers or {})},
+            "content": {m: {"schema": s} for m, s in media.items()}}
+
+
+def header(description: str, kind: str = "string") -> dict[str, Any]:
+    return {"description": description, "schema": {"type": kind}}

@@ -1,0 +1,45 @@
+"""Tier windows and caps shared by every list endpoint (spec, Limits 3).
+
+``since`` older than the tier lookback is clamped silently and flagged; ``limit`` above the tier cap
+is reduced and flagged. Pure functions: the handler turns the flags into headers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    """The effective lower time bound of a request and whether the caller's ``since`` was clamped."""
+
+    since: datetime
+    floor: datetime
+    clamped: bool
+    lookback_days: int
+
+
+def clamp_since(since: datetime | None, lookback_days: int, now: datetime) -> Window:
+    """Clamp ``since`` to ``now - lookback_days``; no ``since`` means the whole lookback."""
+    floor = now - timedelta(days=lookback_days)
+    if since is None:
+        return Window(floor, floor, False, lookback_days)
+    if since < floor:
+        return Window(floor, floor, True, lookback_days)
+    return Window(since, floor, False, lookback_days)
+
+
+def cap_limit(limit: int, cap: int) -> tuple[int, bool]:
+    """(effective limit, capped?) for a requested ``limit`` and the tier's cap."""
+    return (cap, True) if limit > cap else (limit, False)
+
+
+def window_headers(window: Window, limit_capped: bool) -> dict[str, str]:
+    """X-Tier-Lookback-Days always; X-Tier-Lookback-Clamped and X-Limit-Capped when they apply."""
+    headers = {"X-Tier-Lookback-Days": str(window.lookback_days)}
+    if window.clamped:
+        headers["X-Tier-Lookback-Clamped"] = "true"
+    if limit_capped:
+        headers["X-Limit-Capped"] = "true"
+    return headers

@@ -1,0 +1,150 @@
+"""Helpers shared by the test folders (importable as ``support``: pytest adds tests/ to sys.path)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from tornado.httpserver import HTTPServer
+
+from config.settings import Settings, load_settings
+from server.app import build_context, close_context, make_app
+from server.context import AppContext
+from store import accounts
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class RedisServer:
+    port: int
+    process: subprocess.Popen[bytes]
+    dir: Path
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def start_redis(workdir: Path, port: int | None = None) -> RedisServer:
+    """A real redis-server on a free loopback port, without persistence."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (scripts/test installs it with apt-get as root)")
+    port = port or free_port()
+    workdir.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--dir", str(workdir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return RedisServer(port, proc, workdir)
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("redis-server did not start")
+
+
+def make_settings(tmp_path: Path, **overrides: object) -> Settings:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTIWIRE_")}
+    return load_settings(env, data_dir=tmp_path, secret_key="test-secret-" + "x" * 32, **overrides)
+
+
+@dataclass
+class RunningServer:
+    """A ctiwire server listening on loopback in the test's event loop."""
+
+    url: str
+    ctx: AppContext
+    free_key: str
+    pro_key: str
+    http: HTTPServer
+
+    def client(self, key: str | None = None, **kwargs: object) -> httpx.AsyncClient:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=30, **kwargs)  # type: ignore[arg-type]
+
+
+async def start_server(settings: Settings) -> RunningServer:
+    ctx = await build_context(settings)
+    keys = {}
+    for tier in ("free", "pro"):
+        email = f"{tier}@test.local"
+        await accounts.create_user(ctx.store, email, tier)
+        keys[tier] = (await accounts.create_key(ctx.store, email, "main")).secret
+    port = free_port()
+    http = HTTPServer(make_app(ctx))
+    http.listen(port, "127.0.0.1")
+    return RunningServer(f"http://127.0.0.1:{port}", ctx, keys["free"], keys["pro"], http)
+
+
+async def stop_server(server: RunningServer) -> None:
+    server.http.stop()
+    await server.http.close_all_connections()
+    await close_context(server.ctx)
+
+
+VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin"
+
+
+def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """Environment for a ctiwire subprocess on ``data_dir`` (CTIWIRE_* of the caller dropped)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTIWIRE_")}
+    env.update({"CTIWIRE_DATA_DIR": str(data_dir), "CTIWIRE_SECRET_KEY": "test-secret-" + "y" * 32,
+                "CTIWIRE_LOG_LEVEL": "WARNING", **extra})
+    return env
+
+
+def ctiwire(env: dict[str, str], *args: str) -> str:
+    """Run the CLI and return its stdout (raises with stderr on failure)."""
+    done = subprocess.run([str(VENV_BIN / "ctiwire"), *args], env=env, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise AssertionError(f"ctiwire {' '.join(args)} failed ({done.returncode}): {done.stderr}")
+    return done.stdout
+
+
+@dataclass
+class ServerProcess:
+    url: str
+    process: subprocess.Popen[str]
+
+    def stop(self) -> int:
+        self.process.terminate()
+        return self.process.wait(timeout=20)
+
+
+def spawn_server(env: dict[str, str], *args: str) -> ServerProcess:
+    """``ctiwire serve`` as a subprocess on a free port; returns once /healthz answers."""
+    port = free_port()
+    proc = subprocess.Popen([str(VENV_BIN / "ctiwire"), "serve", "--port", str(port), *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"ctiwire serve exited {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return ServerProcess(url, proc)
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("ctiwire serve did not answer /healthz in time")
