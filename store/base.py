@@ -138,6 +138,17 @@ class Store(abc.ABC):
     async def article_sources(self) -> list[tuple[str, str, int, int]]:
         """(source_name, source_type, source_tier, article count) for every source with articles."""
 
+    async def article_refs(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+        """(title, url, source_name) of each existing article in ``ids``; backends may do it in one query."""
+        refs: dict[str, tuple[str, str, str]] = {}
+        for article_id in dict.fromkeys(ids):
+            try:
+                article = await self.get_article(article_id)
+            except NotFound:
+                continue
+            refs[article_id] = (article.title, article.url, article.source_name)
+        return refs
+
     # -- IOCs --------------------------------------------------------------------------------
     @abc.abstractmethod
     async def upsert_iocs(self, iocs: Iterable[Ioc]) -> int:

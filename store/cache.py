@@ -7,8 +7,11 @@ so a reader never sees half an export (ARCHITECTURE.md, "Bulk exports and stats"
 from __future__ import annotations
 
 import abc
+import asyncio
+import contextlib
 import time
 from collections import OrderedDict
+from collections.abc import AsyncIterator
 from typing import Any
 
 from store.base import StoreUnavailable
@@ -39,6 +42,10 @@ class Cache(abc.ABC):
     async def ping(self) -> dict[str, Any]:
         """Health facts; raises StoreUnavailable when the cache does not answer."""
 
+    @abc.abstractmethod
+    def lock(self, name: str, ttl: float, wait: float) -> contextlib.AbstractAsyncContextManager[bool]:
+        """Hold the lock ``name`` for at most ``ttl`` seconds; yields False if not acquired within ``wait``."""
+
     async def close(self) -> None:  # noqa: B027 - optional hook: only networked caches hold connections
         """Release connections."""
 
@@ -51,6 +58,23 @@ class MemoryCache(Cache):
     def __init__(self, max_entries: int = 256) -> None:
         self.max_entries = max_entries
         self._data: OrderedDict[str, tuple[bytes, float | None]] = OrderedDict()
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    @contextlib.asynccontextmanager
+    async def lock(self, name: str, ttl: float, wait: float) -> AsyncIterator[bool]:
+        lock = self._locks.setdefault(name, asyncio.Lock())
+        try:
+            async with asyncio.timeout(wait):  # acquire() registers as a waiter at once, before any await
+                await lock.acquire()
+        except TimeoutError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            lock.release()
+            if not lock.locked() and not getattr(lock, "_waiters", None):
+                self._locks.pop(name, None)
 
     async def get(self, key: str) -> bytes | None:
         item = self._data.get(key)
@@ -117,6 +141,23 @@ class RedisCache(Cache):
     async def ping(self) -> dict[str, Any]:
         await self._call("ping")
         return {"cache": self.name}
+
+    @contextlib.asynccontextmanager
+    async def lock(self, name: str, ttl: float, wait: float) -> AsyncIterator[bool]:
+        """A Redis lock (SET NX PX with a token, released by a Lua check-and-delete), shared by all processes."""
+        import redis.exceptions
+
+        lock = self.client.lock(f"lock:{name}", timeout=ttl, blocking_timeout=wait)
+        try:
+            acquired = bool(await lock.acquire())
+        except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
+            raise StoreUnavailable(f"Redis: {exc}") from exc
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                with contextlib.suppress(redis.exceptions.RedisError, OSError):
+                    await lock.release()
 
     async def close(self) -> None:
         await self.client.aclose()

@@ -265,6 +265,17 @@ class SqliteStore(Store):
         row = await self._one(sql, params)
         return int(row[0])
 
+    async def article_refs(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+        wanted = list(dict.fromkeys(ids))
+        refs: dict[str, tuple[str, str, str]] = {}
+        for start in range(0, len(wanted), 500):  # SQLite caps bound parameters per statement
+            chunk = wanted[start:start + 500]
+            rows = await self._all(
+                f"SELECT id, title, json_extract(doc, '$.url'), source_name FROM articles "
+                f"WHERE id IN ({', '.join('?' * len(chunk))})", chunk)
+            refs.update({r[0]: (r[1], r[2], r[3]) for r in rows})
+        return refs
+
     async def article_sources(self) -> list[tuple[str, str, int, int]]:
         rows = await self._all(
             "SELECT source_name, source_type, source_tier, count(*) FROM articles "

@@ -1,0 +1,103 @@
+"""Build once, serve many: cache entries with their metadata, built under a lock (issue 5).
+
+An entry is ``orjson(meta) + b"\\n" + body`` under one key. A build writes a temporary key and renames it
+over the live one, so a reader sees the old entry or the new one, never half of one
+(ARCHITECTURE.md, "Bulk exports and stats"). Keys carry the data version: after ingestion bumps it,
+old entries are simply never asked for again and expire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+import orjson
+
+from store.base import StoreUnavailable
+from store.cache import Cache
+from store.records import iso, utcnow
+
+CacheStatus = Literal["hit", "miss", "bypass"]
+
+
+@dataclass(frozen=True, slots=True)
+class EntryMeta:
+    """What a cached document carries beside its bytes."""
+
+    etag: str
+    built_at: str
+    rows: int
+    data_version: int
+    media_type: str
+    filename: str
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    meta: EntryMeta
+    body: bytes
+
+    def encode(self) -> bytes:
+        return orjson.dumps(asdict(self.meta)) + b"\n" + self.body
+
+    @classmethod
+    def decode(cls, raw: bytes) -> Entry:
+        head, _, body = raw.partition(b"\n")
+        return cls(EntryMeta(**orjson.loads(head)), body)
+
+
+def make_entry(body: bytes, rows: int, data_version: int, media_type: str, filename: str) -> Entry:
+    """An entry with a strong ETag derived from the bytes (equal bytes, equal ETag, on every process)."""
+    etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+    return Entry(EntryMeta(etag, iso(utcnow()), rows, data_version, media_type, filename), body)
+
+
+async def store_entry(cache: Cache, key: str, entry: Entry, ttl: int | None) -> None:
+    """Write under a temporary key, then rename over the live key (atomic on Redis and in memory)."""
+    temp = f"{key}:tmp:{secrets.token_hex(6)}"
+    await cache.set(temp, entry.encode(), ttl)
+    await cache.rename(temp, key)
+
+
+async def read_entry(cache: Cache, key: str) -> Entry | None:
+    raw = await cache.get(key)
+    return None if raw is None else Entry.decode(raw)
+
+
+Builder = Callable[[], Awaitable[Entry]]
+
+
+async def get_or_build(cache: Cache, key: str, build: Builder, *, ttl: int | None,
+                       lock_ttl: float = 300.0, wait: float = 120.0) -> tuple[Entry, CacheStatus]:
+    """The cached entry, or one build under a lock that concurrent callers wait for.
+
+    When the cache is down the document is built directly (``bypass``): exports still answer.
+    """
+    try:
+        return await _cached_or_locked_build(cache, key, build, ttl, lock_ttl, wait)
+    except StoreUnavailable:
+        return await build(), "bypass"
+
+
+async def _cached_or_locked_build(cache: Cache, key: str, build: Builder, ttl: int | None,
+                                  lock_ttl: float, wait: float) -> tuple[Entry, CacheStatus]:
+    entry = await read_entry(cache, key)
+    if entry is not None:
+        return entry, "hit"
+    async with cache.lock(key, lock_ttl, wait) as acquired:
+        entry = await read_entry(cache, key)
+        if entry is not None:
+            return entry, "hit"  # another request built it while this one waited
+        entry = await build()
+        if acquired:
+            await store_entry(cache, key, entry, ttl)
+        return entry, "miss"
+
+
+async def build_in_thread(fn: Callable[[], bytes]) -> bytes:
+    """Encode off the event loop: a large export must not stall other requests."""
+    return await asyncio.to_thread(fn)

@@ -1,0 +1,69 @@
+"""The cache's build-once discipline: one build for concurrent misses, atomic entries, bypass when down."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from exporters.cached import Entry, get_or_build, make_entry, read_entry
+from store.base import StoreUnavailable
+from store.cache import MemoryCache, RedisCache
+
+
+def _cache(kind: str, redis_url: str | None):
+    return MemoryCache(16) if kind == "memory" else RedisCache(redis_url or "")
+
+
+@pytest.fixture(params=["memory", "redis"])
+def cache_kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def _twenty_concurrent(cache) -> tuple[int, list[str], set[bytes]]:
+    builds = 0
+
+    async def build() -> Entry:
+        nonlocal builds
+        builds += 1
+        await asyncio.sleep(0.2)
+        return make_entry(b"body-" + str(builds).encode(), 1, 7, "text/plain", "x.txt")
+
+    results = await asyncio.gather(*(get_or_build(cache, "k1", build, ttl=60, wait=10) for _ in range(20)))
+    return builds, [status for _, status in results], {entry.body for entry, _ in results}
+
+
+async def test_twenty_concurrent_misses_build_once(cache_kind: str, request: pytest.FixtureRequest) -> None:
+    url = request.getfixturevalue("redis_server").url if cache_kind == "redis" else None
+    cache = _cache(cache_kind, url)
+    try:
+        await cache.delete("k1")
+        builds, statuses, bodies = await _twenty_concurrent(cache)
+        assert builds == 1
+        assert statuses.count("miss") == 1 and statuses.count("hit") == 19
+        assert bodies == {b"body-1"}
+        stored = await read_entry(cache, "k1")
+        assert stored is not None and stored.meta.data_version == 7 and stored.meta.rows == 1
+    finally:
+        await cache.close()
+
+
+async def test_cache_down_builds_directly() -> None:
+    cache = RedisCache("redis://127.0.0.1:1/0", timeout=0.5)
+    entry, status = await get_or_build(cache, "k", lambda: _const(b"x"), ttl=5)
+    assert status == "bypass" and entry.body == b"x"
+    with pytest.raises(StoreUnavailable):
+        await cache.ping()
+    await cache.close()
+
+
+async def _const(body: bytes) -> Entry:
+    return make_entry(body, 0, 0, "text/plain", "x")
+
+
+def test_entries_round_trip_and_etag_follows_bytes() -> None:
+    a, b = make_entry(b"same", 1, 1, "t", "f"), make_entry(b"same", 1, 1, "t", "f")
+    assert a.meta.etag == b.meta.etag
+    assert make_entry(b"other", 1, 1, "t", "f").meta.etag != a.meta.etag
+    assert Entry.decode(a.encode()) == a
+    assert Entry.decode(make_entry(b"line\nbreak", 1, 1, "t", "f").encode()).body == b"line\nbreak"
