@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 import orjson
 
 from config.tiers import SCOPE_IOCS, SCOPE_STATS
+from exporters.stats import STATS_WINDOWS, cached_stats
 from server.base import BaseHandler
 from server.context import AppContext
+from server.entries import write_entry
 from server.errors import bad_param
 from server.ioc_params import IocRequest, parse_ioc_request
 from server.openapi_parts import csv_param, header, ok, operation, param
 from server.streaming import ChunkWriter, ClientGone
-from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES, iso, utcnow
-
-STATS_WINDOWS: dict[str, int] = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
+from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES, utcnow
 
 
 async def stream_ioc_list(handler: BaseHandler, request: IocRequest, total: int) -> None:
@@ -50,34 +49,19 @@ class IocListHandler(BaseHandler):
         await stream_ioc_list(self, request, await self.ctx.store.count_iocs(request.query))
 
 
-def _daily(series: list[tuple[str, int]], days: int) -> list[dict[str, Any]]:
-    """Zero-filled daily counts, oldest first, ending today (UTC)."""
-    counts = dict(series)
-    today = utcnow().date()
-    dates = [(today - timedelta(days=n)).isoformat() for n in range(days - 1, -1, -1)]
-    return [{"date": d, "count": counts.get(d, 0)} for d in dates]
-
-
 class IocStatsHandler(BaseHandler):
-    """Totals by type, confidence, source category and top sources, plus a daily series (Pro)."""
+    """Totals by type, confidence, source category and top sources, plus a daily series (Pro), from the cache."""
 
     scope = SCOPE_STATS
     pro_only = True
 
     async def get(self) -> None:
-        window = self.params.text("window", "7d", STATS_WINDOWS)
-        days = STATS_WINDOWS[window or "7d"]
-        if days > self.principal.tier.ioc_lookback_days:
+        window = self.params.text("window", "7d", STATS_WINDOWS) or "7d"
+        if STATS_WINDOWS[window] > self.principal.tier.ioc_lookback_days:
             raise bad_param("window", f"exceeds the {self.principal.tier.name} lookback")
-        now = utcnow()
-        stats = await self.ctx.store.ioc_stats(now - timedelta(days=days))
-        self.write_json({
-            "window": window, "since": iso(now - timedelta(days=days)), "generated_at": iso(now),
-            "total": stats.total, "by_type": stats.by_type, "by_confidence": stats.by_confidence,
-            "by_category": stats.by_category,
-            "top_sources": [{"source": name, "count": n} for name, n in stats.top_sources],
-            "daily": _daily(stats.daily, days),
-        })
+        entry, status = await cached_stats(self.ctx.store, self.ctx.cache, self.principal.tier.name, window,
+                                           utcnow(), self.ctx.settings.cache_ttl_seconds)
+        await write_entry(self, entry, status, attachment=False)
 
 
 def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:

@@ -1,0 +1,138 @@
+"""The precompute jobs: every standard (format, tier, window) export and the IOC stats (issue 5).
+
+The same functions run in Celery tasks (workers/) and in the embedded in-process schedule (server/),
+and the server calls them on a cache miss, so a cached entry and an on-demand build are byte-identical.
+Exports are dated by their ``as_of`` hour (the window ends there), not by the build's clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import orjson
+
+from config.tiers import TIERS
+from exporters.cached import Entry, get_or_build, make_entry, store_entry
+from store.base import Store
+from store.cache import Cache
+from store.query import IocQuery
+from store.records import Ioc, iso
+
+EXPORT_FORMATS: tuple[str, ...] = ("stix", "misp", "cef", "openioc", "sigma")
+WINDOWS: dict[str, int] = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
+DEFAULT_EXPORT_LIMIT = 100
+Progress = Callable[[int], None]
+
+
+def as_of(now: datetime) -> datetime:
+    """The hour an export describes: builds within one hour are identical (and cacheable)."""
+    return now.replace(minute=0, second=0, microsecond=0)
+
+
+def default_window(tier: str) -> str:
+    """The whole lookback of ``tier`` (Free 1d, Pro 365d)."""
+    days = TIERS[tier].ioc_lookback_days
+    return next(name for name, n in WINDOWS.items() if n == days)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportRequest:
+    """One export: format, tier, window (or explicit ``since``) and the IOC list's filters."""
+
+    format: str
+    tier: str
+    window: str | None = None
+    since: datetime | None = None
+    types: tuple[str, ...] = ()
+    confidences: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    industries: tuple[str, ...] = ()
+    limit: int = DEFAULT_EXPORT_LIMIT
+
+    @property
+    def standard(self) -> bool:
+        """A precomputed parameter set: a named window, no filters, the default or the maximum limit."""
+        filters = self.types or self.confidences or self.categories or self.industries
+        limits = (DEFAULT_EXPORT_LIMIT, TIERS[self.tier].ioc_results_max)
+        return self.since is None and self.window is not None and not filters and self.limit in limits
+
+    def window_since(self, now: datetime) -> datetime:
+        if self.since is not None:
+            return self.since
+        return as_of(now) - timedelta(days=WINDOWS[self.window or default_window(self.tier)])
+
+    def cache_key(self, data_version: int, now: datetime) -> str:
+        """format, tier, window, normalised parameters and the data version (issue 5)."""
+        params = orjson.dumps([sorted(self.types), sorted(self.confidences), sorted(self.categories),
+                               sorted(self.industries), self.limit, self.since and iso(self.since)])
+        digest = hashlib.sha256(params).hexdigest()[:16]
+        window = self.window or "custom"
+        return f"ctiwire:export:{self.format}:{self.tier}:{window}:{digest}:{iso(as_of(now))}:v{data_version}"
+
+    def query(self, now: datetime) -> IocQuery:
+        return IocQuery(types=self.types, confidences=self.confidences, categories=self.categories,
+                        industries=self.industries, since=self.window_since(now), limit=self.limit)
+
+
+async def collect_iocs(store: Store, query: IocQuery, progress: Progress | None = None) -> list[Ioc]:
+    rows: list[Ioc] = []
+    async for batch in store.iter_iocs(query):
+        rows.extend(batch)
+        if progress is not None:
+            progress(len(rows))
+    return rows
+
+
+async def build_export(store: Store, request: ExportRequest, now: datetime, data_version: int,
+                       progress: Progress | None = None) -> Entry:
+    """Query, encode and wrap one export as a cache entry (also the on-demand path)."""
+    from exporters.base import ExportContext, filename
+    from exporters.registry import get_exporter
+
+    iocs = await collect_iocs(store, request.query(now), progress)
+    refs = await store.article_refs(a for ioc in iocs for a in ioc.article_ids)
+    exporter = get_exporter(request.format)()
+    context = ExportContext(generated_at=as_of(now), since=request.window_since(now), until=as_of(now),
+                            tier=request.tier, articles=_article_refs(refs))
+    body = b"".join(exporter.encode(iocs, context))
+    return make_entry(body, len(iocs), data_version, exporter.media_type, filename(request.format, as_of(now)))
+
+
+def _article_refs(refs: dict[str, tuple[str, str, str]]) -> dict[str, object]:
+    from exporters.base import ArticleRef
+
+    return {key: ArticleRef(*value) for key, value in refs.items()}
+
+
+async def cached_export(store: Store, cache: Cache, request: ExportRequest, now: datetime, *,
+                        ttl: int, on_demand_ttl: int) -> tuple[Entry, str]:
+    """The export from the cache when current, else built once under the lock (issue 5)."""
+    version = await store.data_version()
+
+    async def build() -> Entry:
+        return await build_export(store, request, now, version)
+
+    life = ttl if request.standard else on_demand_ttl
+    return await get_or_build(cache, request.cache_key(version, now), build, ttl=life)
+
+
+def standard_requests(formats: Iterable[str] = EXPORT_FORMATS) -> list[ExportRequest]:
+    """Every precomputed (format, tier, window, limit): Pro only, the plan that may export."""
+    tier = TIERS["pro"]
+    return [ExportRequest(fmt, tier.name, window, limit=limit)
+            for fmt in formats for window in WINDOWS for limit in (DEFAULT_EXPORT_LIMIT, tier.ioc_results_max)]
+
+
+async def precompute_exports(store: Store, cache: Cache, now: datetime, *, ttl: int,
+                             formats: Iterable[str] = EXPORT_FORMATS) -> int:
+    """Build and store every standard export for the current data version; returns how many were built."""
+    version = await store.data_version()
+    built = 0
+    for request in standard_requests(formats):
+        entry = await build_export(store, request, now, version)
+        await store_entry(cache, request.cache_key(version, now), entry, ttl)
+        built += 1
+    return built

@@ -1,0 +1,60 @@
+"""The IOC statistics document of GET /api/v1/iocs/stats, built once per (tier, window, data version)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import orjson
+
+from exporters.cached import Entry, get_or_build, make_entry, store_entry
+from store.base import IocStats, Store
+from store.cache import Cache
+from store.records import iso
+
+STATS_WINDOWS: dict[str, int] = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
+
+
+def _daily(series: list[tuple[str, int]], days: int, end: datetime) -> list[dict[str, Any]]:
+    """Zero-filled daily counts, oldest first, ending on ``end``'s day (UTC)."""
+    counts = dict(series)
+    dates = [(end.date() - timedelta(days=n)).isoformat() for n in range(days - 1, -1, -1)]
+    return [{"date": d, "count": counts.get(d, 0)} for d in dates]
+
+
+def stats_payload(stats: IocStats, window: str, since: datetime, now: datetime) -> dict[str, Any]:
+    return {
+        "window": window, "since": iso(since), "generated_at": iso(now),
+        "total": stats.total, "by_type": stats.by_type, "by_confidence": stats.by_confidence,
+        "by_category": stats.by_category,
+        "top_sources": [{"source": name, "count": n} for name, n in stats.top_sources],
+        "daily": _daily(stats.daily, STATS_WINDOWS[window], now),
+    }
+
+
+def stats_key(tier: str, window: str, data_version: int, now: datetime) -> str:
+    return f"ctiwire:stats:{tier}:{window}:{now.date().isoformat()}:v{data_version}"
+
+
+async def build_stats(store: Store, window: str, now: datetime, data_version: int) -> Entry:
+    since = now - timedelta(days=STATS_WINDOWS[window])
+    body = orjson.dumps(stats_payload(await store.ioc_stats(since), window, since, now))
+    return make_entry(body, 1, data_version, "application/json", f"ctiwire-ioc-stats-{window}.json")
+
+
+async def cached_stats(store: Store, cache: Cache, tier: str, window: str, now: datetime,
+                       ttl: int) -> tuple[Entry, str]:
+    version = await store.data_version()
+
+    async def build() -> Entry:
+        return await build_stats(store, window, now, version)
+
+    return await get_or_build(cache, stats_key(tier, window, version, now), build, ttl=ttl)
+
+
+async def precompute_stats(store: Store, cache: Cache, tier: str, now: datetime, ttl: int) -> int:
+    version = await store.data_version()
+    for window in STATS_WINDOWS:
+        await store_entry(cache, stats_key(tier, window, version, now), await build_stats(store, window, now,
+                                                                                           version), ttl)
+    return len(STATS_WINDOWS)

@@ -1,0 +1,87 @@
+"""GET /api/v1/iocs and /api/v1/iocs/stats through real HTTP, with cache validators on stats."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+
+from store.records import Ioc, utcnow
+
+
+def _iocs(n: int, age_hours: float = 1.0) -> list[Ioc]:
+    now = utcnow()
+    kinds = [("ipv4", "203.0.113.{}"), ("domain", "bad{}.evil-host.net"), ("md5", "{:032x}")]
+    rows = []
+    for i in range(n):
+        kind, pattern = kinds[i % 3]
+        seen = now - timedelta(hours=age_hours, minutes=i)
+        rows.append(Ioc(kind, pattern.format(i), ("high", "medium", "low")[i % 3], f"Feed {i % 4}",
+                        ("government", "commercial", "community")[i % 3], seen, seen, seen,
+                        sources=[f"Feed {i % 4}"], industries=["finance"] if i % 2 else ["energy"]))
+    return rows
+
+
+async def test_stats_come_from_the_cache_with_validators(server) -> None:
+    rows = _iocs(30)
+    await server.ctx.store.upsert_iocs(rows)
+    async with server.client(server.pro_key) as http:
+        first = await http.get("/api/v1/iocs/stats", params={"window": "7d"})
+        second = await http.get("/api/v1/iocs/stats", params={"window": "7d"})
+        not_modified = await http.get("/api/v1/iocs/stats", params={"window": "7d"},
+                                      headers={"If-None-Match": first.headers["ETag"]})
+    assert first.status_code == 200, first.text
+    assert (first.headers["X-Cache"], second.headers["X-Cache"]) == ("miss", "hit")
+    assert first.headers["ETag"] == second.headers["ETag"] and first.content == second.content
+    assert not_modified.status_code == 304 and not_modified.content == b""
+    body = first.json()
+    assert body["total"] == 30
+    assert body["by_type"] == dict(Counter(r.type for r in rows))
+    assert body["by_confidence"] == dict(Counter(r.confidence for r in rows))
+    assert len(body["daily"]) == 7 and sum(d["count"] for d in body["daily"]) == 30
+
+
+async def test_a_write_makes_stats_current_again(server) -> None:
+    await server.ctx.store.upsert_iocs(_iocs(3))
+    async with server.client(server.pro_key) as http:
+        before = await http.get("/api/v1/iocs/stats")
+        await server.ctx.store.upsert_iocs(_iocs(6))
+        after = await http.get("/api/v1/iocs/stats")
+    assert after.headers["X-Cache"] == "miss"
+    assert after.headers["ETag"] != before.headers["ETag"]
+    assert after.json()["total"] == 6
+
+
+async def test_stats_window_is_validated(server) -> None:
+    async with server.client(server.pro_key) as http:
+        response = await http.get("/api/v1/iocs/stats", params={"window": "2w"})
+    assert response.status_code == 400
+    assert response.json()["error"]["details"]["parameter"] == "window"
+
+
+async def test_ioc_list_filters_and_free_lookback(server) -> None:
+    await server.ctx.store.upsert_iocs(_iocs(12, age_hours=1) + [
+        Ioc("ipv4", "198.51.100.77", "high", "Old", "government", utcnow() - timedelta(days=3),
+            utcnow() - timedelta(days=3), utcnow() - timedelta(days=3))])
+    async with server.client(server.pro_key) as http:
+        everything = (await http.get("/api/v1/iocs")).json()
+        ipv4 = (await http.get("/api/v1/iocs", params={"type": "ipv4", "confidence": "high"})).json()
+        capped = await http.get("/api/v1/iocs", params={"limit": 20000})
+        sector = (await http.get("/api/v1/iocs", params={"industry": "financial-services"})).json()
+    assert everything["meta"] == {"total": 13, "limit": 100, "offset": 0}
+    assert {r["type"] for r in ipv4["data"]} == {"ipv4"} and {r["confidence"] for r in ipv4["data"]} == {"high"}
+    assert capped.headers["X-Limit-Capped"] == "true" and capped.json()["meta"]["limit"] == 10000
+    assert capped.headers["X-Tier-Lookback-Days"] == "365"
+    assert {tuple(r["industries"]) for r in sector["data"]} == {("finance",)}
+    async with server.client(server.free_key) as http:
+        free = await http.get("/api/v1/iocs", params={"since": "2020-01-01T00:00:00Z"})
+    assert free.headers["X-Tier-Lookback-Clamped"] == "true" and free.headers["X-Tier-Lookback-Days"] == "1"
+    assert "198.51.100.77" not in free.text and free.json()["meta"]["total"] == 12
+
+
+async def test_ioc_list_rejects_malformed_parameters(server) -> None:
+    async with server.client(server.pro_key) as http:
+        for params, name in (({"type": "banana"}, "type"), ({"limit": "x"}, "limit"),
+                             ({"since": "yesterday"}, "since"), ({"offset": "-1"}, "offset")):
+            response = await http.get("/api/v1/iocs", params=params)
+            assert response.status_code == 400
+            assert response.json()["error"]["details"]["parameter"] == name
