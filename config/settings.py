@@ -44,6 +44,10 @@ class Settings:
     precompute_interval_seconds: int = 900
     ingest_interval_seconds: int = 1800
     stream_chunk_bytes: int = 128 * 1024
+    task_time_limit_seconds: int = 900
+    task_visibility_timeout_seconds: int = 3600
+    # Fault injection for the worker-kill tests: a pause between batches of an export build.
+    build_delay_ms: int = 0
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property

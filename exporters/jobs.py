@@ -7,6 +7,7 @@ Exports are dated by their ``as_of`` hour (the window ends there), not by the bu
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from datetime import datetime, timedelta
 import orjson
 
 from config.tiers import TIERS
-from exporters.cached import Entry, get_or_build, make_entry, store_entry
+from exporters.cached import Entry, build_in_thread, get_or_build, make_entry, store_entry
 from store.base import Store
 from store.cache import Cache
 from store.query import IocQuery
@@ -77,27 +78,31 @@ class ExportRequest:
                         industries=self.industries, since=self.window_since(now), limit=self.limit)
 
 
-async def collect_iocs(store: Store, query: IocQuery, progress: Progress | None = None) -> list[Ioc]:
+async def collect_iocs(store: Store, query: IocQuery, progress: Progress | None = None,
+                       delay: float = 0.0) -> list[Ioc]:
     rows: list[Ioc] = []
-    async for batch in store.iter_iocs(query):
+    async for batch in store.iter_iocs(query, batch_size=500):
         rows.extend(batch)
         if progress is not None:
             progress(len(rows))
+        if delay:
+            await asyncio.sleep(delay)
     return rows
 
 
 async def build_export(store: Store, request: ExportRequest, now: datetime, data_version: int,
-                       progress: Progress | None = None) -> Entry:
+                       progress: Progress | None = None, delay: float = 0.0) -> Entry:
     """Query, encode and wrap one export as a cache entry (also the on-demand path)."""
     from exporters.base import ExportContext, filename
     from exporters.registry import get_exporter
 
-    iocs = await collect_iocs(store, request.query(now), progress)
+    iocs = await collect_iocs(store, request.query(now), progress, delay)
     refs = await store.article_refs(a for ioc in iocs for a in ioc.article_ids)
     exporter = get_exporter(request.format)()
     context = ExportContext(generated_at=as_of(now), since=request.window_since(now), until=as_of(now),
                             tier=request.tier, articles=_article_refs(refs))
-    body = b"".join(exporter.encode(iocs, context))
+    # Encoding is CPU work: a thread keeps the server's event loop answering meanwhile.
+    body = await build_in_thread(lambda: b"".join(exporter.encode(iocs, context)))
     return make_entry(body, len(iocs), data_version, exporter.media_type, filename(request.format, as_of(now)))
 
 

@@ -24,6 +24,17 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-seed", action="store_true", help="do not load the demo dataset into an empty database")
     seed = sub.add_parser("seed", help="write the deterministic demo dataset")
     seed.add_argument("--articles", type=int, default=None, help="how many articles (default 5000)")
+    export = sub.add_parser("export", help="write one IOC export to a file, with a progress bar")
+    export.add_argument("format", choices=("stix", "misp", "cef", "openioc", "sigma"))
+    export.add_argument("--tier", choices=("free", "pro"), default="pro")
+    export.add_argument("--window", choices=("1d", "7d", "30d", "365d"), default=None,
+                        help="time window (default: the tier's whole lookback)")
+    export.add_argument("--limit", type=int, default=None, help="maximum IOCs (default: the tier's cap)")
+    export.add_argument("-o", "--output", required=True, help="file to write ('-' for stdout)")
+    for name, text in (("worker", "start a Celery worker (needs CTIWIRE_REDIS_URL)"),
+                       ("beat", "start the Celery beat scheduler (needs CTIWIRE_REDIS_URL)")):
+        celery = sub.add_parser(name, help=text)
+        celery.add_argument("celery_args", nargs=argparse.REMAINDER, help="passed on to celery")
     _users(sub.add_parser("users", help="manage users"))
     _keys(sub.add_parser("keys", help="manage API keys"))
     return parser
@@ -57,6 +68,9 @@ COMMANDS: dict[str, Handler] = {
     "seed": commands.seed,
     "users": commands.users,
     "keys": commands.keys,
+    "export": commands.export,
+    "worker": commands.worker,
+    "beat": commands.beat,
 }
 
 

@@ -5,15 +5,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from tornado.httpserver import HTTPServer
 
 from config.settings import Settings
+from config.tiers import TIERS
+from server import scheduler
 from server.app import build_context, close_context, make_app
 from server.bootstrap import ensure_demo_keys
 from server.context import AppContext
@@ -106,6 +110,60 @@ async def keys(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+async def export(settings: Settings, args: argparse.Namespace) -> int:
+    """``ctiwire export FORMAT --tier pro --window 7d -o FILE`` (the same build the workers cache)."""
+    from exporters import jobs
+
+    tier = TIERS[args.tier]
+    window = args.window or jobs.default_window(tier.name)
+    if jobs.WINDOWS[window] > tier.ioc_lookback_days:
+        raise CommandError(f"window {window} exceeds the {tier.name} lookback of {tier.ioc_lookback_days} days")
+    limit = min(args.limit or tier.ioc_results_max, tier.ioc_results_max)
+    request = jobs.ExportRequest(args.format, tier.name, window, limit=limit)
+    now = utcnow()
+    async with opened_store(settings) as store:
+        total = await store.count_iocs(request.query(now))
+        with progress_bar() as bar:
+            task = bar.add_task(f"exporting {args.format}", total=min(total, limit))
+            entry = await jobs.build_export(store, request, now, await store.data_version(),
+                                            progress=lambda done: bar.update(task, completed=done))
+    _write_output(args.output, entry.body)
+    print(f"wrote {entry.meta.rows} IOCs as {args.format} ({len(entry.body)} bytes) to {args.output}",
+          file=sys.stderr)
+    return 0
+
+
+def _write_output(path: str, body: bytes) -> None:
+    if path == "-":
+        sys.stdout.buffer.write(body)
+        sys.stdout.flush()
+        return
+    target = Path(path)
+    tmp = target.with_name(target.name + ".part")
+    tmp.write_bytes(body)
+    os.replace(tmp, target)  # never leave a half-written export behind
+
+
+def _exec_celery(settings: Settings, role: str, extra: list[str]) -> int:
+    """Replace this process with Celery (the server never imports workers: it names the app)."""
+    if not settings.redis_url:
+        raise CommandError(f"ctiwire {role} needs CTIWIRE_REDIS_URL (the Celery broker)")
+    argv = [sys.executable, "-m", "celery", "-A", "workers.app", role, "--loglevel", settings.log_level]
+    if role == "beat":
+        argv += ["--schedule", str(settings.data_dir / "celerybeat-schedule")]
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    os.execv(sys.executable, argv + extra)
+    return 0  # not reached
+
+
+async def worker(settings: Settings, args: argparse.Namespace) -> int:
+    return _exec_celery(settings, "worker", list(args.celery_args))
+
+
+async def beat(settings: Settings, args: argparse.Namespace) -> int:
+    return _exec_celery(settings, "beat", list(args.celery_args))
+
+
 async def _bootstrap(ctx: AppContext, seed_empty: bool) -> None:
     from store.query import ArticleQuery
 
@@ -127,8 +185,10 @@ async def serve(settings: Settings, args: argparse.Namespace) -> int:
         server.listen(settings.port, settings.host)
         print(f"ctiwire listening on http://{settings.host}:{settings.port} "
               f"(database {settings.backend_name}, cache {settings.cache_name})", flush=True)
+        background = scheduler.start(ctx, scheduler.embedded_jobs(ctx))
         await _until_signalled()
         server.stop()
+        await scheduler.stop(background)
         await asyncio.wait_for(server.close_all_connections(), timeout=10)
     finally:
         await close_context(ctx)

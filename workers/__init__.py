@@ -1,0 +1,1 @@
+"""Celery workers: the app, the beat schedule and thin tasks calling into exporters/ and ingest/."""

@@ -1,0 +1,73 @@
+"""The embedded mode's in-process schedule: the workers' job functions, run by the server itself.
+
+With ``CTIWIRE_REDIS_URL`` set, Celery beat and workers do this instead and the server only reads the
+cache (ARCHITECTURE.md, "Two ways to run"). Ingestion runs only when ``CTIWIRE_INGEST=on``, so that
+``scripts/serve`` works offline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from exporters import jobs, stats
+from server.context import AppContext
+from store.base import StoreError
+from store.records import utcnow
+
+log = logging.getLogger("ctiwire.scheduler")
+Job = Callable[[AppContext], Awaitable[object]]
+
+
+async def precompute(ctx: AppContext) -> None:
+    """Every standard export and the stats, unless the data version already has them."""
+    ttl = ctx.settings.cache_ttl_seconds
+    version = await ctx.store.data_version()
+    if ctx.extras.get("precomputed_version") == version:
+        return
+    built = await jobs.precompute_exports(ctx.store, ctx.cache, utcnow(), ttl=ttl)
+    await stats.precompute_stats(ctx.store, ctx.cache, "pro", utcnow(), ttl)
+    ctx.extras["precomputed_version"] = version
+    log.info("precomputed %d exports and the stats for data version %d", built, version)
+
+
+async def _every(seconds: float, job: Job, ctx: AppContext) -> None:
+    while True:
+        try:
+            await job(ctx)
+        except (StoreError, OSError) as exc:  # a failed run is retried on the next tick
+            log.warning("scheduled %s failed: %s", getattr(job, "__name__", "job"), exc)
+        await asyncio.sleep(seconds)
+
+
+def start(ctx: AppContext, jobs_: list[tuple[float, Job]]) -> list[asyncio.Task[None]]:
+    return [asyncio.create_task(_every(seconds, job, ctx)) for seconds, job in jobs_]
+
+
+async def stop(tasks: list[asyncio.Task[None]]) -> None:
+    for task in tasks:
+        task.cancel()
+    for task in tasks:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+def embedded_jobs(ctx: AppContext) -> list[tuple[float, Job]]:
+    """The schedule of the embedded mode; empty in production (Celery beat owns it there)."""
+    if ctx.settings.redis_url:
+        return []
+    schedule: list[tuple[float, Job]] = [(float(ctx.settings.precompute_interval_seconds), precompute)]
+    if ctx.settings.ingest:
+        schedule.append((float(ctx.settings.ingest_interval_seconds), ingest))
+    return schedule
+
+
+async def ingest(ctx: AppContext) -> None:
+    """Collect every enabled source, then precompute for the new data version (issue 7)."""
+    from config.sources import load_sources
+    from ingest.pipeline import ingest_once
+
+    await ingest_once(ctx.store, load_sources(ctx.settings))
+    await precompute(ctx)

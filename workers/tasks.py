@@ -1,0 +1,98 @@
+"""Thin, idempotent tasks: each takes names, opens the configured backends and calls one job function.
+
+Store or cache outages retry with exponential backoff (Celery's ``autoretry_for`` + ``retry_backoff``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from config.tiers import TIERS
+from exporters import jobs, stats
+from exporters.cached import store_entry
+from store.base import Store, StoreUnavailable
+from store.cache import Cache
+from store.factory import make_cache, make_store
+from store.records import utcnow
+from workers.app import SETTINGS, app
+
+log = logging.getLogger("ctiwire.workers")
+T = TypeVar("T")
+RETRYING: dict[str, Any] = {
+    "autoretry_for": (StoreUnavailable, ConnectionError, OSError),
+    "retry_backoff": True,
+    "retry_backoff_max": 300,
+    "retry_jitter": True,
+    "max_retries": 8,
+}
+
+
+async def _with_backends(job: Callable[[Store, Cache], Awaitable[T]]) -> T:
+    store, cache = make_store(SETTINGS), make_cache(SETTINGS)
+    await store.open()
+    try:
+        return await job(store, cache)
+    finally:
+        await cache.close()
+        await store.close()
+
+
+def run(job: Callable[[Store, Cache], Awaitable[T]]) -> T:
+    return asyncio.run(_with_backends(job))
+
+
+@app.task(name="ctiwire.build_export", **RETRYING)
+def build_export(fmt: str, tier: str, window: str, limit: int = jobs.DEFAULT_EXPORT_LIMIT) -> str:
+    """Build one standard export into the cache; returns its key."""
+    request = jobs.ExportRequest(fmt, tier, window, limit=limit)
+
+    async def job(store: Store, cache: Cache) -> str:
+        now = utcnow()
+        version = await store.data_version()
+        entry = await jobs.build_export(store, request, now, version, delay=SETTINGS.build_delay_ms / 1000)
+        key = request.cache_key(version, now)
+        await store_entry(cache, key, entry, SETTINGS.cache_ttl_seconds)
+        return key
+
+    return run(job)
+
+
+@app.task(name="ctiwire.precompute_stats", **RETRYING)
+def precompute_stats(tier: str = "pro") -> int:
+    return run(lambda store, cache: stats.precompute_stats(store, cache, tier, utcnow(), SETTINGS.cache_ttl_seconds))
+
+
+@app.task(name="ctiwire.precompute_all", **RETRYING)
+def precompute_all() -> int:
+    """Fan out one task per standard export (so a kill loses one build, not all) plus the stats."""
+    for request in jobs.standard_requests():
+        build_export.delay(request.format, request.tier, request.window or "365d", request.limit)
+    for tier in TIERS.values():
+        if tier.name == "pro":
+            precompute_stats.delay(tier.name)
+    return len(jobs.standard_requests())
+
+
+@app.task(name="ctiwire.rebuild_after_ingest", **RETRYING)
+def rebuild_after_ingest() -> int:
+    """After new data the data version moved: rebuild every standard export and the stats."""
+    return int(precompute_all())
+
+
+@app.task(name="ctiwire.ingest_source", **RETRYING)
+def ingest_source(name: str) -> int:
+    """Collect one source; queue the rebuild when it brought new data."""
+    from ingest.pipeline import ingest_once
+    from config.sources import load_sources
+
+    async def job(store: Store, cache: Cache) -> int:
+        report = await ingest_once(store, load_sources(SETTINGS), only=name)
+        return int(getattr(report, "articles_changed", 0))
+
+    changed = run(job)
+    if changed:
+        rebuild_after_ingest.delay()
+    return changed
