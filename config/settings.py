@@ -28,6 +28,7 @@ class Settings:
     data_dir: Path = Path("var")
     host: str = "127.0.0.1"
     port: int = 8000
+    processes: int = 1
     mongodb_uri: str | None = None
     mongodb_db: str = "ctiwire"
     redis_url: str | None = None

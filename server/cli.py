@@ -83,6 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
+        if args.command == "serve" and settings.processes > 1:
+            return commands.serve_processes(settings, args)
         return asyncio.run(COMMANDS[args.command](settings, args))
     except commands.CommandError as exc:
         print(f"ctiwire: {exc}", file=sys.stderr)

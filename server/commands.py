@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import socket
 import sys
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -175,14 +176,19 @@ async def _bootstrap(ctx: AppContext, seed_empty: bool) -> None:
     print(f"(also in {ctx.settings.data_dir / 'demo-keys.json'})", flush=True)
 
 
-async def serve(settings: Settings, args: argparse.Namespace) -> int:
+async def serve(settings: Settings, args: argparse.Namespace, sockets: list[socket.socket] | None = None) -> int:
+    """Run one server process; ``sockets`` are pre-bound when several processes share the port."""
     if args.port is not None:
         settings = settings.replace(port=args.port)
     ctx = await build_context(settings)
     try:
-        await _bootstrap(ctx, seed_empty=not args.no_seed and settings.backend_name == "sqlite")
+        if sockets is None:
+            await _bootstrap(ctx, seed_empty=not args.no_seed and settings.backend_name == "sqlite")
         server = HTTPServer(make_app(ctx), xheaders=True, idle_connection_timeout=60)
-        server.listen(settings.port, settings.host)
+        if sockets is None:
+            server.listen(settings.port, settings.host)
+        else:
+            server.add_sockets(sockets)
         print(f"ctiwire listening on http://{settings.host}:{settings.port} "
               f"(database {settings.backend_name}, cache {settings.cache_name})", flush=True)
         background = scheduler.start(ctx, scheduler.embedded_jobs(ctx))
@@ -194,6 +200,27 @@ async def serve(settings: Settings, args: argparse.Namespace) -> int:
         await close_context(ctx)
     print("ctiwire stopped", file=sys.stderr)
     return 0
+
+
+def serve_processes(settings: Settings, args: argparse.Namespace) -> int:
+    """Several Tornado processes on one port (tornado.process.fork_processes): bootstrap, bind, fork."""
+    from tornado.netutil import bind_sockets
+    from tornado.process import fork_processes
+
+    if args.port is not None:
+        settings = settings.replace(port=args.port)
+    asyncio.run(_bootstrap_only(settings, seed_empty=not args.no_seed and settings.backend_name == "sqlite"))
+    sockets = bind_sockets(settings.port, settings.host)
+    fork_processes(settings.processes)  # returns in each child; the parent restarts children that crash
+    return asyncio.run(serve(settings, args, sockets))
+
+
+async def _bootstrap_only(settings: Settings, seed_empty: bool) -> None:
+    ctx = await build_context(settings)
+    try:
+        await _bootstrap(ctx, seed_empty)
+    finally:
+        await close_context(ctx)
 
 
 async def _until_signalled() -> None:

@@ -37,8 +37,10 @@ async def _every(seconds: float, job: Job, ctx: AppContext) -> None:
     while True:
         try:
             await job(ctx)
-        except (StoreError, OSError) as exc:  # a failed run is retried on the next tick
+        except (StoreError, OSError) as exc:  # an outage: the next tick retries
             log.warning("scheduled %s failed: %s", getattr(job, "__name__", "job"), exc)
+        except Exception:  # a background job's bug must never take the API down with it
+            log.exception("scheduled %s crashed", getattr(job, "__name__", "job"))
         await asyncio.sleep(seconds)
 
 

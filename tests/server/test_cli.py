@@ -1,0 +1,78 @@
+"""The CLI as a person uses it: users, keys, serve and its clean stop; the production compose file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+
+import httpx
+import pytest
+from support import REPO, cli_env, ctiwire, spawn_server
+
+
+def test_users_and_keys_lifecycle(tmp_path) -> None:
+    env = cli_env(tmp_path)
+    assert "created user" in ctiwire(env, "users", "create", "ana@corp.example", "--tier", "free")
+    created = ctiwire(env, "keys", "create", "ana@corp.example", "--name", "siem", "--scopes", "read:iocs")
+    secret = created.strip().splitlines()[-1]
+    assert secret.startswith("sk_live_") and len(secret) >= 8 + 43
+    listing = ctiwire(env, "keys", "list", "ana@corp.example")
+    assert "siem" in listing and "read:iocs" in listing and secret not in listing and secret[:16] not in listing
+    ctiwire(env, "keys", "deactivate", "ana@corp.example", "siem")
+    assert "inactive" in ctiwire(env, "keys", "list", "ana@corp.example")
+    ctiwire(env, "keys", "delete", "ana@corp.example", "siem")
+    assert "siem" not in ctiwire(env, "keys", "list", "ana@corp.example")
+
+
+def test_clear_errors_without_tracebacks(tmp_path) -> None:
+    env = cli_env(tmp_path)
+    ctiwire(env, "users", "create", "bo@corp.example", "--tier", "free")
+    for n in range(3):
+        ctiwire(env, "keys", "create", "bo@corp.example", "--name", f"k{n}")
+    cases = [
+        (["keys", "create", "bo@corp.example", "--name", "k4"], "at most 3"),
+        (["keys", "create", "bo@corp.example", "--name", "x", "--scopes", "read:misp"], "does not include"),
+        (["users", "create", "bo@corp.example", "--tier", "pro"], "exists"),
+        (["keys", "delete", "nobody@corp.example", "k1"], "no user"),
+    ]
+    for args, message in cases:
+        done = subprocess.run([str(REPO / ".venv/bin/ctiwire"), *args], env=env, capture_output=True, text=True)
+        assert done.returncode == 1, done
+        assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_serve_prints_demo_keys_and_stops_on_sigterm(tmp_path) -> None:
+    env = cli_env(tmp_path)
+    server = spawn_server(env, "--no-seed")
+    keys = json.loads((tmp_path / "demo-keys.json").read_text())
+    assert set(keys) == {"free", "pro"} and all(v.startswith("sk_live_") for v in keys.values())
+    assert (tmp_path / "demo-keys.json").stat().st_mode & 0o077 == 0
+    response = httpx.get(server.url + "/api/v1/iocs", headers={"X-API-Key": keys["pro"]})
+    assert response.status_code == 200
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(timeout=20) == 0
+    out = server.process.stdout.read() if server.process.stdout else ""
+    assert keys["free"] in out and keys["pro"] in out
+    again = spawn_server(env, "--no-seed")  # a restart keeps the same valid demo keys
+    try:
+        assert json.loads((tmp_path / "demo-keys.json").read_text()) == keys
+    finally:
+        again.process.send_signal(signal.SIGINT)
+        assert again.process.wait(timeout=20) == 0
+
+
+@pytest.mark.skipif(shutil.which("docker-compose") is None, reason="Debian's docker-compose is not installed")
+def test_production_compose_file_is_valid() -> None:
+    env = {"CTIWIRE_SECRET_KEY": "x" * 32, "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config", "-q"], env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    rendered = subprocess.run(["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config"], env=env,
+                              capture_output=True, text=True, check=True).stdout
+    for service in ("mongodb:", "redis:", "api:", "worker:", "beat:", "healthcheck:", "CTIWIRE_REDIS_URL"):
+        assert service in rendered
+    missing = subprocess.run(["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config", "-q"],
+                             env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
+    assert missing.returncode != 0 and "CTIWIRE_SECRET_KEY" in missing.stderr
