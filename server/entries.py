@@ -6,6 +6,7 @@ from email.utils import format_datetime
 
 from exporters.cached import Entry
 from server.base import BaseHandler
+from server.streaming import ChunkWriter, ClientGone
 from store.records import parse_iso
 
 
@@ -28,4 +29,18 @@ async def write_entry(handler: BaseHandler, entry: Entry, status: str, *, attach
     handler.set_header("Content-Type", entry.meta.media_type)
     if attachment:
         handler.set_header("Content-Disposition", f'attachment; filename="{entry.meta.filename}"')
-    handler.finish(entry.body)
+    handler.set_header("Content-Length", str(len(entry.body)))
+    await _send_in_chunks(handler, entry.body)
+
+
+async def _send_in_chunks(handler: BaseHandler, body: bytes) -> None:
+    """Large documents leave in chunks with flush(), so a slow client pushes back (server.streaming)."""
+    writer = ChunkWriter(handler, handler.ctx.settings.stream_chunk_bytes)
+    step = handler.ctx.settings.stream_chunk_bytes
+    try:
+        for start in range(0, len(body), step):
+            await writer.write(body[start:start + step])
+        await writer.flush()
+    except ClientGone:
+        return
+    handler.finish()

@@ -1,0 +1,113 @@
+"""The IOC exports: STIX 2.1, MISP, CEF, OpenIOC, Sigma (spec, IOCs; issues 5 and 8).
+
+Each answers from the cache when the entry for (format, tier, window, parameters, data version) is
+current, else builds it once under the lock; Pro only, each with its scope.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from config.tiers import SCOPE_EXPORTS, SCOPE_MISP, SCOPE_STIX, format_cost
+from exporters import jobs
+from server.base import BaseHandler
+from server.context import AppContext
+from server.entries import write_entry
+from server.errors import BadRequest
+from server.ioc_params import parse_ioc_request
+from server.openapi_parts import csv_param, header, ok, operation, param
+from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES, utcnow
+
+# format id -> (scope, media type, summary). The spec names read:stix and read:misp; the other three
+# exports share read:exports.
+EXPORTS: dict[str, tuple[str, str, str]] = {
+    "stix": (SCOPE_STIX, "application/stix+json;version=2.1", "STIX 2.1 bundle"),
+    "misp": (SCOPE_MISP, "application/json", "MISP event"),
+    "cef": (SCOPE_EXPORTS, "text/plain; charset=utf-8", "CEF lines, one per IOC (syslog-ready)"),
+    "openioc": (SCOPE_EXPORTS, "application/xml", "OpenIOC 1.1 XML document"),
+    "sigma": (SCOPE_EXPORTS, "application/yaml", "Sigma rules, a multi-document YAML stream"),
+}
+
+
+class ExportHandler(BaseHandler):
+    """GET /api/v1/iocs/{format}: the IOC list's filters and limits, plus ``window``."""
+
+    pro_only = True
+
+    def initialize(self, ctx: AppContext, fmt: str = "stix") -> None:  # type: ignore[override]
+        super().initialize(ctx)
+        self.fmt = fmt
+
+    def format_id(self) -> str:
+        return self.fmt
+
+    def required_scope(self) -> str | None:
+        return EXPORTS[self.fmt][0]
+
+    def _request(self) -> tuple[jobs.ExportRequest, dict[str, str]]:
+        tier = self.principal.tier
+        default_limit = tier.ioc_results_max if self.fmt == "misp" else jobs.DEFAULT_EXPORT_LIMIT
+        parsed = parse_ioc_request(self.params, tier, utcnow(), default_limit)
+        window = self.params.text("window", None, jobs.WINDOWS)
+        if window and self.params.has("since"):
+            raise BadRequest("give either 'window' or 'since', not both", code="conflicting_parameters",
+                             details={"parameters": ["window", "since"]})
+        if window and jobs.WINDOWS[window] > tier.ioc_lookback_days:
+            raise BadRequest(f"window {window} exceeds the {tier.name} lookback", details={"parameter": "window"})
+        q = parsed.query
+        explicit = self.params.has("since")
+        request = jobs.ExportRequest(
+            self.fmt, tier.name, None if explicit else (window or jobs.default_window(tier.name)),
+            since=q.since if explicit else None, types=q.types, confidences=q.confidences,
+            categories=q.categories, industries=q.industries, limit=q.limit)
+        return request, parsed.headers
+
+    async def get(self) -> None:
+        request, headers = self._request()
+        for name, value in headers.items():
+            self.set_header(name, value)
+        self.set_header("X-Format-Cost-Multiplier", str(format_cost(self.fmt)))
+        settings = self.ctx.settings
+        entry, status = await jobs.cached_export(self.ctx.store, self.ctx.cache, request, utcnow(),
+                                                 ttl=settings.cache_ttl_seconds,
+                                                 on_demand_ttl=settings.on_demand_ttl_seconds)
+        await write_entry(self, entry, status, attachment=True)
+
+
+def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
+    return [(rf"/api/v1/iocs/{fmt}", ExportHandler, {"ctx": ctx, "fmt": fmt}) for fmt in EXPORTS]
+
+
+_PARAMS = [
+    csv_param("type", "IOC types (any-match).", IOC_TYPES),
+    csv_param("confidence", "Confidences.", CONFIDENCES),
+    csv_param("category", "Source categories.", SOURCE_CATEGORIES),
+    csv_param("industry", "Sectors (aliases such as financial-services are folded).", INDUSTRY_TAGS),
+    param("since", {"type": "string", "format": "date-time"},
+          "IOCs added or updated since; clamped to the tier lookback. Exclusive with `window`."),
+    param("window", {"type": "string", "enum": list(jobs.WINDOWS)},
+          "Named window ending at the current hour (default: the tier's whole lookback). Named windows without "
+          "filters, at the default or maximum limit, are precomputed by the workers."),
+    param("limit", {"type": "integer", "minimum": 1},
+          "Maximum IOCs (MISP: attributes). Default 100 (MISP: the tier cap, 10,000 on Pro); capped to the tier "
+          "with X-Limit-Capped."),
+]
+_HEADERS = {
+    "ETag": header("Strong validator of the document; send it back in If-None-Match"),
+    "Last-Modified": header("When the document was built"),
+    "X-Cache": header("hit (served from the cache), miss (built now), bypass (cache down, built directly)"),
+    "Content-Disposition": header("attachment with a dated file name"),
+    "X-Format-Cost-Multiplier": header("Rate-limit cost of the request", "integer"),
+}
+
+
+def _doc(fmt: str) -> dict[str, Any]:
+    scope, media, summary = EXPORTS[fmt]
+    media_type = media.split(";")[0] if fmt != "stix" else media
+    return operation("exports", f"Export IOCs as {summary} (Pro)",
+                     f"Pro plan, scope {scope}. An empty result is a valid empty document.", _PARAMS,
+                     {"200": ok(summary, {media_type: {"type": "string"}}, _HEADERS),
+                      "304": {"description": "Not modified (If-None-Match matched the ETag)"}})
+
+
+OPENAPI_PATHS: dict[str, Any] = {f"/api/v1/iocs/{fmt}": _doc(fmt) for fmt in EXPORTS}
