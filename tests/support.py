@@ -9,6 +9,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -148,3 +149,12 @@ def spawn_server(env: dict[str, str], *args: str) -> ServerProcess:
             time.sleep(0.1)
     proc.kill()
     raise AssertionError("ctiwire serve did not answer /healthz in time")
+
+
+def wait_for(predicate, timeout: float, what: str, env: Any = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}\n{env.log()[-4000:] if env else ''}")
