@@ -39,6 +39,7 @@ class Settings:
     sources_file: Path | None = None
     seed_articles: int = 5000
     log_level: str = "INFO"
+    cache_enabled: bool = True
     cache_max_entries: int = 256
     cache_ttl_seconds: int = 3600
     on_demand_ttl_seconds: int = 300

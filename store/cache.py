@@ -161,3 +161,28 @@ class RedisCache(Cache):
 
     async def close(self) -> None:
         await self.client.aclose()
+
+
+class NullCache(Cache):
+    """No caching at all (``CTIWIRE_CACHE_ENABLED=false``): every request builds; for benchmarks and debugging."""
+
+    name = "none"
+
+    async def get(self, key: str) -> bytes | None:
+        return None
+
+    async def set(self, key: str, value: bytes, ttl: int | None = None) -> None:
+        return None
+
+    async def delete(self, key: str) -> None:
+        return None
+
+    async def rename(self, src: str, dst: str) -> None:
+        return None
+
+    async def ping(self) -> dict[str, Any]:
+        return {"cache": self.name}
+
+    @contextlib.asynccontextmanager
+    async def lock(self, name: str, ttl: float, wait: float) -> AsyncIterator[bool]:
+        yield False

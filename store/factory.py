@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from config.settings import Settings
 from store.base import Store
-from store.cache import Cache, MemoryCache, RedisCache
+from store.cache import Cache, MemoryCache, NullCache, RedisCache
 
 
 def make_store(settings: Settings) -> Store:
@@ -23,6 +23,8 @@ def make_store(settings: Settings) -> Store:
 
 def make_cache(settings: Settings) -> Cache:
     """Redis when ``CTIWIRE_REDIS_URL`` is set, else a bounded in-process cache."""
+    if not settings.cache_enabled:
+        return NullCache()
     if settings.redis_url:
         return RedisCache(settings.redis_url)
     return MemoryCache(settings.cache_max_entries)
