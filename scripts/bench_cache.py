@@ -1,0 +1,148 @@
+"""scripts/bench cache: cached exports and stats under load, beside the uncached build and the ceiling.
+
+In one run, with 50,000 IOCs in the embedded SQLite store and a real redis-server:
+  1. ctiwire with the Redis cache: wrk on a cached STIX export and on cached stats (auth + rate limits on);
+  2. ctiwire with the cache disabled: the same export request (every request builds);
+  3. the ceiling: a bare Tornado handler returning the same bytes from the same Redis key.
+Prints a markdown table and the command. Needs `wrk` (Debian package) and `redis-server`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from support import cli_env, ctiwire, spawn_server, start_redis  # noqa: E402
+
+from store.records import Ioc, utcnow  # noqa: E402
+from store.sqlite import SqliteStore  # noqa: E402
+
+BARE_SERVER = r'''
+import sys, redis.asyncio as r, tornado.web, tornado.ioloop, asyncio
+client = r.from_url(sys.argv[2])
+class H(tornado.web.RequestHandler):
+    async def get(self):
+        raw = await client.get(sys.argv[3])
+        self.set_header("Content-Type", "application/stix+json;version=2.1")
+        self.finish(raw.partition(b"\n")[2])
+async def main():
+    tornado.web.Application([(r"/", H)]).listen(int(sys.argv[1]), "127.0.0.1")
+    await asyncio.Event().wait()
+asyncio.run(main())
+'''
+
+
+async def seed(data_dir: Path, n: int) -> None:
+    store = SqliteStore(data_dir / "ctiwire.sqlite3")
+    await store.open()
+    now = utcnow()
+    kinds = ["ipv4", "domain", "url", "sha256", "md5"]
+    rows = []
+    for i in range(n):
+        kind = kinds[i % 5]
+        value = {"ipv4": f"45.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}", "domain": f"c2-{i}.bad-host.net",
+                 "url": f"http://c2-{i}.bad-host.net/gate.php?id={i}", "sha256": f"{i:064x}",
+                 "md5": f"{i:032x}"}[kind]
+        seen = now - timedelta(minutes=i % 10000)
+        rows.append(Ioc(kind, value, ("high", "medium", "low")[i % 3], f"Feed {i % 30}",
+                        ("government", "commercial", "community")[i % 3], seen, seen, seen,
+                        sources=[f"Feed {i % 30}"], techniques=["T1071.001"] if i % 4 == 0 else []))
+    for start in range(0, n, 5000):
+        await store.upsert_iocs(rows[start:start + 5000])
+    await store.close()
+
+
+def wrk(url: str, key: str | None, seconds: int, connections: int) -> dict[str, float]:
+    headers = ["-H", f"Authorization: Bearer {key}"] if key else []
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", *headers, url],
+                         capture_output=True, text=True, check=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    return {"rps": rps, "p50": _latency(out, "50%"), "p99": _latency(out, "99%"),
+            "non2xx": float(m.group(1)) if (m := re.search(r"Non-2xx or 3xx responses: (\d+)", out)) else 0.0}
+
+
+def _latency(out: str, pct: str) -> float:
+    match = re.search(rf"{pct}\s+([\d.]+)(us|ms|s)\b", out)
+    if not match:
+        return float("nan")
+    value, unit = float(match.group(1)), match.group(2)
+    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--iocs", type=int, default=50_000)
+    parser.add_argument("--seconds", type=int, default=8)
+    parser.add_argument("--connections", type=int, default=50)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is not installed: apt-get install wrk")
+    work = Path(tempfile.mkdtemp(prefix="ctiwire-bench-cache-"))
+    redis = start_redis(work / "redis")
+    procs = []
+    try:
+        asyncio.run(seed(work, args.iocs))
+        env = cli_env(work, CTIWIRE_REDIS_URL=redis.url, CTIWIRE_LOG_LEVEL="WARNING")
+        ctiwire(env, "users", "create", "bench@ctiwire.local", "--tier", "pro")
+        key = ctiwire(env, "keys", "create", "bench@ctiwire.local", "--name", "bench").strip().splitlines()[-1]
+        cached = spawn_server(env, "--no-seed")
+        procs.append(cached.process)
+        uncached = spawn_server({**env, "CTIWIRE_CACHE_ENABLED": "false"}, "--no-seed")
+        procs.append(uncached.process)
+        export_path = "/api/v1/iocs/stix?window=365d&limit=10000"
+        first = httpx.get(cached.url + export_path, headers={"X-API-Key": key}, timeout=120)
+        first.raise_for_status()
+        httpx.get(cached.url + "/api/v1/iocs/stats", headers={"X-API-Key": key}, timeout=120).raise_for_status()
+        import redis as redis_lib
+
+        entry_key = next(k.decode() for k in redis_lib.Redis.from_url(redis.url).keys("ctiwire:export:stix:*")
+                         if b":tmp:" not in k)
+        port = int(cached.url.rsplit(":", 1)[1]) + 1
+        bare = subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(port), redis.url, entry_key])
+        procs.append(bare)
+        time.sleep(1.0)
+        rows = [
+            ("cached STIX export (10,000 indicators)", wrk(cached.url + export_path, key, args.seconds,
+                                                           args.connections)),
+            ("ceiling: bare Tornado + same Redis bytes", wrk(f"http://127.0.0.1:{port}/", None, args.seconds,
+                                                             args.connections)),
+            ("uncached STIX export (cache disabled)", wrk(uncached.url + export_path, key, args.seconds, 4)),
+            ("cached stats", wrk(cached.url + "/api/v1/iocs/stats", key, args.seconds, args.connections)),
+        ]
+        print_table(rows, args, len(first.content))
+    finally:
+        for proc in procs:
+            proc.terminate()
+        redis.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def print_table(rows: list[tuple[str, dict[str, float]]], args: argparse.Namespace, size: int) -> None:
+    print(f"\n`scripts/bench cache --iocs {args.iocs} --seconds {args.seconds} --connections {args.connections}`"
+          f" ({os.cpu_count()} cores; STIX export body {size / 1e6:.1f} MB)\n")
+    print("| request | requests/s | p50 ms | p99 ms | non-2xx |")
+    print("|---|---:|---:|---:|---:|")
+    for name, r in rows:
+        print(f"| {name} | {r['rps']:.1f} | {r['p50']:.2f} | {r['p99']:.2f} | {r['non2xx']:.0f} |")
+    cached, ceiling, uncached = rows[0][1]["rps"], rows[1][1]["rps"], rows[2][1]["rps"]
+    print(f"\ncached / ceiling = {cached / ceiling:.2f} (target >= 0.60); "
+          f"cached / uncached = {cached / max(uncached, 1e-9):.1f}x (target >= 50x); "
+          f"cached stats p99 = {rows[3][1]['p99']:.2f} ms (target < 20 ms)")
+
+
+if __name__ == "__main__":
+    main()
