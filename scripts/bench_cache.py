@@ -96,7 +96,7 @@ def main() -> None:
     procs = []
     try:
         asyncio.run(seed(work, args.iocs))
-        env = cli_env(work, CTIWIRE_REDIS_URL=redis.url, CTIWIRE_LOG_LEVEL="WARNING")
+        env = cli_env(work, CTIWIRE_REDIS_URL=redis.url, CTIWIRE_LOG_LEVEL="WARNING", CTIWIRE_RATE_LIMIT_SCALE="100000")
         ctiwire(env, "users", "create", "bench@ctiwire.local", "--tier", "pro")
         key = ctiwire(env, "keys", "create", "bench@ctiwire.local", "--name", "bench").strip().splitlines()[-1]
         cached = spawn_server(env, "--no-seed")

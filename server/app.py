@@ -65,7 +65,7 @@ async def build_context(settings: Settings) -> AppContext:
     store = make_store(settings)
     await store.open()
     ctx = AppContext(settings=settings, store=store, cache=make_cache(settings),
-                     limiter=RateLimiter(make_storage(settings.redis_url)))
+                     limiter=RateLimiter(make_storage(settings.redis_url), settings.rate_limit_scale))
     return ctx
 
 

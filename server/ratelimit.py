@@ -40,14 +40,15 @@ def make_storage(redis_url: str | None) -> Storage:
 class RateLimiter:
     """Charges per-minute and per-day budgets of one key, on moving windows."""
 
-    def __init__(self, storage: Storage) -> None:
+    def __init__(self, storage: Storage, scale: int = 1) -> None:
         self.storage = storage
         self.strategy = MovingWindowRateLimiter(storage)
+        self.scale = max(scale, 1)
 
     async def charge(self, key_id: str, tier: Tier, cost: int) -> Verdict:
         """Take ``cost`` from both budgets; refuse when either would be exceeded."""
-        minute = RateLimitItemPerMinute(tier.requests_per_minute)
-        day = RateLimitItemPerDay(tier.requests_per_day)
+        minute = RateLimitItemPerMinute(tier.requests_per_minute * self.scale)
+        day = RateLimitItemPerDay(tier.requests_per_day * self.scale)
         # `hit` is atomic per window (a Lua script on Redis), so two processes never both take the last slot.
         for name, item in (("minute", minute), ("day", day)):
             if not await self.strategy.hit(item, key_id, cost=cost):
