@@ -85,8 +85,8 @@ def rebuild_after_ingest() -> int:
 @app.task(name="ctiwire.ingest_source", **RETRYING)
 def ingest_source(name: str) -> int:
     """Collect one source; queue the rebuild when it brought new data."""
-    from ingest.pipeline import ingest_once
     from config.sources import load_sources
+    from ingest.pipeline import ingest_once
 
     async def job(store: Store, cache: Cache) -> int:
         report = await ingest_once(store, load_sources(SETTINGS), only=name)
