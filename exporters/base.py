@@ -1,0 +1,106 @@
+"""The exporter interface: one class per format behind one registry (issue 8, "Exports").
+
+Modelled on pySigma's ``Backend`` (ARCHITECTURE.md, "Patterns"): class-level metadata (``format_id``,
+``media_type``, ``extension``) and a single hook, ``encode``, that turns IOC records into bytes. Encoders
+yield chunks (about 64 KiB, or one per record batch for line formats) so the server can stream them and
+the workers can join them; they never talk to a store or a server, so they run anywhere.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import ClassVar, NamedTuple
+
+from store.records import CTIWIRE_NAMESPACE, Ioc, iso, ms
+
+CHUNK_SIZE = 64 * 1024
+PRODUCT = "ctiwire"
+
+
+class ArticleRef(NamedTuple):
+    """What an export says about a reporting article (the store's ``article_refs`` tuple, named)."""
+
+    title: str
+    url: str
+    source_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ExportContext:
+    """Everything an export states beside the IOCs: its clock, window, tier and the reporting articles."""
+
+    generated_at: datetime
+    since: datetime
+    until: datetime
+    tier: str
+    articles: Mapping[str, ArticleRef]
+
+    def refs(self, ioc: Ioc) -> list[ArticleRef]:
+        """The known articles reporting ``ioc``, in the record's order (unknown ids are skipped)."""
+        return [self.articles[a] for a in ioc.article_ids if a in self.articles]
+
+    @property
+    def range_text(self) -> str:
+        """The covered window, as every format names it (MISP ``info``, rule descriptions...)."""
+        return f"{iso(self.since)} to {iso(self.until)}"
+
+
+# Format id -> file extension. Known here (not only on the classes) so ``filename`` needs no registry.
+EXTENSIONS: dict[str, str] = {
+    "stix": "stix.json",
+    "misp": "misp.json",
+    "cef": "cef.log",
+    "openioc": "ioc.xml",
+    "sigma": "sigma.yml",
+}
+
+
+def filename(fmt: str, dt: datetime) -> str:
+    """The dated attachment name, e.g. ``ctiwire-iocs-20261123T1300Z.stix.json`` (UTC, minute precision)."""
+    stamp = ms(dt).strftime("%Y%m%dT%H%MZ")
+    return f"ctiwire-iocs-{stamp}.{EXTENSIONS.get(fmt, fmt)}"
+
+
+def stable_uuid(*parts: str) -> str:
+    """A UUIDv5 under the project namespace: rebuilding an export never changes its ids (STIX 2.1 s. 2.9)."""
+    return str(uuid.uuid5(CTIWIRE_NAMESPACE, ":".join(parts)))
+
+
+def chunked(parts: Iterable[bytes], size: int = CHUNK_SIZE) -> Iterator[bytes]:
+    """Regroup many small byte strings into chunks of about ``size`` bytes (the last may be shorter)."""
+    buffer: list[bytes] = []
+    filled = 0
+    for part in parts:
+        buffer.append(part)
+        filled += len(part)
+        if filled >= size:
+            yield b"".join(buffer)
+            buffer, filled = [], 0
+    if buffer:
+        yield b"".join(buffer)
+
+
+class Exporter:
+    """Base of every format: metadata as class variables, one ``encode`` hook.
+
+    Subclasses set ``format_id`` (the registry key and URL segment), ``media_type`` (the response
+    ``Content-Type``, as server/exports.py declares it) and ``extension``; ``encode`` must be a pure
+    function of its arguments, so a cached build and an on-demand build are byte-identical.
+    """
+
+    format_id: ClassVar[str]
+    media_type: ClassVar[str]
+    extension: ClassVar[str]
+
+    def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
+        raise NotImplementedError
+
+    def render(self, iocs: Sequence[Ioc], ctx: ExportContext) -> bytes:
+        """The whole document at once (tests, CLI)."""
+        return b"".join(self.encode(iocs, ctx))
+
+    def filename(self, dt: datetime) -> str:
+        return filename(self.format_id, dt)
