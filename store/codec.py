@@ -57,8 +57,8 @@ def from_doc(kind: type[R], doc: dict[str, Any]) -> R:
 def merge_ioc(old: Ioc, new: Ioc) -> Ioc:
     """Merge a stored record with an incoming one (Store.upsert_iocs): first_seen never moves later.
 
-    Scalars (confidence, feed_name, source_category) come from ``new``: the caller computed them
-    over every report it knows of; lists are unioned and sorted so merges are order-independent.
+    ``feed_name`` and ``source_category`` come from ``new`` (the latest report); lists are unioned
+    and sorted so merges are order-independent; confidence is recomputed over every reporting source.
     """
     merged = dataclasses.replace(new)
     merged.first_seen = min(old.first_seen, new.first_seen)
@@ -66,4 +66,16 @@ def merge_ioc(old: Ioc, new: Ioc) -> Ioc:
     merged.modified = max(old.modified, new.modified)
     for name in ("sources", "industries", "article_ids", "cves", "techniques", "threat_actors"):
         setattr(merged, name, sorted(set(getattr(old, name)) | set(getattr(new, name))))
+    merged.confidence = merged_confidence(old, new, len(merged.sources))
     return merged
+
+
+_RANK = {"low": 0, "medium": 1, "high": 2}
+
+
+def merged_confidence(old: Ioc, new: Ioc, source_count: int) -> str:
+    """The stronger of both reports, raised by corroboration: 2 sources medium, 3 or more high,
+    and any government source high (issue 8: confidence from how many and which sources report it)."""
+    floor = "high" if source_count >= 3 or "government" in (old.source_category, new.source_category) else (
+        "medium" if source_count == 2 else "low")
+    return max(old.confidence, new.confidence, floor, key=lambda c: _RANK.get(c, 0))

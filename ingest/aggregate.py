@@ -1,0 +1,40 @@
+"""Articles -> IOC records: one record per (type, value), aggregated over the articles that mention it.
+
+Issue 8, "Records". The store merges a batch into what it holds (``store.codec.merge_ioc``), so this
+module only folds one batch; the confidence rule lives with the merge because it depends on every
+report the store knows of, not only on this batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from store.codec import merge_ioc, merged_confidence
+from store.records import Article, ArticleIoc, Ioc
+
+
+def ioc_record(article: Article, mention: ArticleIoc, source_category: str) -> Ioc:
+    """The record one article's mention contributes; first seen when the article was first stored."""
+    record = Ioc(
+        type=mention.type, value=mention.value, confidence=mention.confidence,
+        feed_name=article.source_name, source_category=source_category,
+        first_seen=article.fetched_at, last_seen=max(article.published_at, article.fetched_at),
+        modified=article.modified_at, sources=[article.source_name], industries=list(article.industry_tags),
+        article_ids=[article.id], cves=[c for c in article.cve_ids if c != mention.value],
+        techniques=[t.id for t in article.mitre_techniques], threat_actors=list(article.threat_actors),
+    )
+    return replace(record, confidence=merged_confidence(record, record, 1))
+
+
+def aggregate(articles: Iterable[Article], categories: Mapping[str, str]) -> list[Ioc]:
+    """Fold every mention of ``articles`` into records; ``categories`` maps source name -> category."""
+    records: dict[tuple[str, str], Ioc] = {}
+    for article in articles:
+        category = categories.get(article.source_name, "commercial")
+        for mention in article.iocs:
+            record = ioc_record(article, mention, category)
+            key = (record.type, record.value)
+            held = records.get(key)
+            records[key] = record if held is None else merge_ioc(held, record)
+    return list(records.values())

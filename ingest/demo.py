@@ -1,0 +1,167 @@
+"""The demo dataset: deterministic, enriched articles and their IOC records for the embedded default.
+
+``scripts/serve`` loads it into an empty database (issue 3) so that every endpoint answers with data
+offline. It exercises every filter of GET /api/v1/articles (sources of each type and tier, every
+category and industry, severities across the buckets, archived rows, community submissions, articles
+with and without AI summaries, audio and IOCs). IOC values are synthetic: addresses come from the
+RFC 5737 / RFC 3849 documentation ranges so that no real host is ever named as malicious.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import uuid
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
+
+from config.sources import SHIPPED, SourceConfig, parse_sources
+from ingest.aggregate import aggregate
+from store.base import Store
+from store.records import CATEGORIES, INDUSTRY_TAGS, Article, ArticleIoc, MitreTechnique, Source, ms, utcnow
+
+DEMO_NAMESPACE = uuid.UUID("0c1d6f0e-2b7a-5e8e-9c55-8a3f1e1f4d21")
+BATCH = 500
+Progress = Callable[[int], None]
+
+TECHNIQUES = (
+    ("T1566.001", "Spearphishing Attachment", "initial-access"),
+    ("T1190", "Exploit Public-Facing Application", "initial-access"),
+    ("T1059.001", "PowerShell", "execution"),
+    ("T1486", "Data Encrypted for Impact", "impact"),
+    ("T1071.001", "Web Protocols", "command-and-control"),
+    ("T1110.003", "Password Spraying", "credential-access"),
+    ("T1041", "Exfiltration Over C2 Channel", "exfiltration"),
+    ("T1053.005", "Scheduled Task", "persistence"),
+)
+ACTORS = ("apt28", "apt29", "lazarus group", "fin7", "scattered spider", "sandworm", "volt typhoon", "lockbit")
+TECH_TAGS = ("windows", "linux", "cloud", "kubernetes", "vpn", "email", "browser", "ics", "mobile", "ai")
+PRODUCTS = ("Ivanti Connect Secure", "Fortinet FortiOS", "Citrix NetScaler", "Microsoft Exchange",
+            "Atlassian Confluence", "VMware ESXi", "Cisco IOS XE", "Palo Alto PAN-OS")
+THREATS = ("ransomware", "phishing campaign", "botnet", "supply-chain attack", "data breach", "backdoor",
+           "zero-day exploitation", "credential theft")
+TLDS = ("top", "xyz", "info", "net", "ru", "online", "site", "biz")
+WORDS = ("update", "secure", "login", "cdn", "sync", "portal", "verify", "cloud", "mail", "files")
+
+
+def _pick(rng: random.Random, options: tuple[str, ...], k: int) -> list[str]:
+    return sorted(rng.sample(options, k))
+
+
+def _age_hours(rng: random.Random, i: int) -> float:
+    """10% of rows within a day, 30% within a week, the rest across the year (tier windows)."""
+    bucket = i % 10
+    if bucket == 0:
+        return rng.uniform(0.05, 23.0)
+    if bucket < 4:
+        return rng.uniform(24.0, 7 * 24.0)
+    return rng.uniform(7 * 24.0, 360 * 24.0)
+
+
+def _iocs(rng: random.Random, cves: list[str]) -> list[ArticleIoc]:
+    if rng.random() < 0.2:
+        return []
+    word, tld = rng.choice(WORDS), rng.choice(TLDS)
+    domain = f"{word}-{rng.randrange(400)}.{rng.choice(WORDS)}{rng.randrange(50)}.{tld}"
+    def conf() -> str:
+        return rng.choice(("high", "medium", "low"))
+
+    address = f"{rng.choice(('192.0.2', '198.51.100', '203.0.113'))}.{rng.randrange(1, 255)}"
+    found = [ArticleIoc("domain", domain, conf()), ArticleIoc("ipv4", address, conf()),
+             ArticleIoc("sha256", hashlib.sha256(f"{domain}{rng.random()}".encode()).hexdigest(), conf())]
+    if rng.random() < 0.5:
+        found.append(ArticleIoc("url", f"https://{domain}/{rng.choice(WORDS)}/{rng.randrange(1000)}.php", conf()))
+    if rng.random() < 0.3:
+        found.append(ArticleIoc("md5", hashlib.md5(domain.encode(), usedforsecurity=False).hexdigest(), conf()))
+    if rng.random() < 0.15:
+        found.append(ArticleIoc("ipv6", f"2001:db8:{rng.randrange(65536):x}::{rng.randrange(1, 65536):x}", conf()))
+    if rng.random() < 0.15:
+        found.append(ArticleIoc("email", f"{rng.choice(WORDS)}@{domain}", conf()))
+    found.extend(ArticleIoc("cve", cve, "high") for cve in cves)
+    return found
+
+
+def _article(i: int, rng: random.Random, source: SourceConfig, now: datetime) -> Article:
+    age = _age_hours(rng, i)
+    published = ms(now - timedelta(hours=age))
+    fetched = ms(published + timedelta(minutes=rng.randrange(1, 90)))
+    fetched = min(fetched, now)
+    modified = min(ms(fetched + timedelta(minutes=rng.randrange(0, 600))), now)
+    category = CATEGORIES[i % len(CATEGORIES)]
+    product, threat = rng.choice(PRODUCTS), rng.choice(THREATS)
+    cves = [f"CVE-{rng.randrange(2019, 2027)}-{rng.randrange(1000, 60000)}" for _ in range(rng.randrange(0, 3))]
+    actors = _pick(rng, ACTORS, rng.randrange(0, 3))
+    techniques = [MitreTechnique(t[0], t[1], t[2], rng.choice(("high", "medium")))
+                  for t in rng.sample(TECHNIQUES, rng.randrange(0, 4))]
+    score = round(rng.uniform(0.1, 10.0), 1)
+    title = f"{threat.capitalize()} targets {product}" + (f" via {cves[0]}" if cves else "") + f" (#{i})"
+    summary = (f"Researchers describe a {threat} affecting {product}"
+               + (f" attributed to {actors[0].title()}" if actors else "") + ".")
+    upvotes, downvotes = rng.randrange(0, 200), rng.randrange(0, 20)
+    community = source.source_type == "community"
+    article_id = str(uuid.uuid5(DEMO_NAMESPACE, str(i)))
+    ai_summary = None if i % 7 == 0 else f"{summary} The advisory lists indicators and mitigations" + (
+        f" for {', '.join(cves)}." if cves else ".")
+    iocs = _iocs(rng, cves)
+    content = f"{title}\n\n{summary}\n\n" + "\n".join(f"{ioc.type}: {ioc.value}" for ioc in iocs)
+    return Article(
+        id=article_id, title=title, url=f"{source.homepage.rstrip('/')}/demo/{i}",
+        canonical_url=f"https://ctiwire.local/articles/{article_id}", summary=summary,
+        published_at=published, fetched_at=fetched, modified_at=modified, created_at=fetched,
+        source_name=source.name, source_type=source.source_type, source_tier=source.source_tier,
+        category=category, category_legacy=category.replace("-", " ").title(),
+        content_type=("security", "educational", "news")[i % 3] if i % 5 else "educational",
+        severity_score=score, severity_reasons=[f"demo score {score}"], ai_summary=ai_summary,
+        image_url=f"https://ctiwire.local/img/{i % 50}.png", categorized_at=fetched,
+        ai_classification=category, ai_classification_confidence=round(rng.uniform(0.55, 0.99), 2),
+        tech_tags=_pick(rng, TECH_TAGS, rng.randrange(1, 4)),
+        industry_tags=_pick(rng, INDUSTRY_TAGS, rng.randrange(1, 3)),
+        threat_actors=actors, score=upvotes - downvotes, upvotes=upvotes, downvotes=downvotes,
+        comment_count=rng.randrange(0, 60), vouch_count=rng.randrange(0, 10),
+        rank_score=round((upvotes - downvotes) / (1.0 + age / 24.0), 4),
+        submission_type="user_submitted" if community and i % 2 else "rss_auto",
+        submitted_by_username=f"analyst{i % 40}" if community and i % 2 else None,
+        audio_url=f"https://ctiwire.local/audio/{article_id}.mp3" if i % 4 == 0 else None,
+        audio_duration_seconds=float(60 + i % 300) if i % 4 == 0 else None,
+        audio_voice="alloy" if i % 4 == 0 else None, mitre_techniques=techniques, cve_ids=cves,
+        is_archived=i % 50 == 49, iocs=iocs, tags=[f"#{category}", f"#{threat.split()[0]}"], content=content,
+        content_hash=hashlib.sha256(content.encode()).hexdigest(),
+    )
+
+
+def demo_sources() -> list[SourceConfig]:
+    return parse_sources(SHIPPED.read_text(encoding="utf-8"), str(SHIPPED))
+
+
+def generate(n: int, now: datetime, seed: int = 7) -> Iterator[list[Article]]:
+    """``n`` demo articles in batches; the same ``n``, ``now`` and ``seed`` give the same rows."""
+    rng = random.Random(seed)
+    sources = demo_sources()
+    batch: list[Article] = []
+    for i in range(n):
+        batch.append(_article(i, rng, sources[i % len(sources)], now))
+        if len(batch) == BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+async def seed_store(store: Store, n: int, now: datetime | None = None,
+                     progress: Progress | None = None) -> tuple[int, int]:
+    """Load ``n`` demo articles and their IOC records; returns (articles, IOC records stored)."""
+    sources = demo_sources()
+    for s in sources:
+        await store.upsert_source(Source(s.name, s.homepage, s.feed_url, s.source_type, s.source_tier, s.category,
+                                         s.enabled))
+    categories = {s.name: s.category for s in sources}
+    done, keys = 0, set[tuple[str, str]]()
+    for batch in generate(n, now or utcnow()):
+        await store.upsert_articles(batch)
+        records = aggregate(batch, categories)
+        await store.upsert_iocs(records)
+        keys.update((r.type, r.value) for r in records)
+        done += len(batch)
+        if progress is not None:
+            progress(done)
+    return done, len(keys)

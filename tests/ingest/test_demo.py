@@ -1,0 +1,69 @@
+"""The demo dataset and the article -> IOC record aggregation (issues 3 and 8)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+from ingest.aggregate import aggregate
+from ingest.demo import generate, seed_store
+from store.query import ArticleQuery, IocQuery
+from store.records import CATEGORIES, Article, ArticleIoc, utcnow
+from store.sqlite import SqliteStore
+
+
+def _rows(n: int) -> list[Article]:
+    now = utcnow()
+    return [a for batch in generate(n, now) for a in batch]
+
+
+def test_the_demo_is_deterministic_and_covers_the_filters() -> None:
+    now = utcnow()
+    first = [a for b in generate(600, now) for a in b]
+    again = [a for b in generate(600, now) for a in b]
+    assert first == again
+    assert {a.category for a in first} == set(CATEGORIES)
+    assert {a.source_type for a in first} == {"rss", "community"} and {a.source_tier for a in first} == {1, 2, 3, 4}
+    assert {a.severity_label for a in first} == {"critical", "high", "medium", "low"}
+    assert any(a.is_archived for a in first) and any(not a.iocs for a in first)
+    assert any(a.ai_summary is None for a in first) and any(a.audio_url for a in first)
+    assert {a.submission_type for a in first} == {"rss_auto", "user_submitted"}
+    assert all(now - timedelta(days=366) < a.published_at <= now for a in first)
+    assert sum(a.published_at > now - timedelta(days=1) for a in first) >= 50
+
+
+def test_aggregation_makes_one_record_per_indicator() -> None:
+    rows = _rows(500)
+    records = aggregate(rows, {})
+    mentions = Counter((i.type, i.value) for a in rows for i in a.iocs)
+    assert len(records) == len(mentions)
+    for record in records:
+        referencing = [a for a in rows if any((i.type, i.value) == (record.type, record.value) for i in a.iocs)]
+        assert sorted(record.article_ids) == sorted(a.id for a in referencing)
+        assert record.first_seen == min(a.fetched_at for a in referencing)
+
+
+def test_confidence_rises_with_corroboration_and_government_sources() -> None:
+    base = _rows(1)[0]
+    mention = ArticleIoc("domain", "c2.bad.example.net", "low")
+    articles = [replace(base, id=f"a{i}", source_name=f"S{i}", iocs=[mention]) for i in range(3)]
+    assert aggregate(articles[:1], {})[0].confidence == "low"
+    assert aggregate(articles[:2], {})[0].confidence == "medium"
+    assert aggregate(articles, {})[0].confidence == "high"
+    assert aggregate(articles[:1], {"S0": "government"})[0].confidence == "high"
+
+
+async def test_seeding_fills_the_store_idempotently(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "demo.db")
+    await store.open()
+    try:
+        articles, iocs = await seed_store(store, 700)
+        again = await seed_store(store, 700)
+        stored = await store.count_articles(ArticleQuery(include_archived=True), exact=True)
+        assert articles == stored == 700 and again[0] == 700
+        assert await store.count_iocs(IocQuery()) == iocs > 0
+        assert len(await store.list_sources()) >= 30
+    finally:
+        await store.close()
