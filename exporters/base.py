@@ -8,6 +8,7 @@ the workers can join them; they never talk to a store or a server, so they run a
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -67,6 +68,21 @@ def filename(fmt: str, dt: datetime) -> str:
 def stable_uuid(*parts: str) -> str:
     """A UUIDv5 under the project namespace: rebuilding an export never changes its ids (STIX 2.1 s. 2.9)."""
     return str(uuid.uuid5(CTIWIRE_NAMESPACE, ":".join(parts)))
+
+
+def records_digest(iocs: Sequence[Ioc]) -> str:
+    """A digest of the records' identities: documents of the same records get the same deterministic id."""
+    return hashlib.sha256("\n".join(i.stix_id for i in iocs).encode()).hexdigest()
+
+
+def unique_records(iocs: Iterable[Ioc]) -> Iterator[Ioc]:
+    """Each (type, value) once, first occurrence kept: one indicator is one record (issue 8, "Records")."""
+    seen: set[tuple[str, str]] = set()
+    for ioc in iocs:
+        key = (ioc.type, ioc.value)
+        if key not in seen:
+            seen.add(key)
+            yield ioc
 
 
 def chunked(parts: Iterable[bytes], size: int = CHUNK_SIZE) -> Iterator[bytes]:

@@ -11,13 +11,12 @@ SCO namespace is reserved for cyber-observables), so rebuilding an export never 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import orjson
 
-from exporters.base import ExportContext, Exporter, chunked, stable_uuid
+from exporters.base import ExportContext, Exporter, chunked, records_digest, stable_uuid
 from store.records import Ioc, iso
 
 IDENTITY_ID = f"identity--{stable_uuid('identity', 'ctiwire')}"
@@ -124,6 +123,11 @@ def vulnerability_object(cve: str, created: str, modified: str, extra_refs: list
     return obj
 
 
+def primary_id(ioc: Ioc) -> str:
+    """The id of :func:`stix_object` for ``ioc`` without building it (other formats cite it)."""
+    return vulnerability_id(ioc.value) if ioc.type == "cve" else ioc.stix_id
+
+
 def stix_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:
     """The primary STIX 2.1 object of one IOC record: an ``indicator``, or a ``vulnerability`` for a CVE.
 
@@ -191,8 +195,7 @@ class _Related:
 
 def bundle_id(iocs: Sequence[Ioc], ctx: ExportContext) -> str:
     """Deterministic: the same window and records give the same bundle id."""
-    digest = hashlib.sha256("\n".join(i.stix_id for i in iocs).encode()).hexdigest()
-    return f"bundle--{stable_uuid('bundle', iso(ctx.since), iso(ctx.until), ctx.tier, digest)}"
+    return f"bundle--{stable_uuid('bundle', ctx.range_text, ctx.tier, records_digest(iocs))}"
 
 
 def bundle_objects(iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,142 @@
+"""OpenIOC 1.1 documents of IOC records, written incrementally with lxml (issue 8, "Exports").
+
+The document follows the OpenIOC 1.1 schema (``../shared/data/openioc/ioc.xsd``): ``metadata``, then
+``criteria`` holding one top-level ``Indicator operator="OR"`` with one ``IndicatorItem`` per IOC, then
+``parameters`` that attach each record's feed, source category and confidence to its item (``ref-id``).
+Search terms come from the official term list (``current.iocterms``). Two record types have no term
+there, SHA-512 hashes and CVE ids; they are left out and counted in the description. An empty result is
+one empty ``Indicator`` (the schema wants at least one, and allows it to be empty).
+
+XML 1.0 cannot carry most C0 control characters, even escaped; they are replaced by U+FFFD, the only
+loss this format imposes. Everything else, markup characters included, is escaped by lxml.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar
+
+from lxml import etree  # type: ignore[import-untyped]
+
+from exporters.base import PRODUCT, ExportContext, Exporter, records_digest, stable_uuid, unique_records
+from store.records import Ioc, iso
+
+NS = "http://openioc.org/schemas/OpenIOC_1.1"
+ITEMS_PER_FLUSH = 400
+
+
+class Term:
+    """One search term of current.iocterms: its document, full search path, context type and display type."""
+
+    __slots__ = ("document", "search", "context", "content")
+
+    def __init__(self, search: str, context: str, content: str) -> None:
+        self.document, self.search, self.context, self.content = search.split("/", 1)[0], search, context, content
+
+
+# Context type: "mir" for the endpoint terms (term-source application/vnd.fireeye.endpoint), "network" and
+# "email" for the protocol terms, as IOCe writes them; content type is the term's display-type.
+TERMS: dict[str, Term] = {
+    "ipv4": Term("PortItem/remoteIP", "mir", "IP"),
+    "ipv6": Term("PortItem/remoteIP", "mir", "IP"),
+    "domain": Term("Network/DNS", "network", "string"),
+    "url": Term("UrlHistoryItem/URL", "mir", "string"),
+    "md5": Term("FileItem/Md5sum", "mir", "md5"),
+    "sha1": Term("FileItem/Sha1sum", "mir", "sha1"),
+    "sha256": Term("FileItem/Sha256sum", "mir", "sha256"),
+    "email": Term("Email/From", "email", "string"),
+}
+# URL paths and mailbox local parts are case-sensitive; hosts and hex digests are not.
+CASE_SENSITIVE = frozenset({"url", "email"})
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(text: str) -> str:
+    """``text`` with the characters XML 1.0 cannot represent replaced by U+FFFD."""
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def _q(tag: str) -> str:
+    return f"{{{NS}}}{tag}"
+
+
+def item_id(ioc: Ioc) -> str:
+    return stable_uuid("openioc-item", ioc.type, ioc.value)
+
+
+def document_id(iocs: Sequence[Ioc], ctx: ExportContext) -> str:
+    return stable_uuid("openioc", ctx.range_text, ctx.tier, records_digest(iocs))
+
+
+def _leaf(xf: Any, tag: str, text: str, attrib: dict[str, str] | None = None) -> None:
+    with xf.element(_q(tag), attrib or {}):
+        xf.write(xml_text(text))
+
+
+def _metadata(xf: Any, ctx: ExportContext, kept: int, skipped: int) -> None:
+    with xf.element(_q("metadata")):
+        _leaf(xf, "short_description", f"{PRODUCT} IOCs {ctx.range_text}")
+        note = f" {skipped} SHA-512 or CVE record(s) omitted: OpenIOC 1.1 has no term for them." if skipped else ""
+        _leaf(xf, "description", f"{kept} indicator(s) first seen or updated from {ctx.range_text} "
+                                 f"({ctx.tier} tier).{note}")
+        _leaf(xf, "keywords", f"{PRODUCT} threat-intelligence iocs")
+        _leaf(xf, "authored_by", PRODUCT)
+        _leaf(xf, "authored_date", iso(ctx.generated_at))
+
+
+def _item(xf: Any, ioc: Ioc) -> None:
+    term = TERMS[ioc.type]
+    attrib = {"id": item_id(ioc), "condition": "is", "negate": "false",
+              "preserve-case": "true" if ioc.type in CASE_SENSITIVE else "false"}
+    with xf.element(_q("IndicatorItem"), attrib):
+        with xf.element(_q("Context"), {"document": term.document, "search": term.search, "type": term.context}):
+            pass
+        _leaf(xf, "Content", ioc.value, {"type": term.content})
+
+
+def _params(xf: Any, ioc: Ioc) -> None:
+    ref = item_id(ioc)
+    for name, value in (("feed", ioc.feed_name), ("source-category", ioc.source_category),
+                        ("confidence", ioc.confidence)):
+        with xf.element(_q("param"), {"id": stable_uuid("openioc-param", ref, name), "ref-id": ref, "name": name}):
+            _leaf(xf, "value", value, {"type": "string"})
+
+
+def _drain(buffer: io.BytesIO) -> bytes:
+    data = buffer.getvalue()
+    buffer.seek(0)
+    buffer.truncate()
+    return data
+
+
+class OpenIocExporter(Exporter):
+    """One OpenIOC 1.1 document, streamed: lxml's incremental writer is drained every few hundred items."""
+
+    format_id: ClassVar[str] = "openioc"
+    media_type: ClassVar[str] = "application/xml"
+    extension: ClassVar[str] = "ioc.xml"
+
+    def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
+        kept = [ioc for ioc in unique_records(iocs) if ioc.type in TERMS]
+        buffer = io.BytesIO()
+        root = {"id": document_id(iocs, ctx), "last-modified": iso(ctx.until), "published-date": iso(ctx.generated_at)}
+        with etree.xmlfile(buffer, encoding="utf-8") as xf:
+            xf.write_declaration()
+            with xf.element(_q("OpenIOC"), root, nsmap={None: NS}):
+                _metadata(xf, ctx, len(kept), len(iocs) - len(kept))
+                with xf.element(_q("criteria")):
+                    with xf.element(_q("Indicator"), {"operator": "OR", "id": stable_uuid("openioc-or", root["id"])}):
+                        yield from self._each(xf, buffer, kept, _item)
+                with xf.element(_q("parameters")):
+                    yield from self._each(xf, buffer, kept, _params)
+        yield _drain(buffer)
+
+    @staticmethod
+    def _each(xf: Any, buffer: io.BytesIO, iocs: list[Ioc], write: Any) -> Iterator[bytes]:
+        for n, ioc in enumerate(iocs, 1):
+            write(xf, ioc)
+            if n % ITEMS_PER_FLUSH == 0:
+                xf.flush()
+                yield _drain(buffer)

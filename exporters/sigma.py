@@ -1,0 +1,160 @@
+"""Sigma rules for IOC records: a multi-document YAML stream (issue 8, "Exports"; Sigma specification 2.0).
+
+Records are grouped by (log source, confidence) so one rule carries many values (at most
+``VALUES_PER_RULE``): network connections to IPs, DNS queries for domains, proxy requests for URLs, and
+Sysmon-style ``Hashes`` of created processes for MD5/SHA-1/SHA-256. SHA-512 (Sysmon does not compute it),
+e-mail senders and CVE ids have no Sigma log source to match in and are left out. An empty result is a
+stream of comments only, which parses as zero rules.
+
+The YAML is written by hand, not dumped: every scalar that carries data is a double-quoted string made by
+a JSON encoder (YAML 1.2 double-quoted strings are a superset of JSON strings), with the few characters a
+YAML reader would fold or reject escaped as well, so a hostile value can never open a new key or document.
+Inside that quoting, values are Sigma-escaped (``\\``, ``*``, ``?``), so they match literally. Rule ids
+are UUIDv5 of (log source, confidence, part): a later export of the same group is a revision of the same
+rule, which is what a Sigma id means.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import orjson
+
+from exporters.base import PRODUCT, ExportContext, Exporter, stable_uuid, unique_records
+from store.records import Ioc, iso
+
+VALUES_PER_RULE = 500
+MAX_REFERENCES = 10
+MAX_FEEDS_NAMED = 10
+LEVELS: dict[str, str] = {"high": "high", "medium": "medium", "low": "low"}
+CONFIDENCE_ORDER = ("high", "medium", "low")
+_TECHNIQUE = re.compile(r"^T\d{4}(?:\.\d{3})?$")
+_CVE = re.compile(r"^CVE-(\d+-\d+)$")
+# Characters a YAML reader rejects (outside its printable set) or folds as line breaks inside quotes.
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+_SIGMA_SPECIAL = str.maketrans({"\\": "\\\\", "*": "\\*", "?": "\\?"})
+
+
+@dataclass(frozen=True, slots=True)
+class LogKind:
+    """Where a group of values is matched: a Sigma log source and one field (plus a value shape)."""
+
+    key: str
+    title: str
+    category: str
+    product: str | None
+    field: str
+    types: tuple[str, ...]
+    value: Callable[[Ioc], str]
+
+
+def _hash_value(ioc: Ioc) -> str:
+    # Sysmon writes "MD5=...,SHA256=..." into Hashes; `contains` matches one algorithm=digest pair.
+    return f"{ioc.type.upper()}={ioc.value}"
+
+
+KINDS: tuple[LogKind, ...] = (
+    LogKind("ip", "Network connections to reported IP addresses", "network_connection", "windows",
+            "DestinationIp", ("ipv4", "ipv6"), lambda i: i.value),
+    LogKind("domain", "DNS queries for reported domains", "dns_query", "windows", "QueryName", ("domain",),
+            lambda i: i.value),
+    LogKind("url", "Proxy requests for reported URLs", "proxy", None, "c-uri", ("url",), lambda i: i.value),
+    LogKind("hash", "Processes started from reported file hashes", "process_creation", "windows",
+            "Hashes|contains", ("md5", "sha1", "sha256"), _hash_value),
+)
+FALSE_POSITIVES = ["Shared hosting, CDN or sinkholed infrastructure reused by legitimate services",
+                   "Security tooling and analysts resolving or fetching the indicator"]
+
+
+def quote(text: str) -> str:
+    """A YAML double-quoted scalar holding exactly ``text`` (JSON escaping plus YAML's extra unsafe set)."""
+    quoted = orjson.dumps(text).decode()
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
+
+
+def sigma_escape(value: str) -> str:
+    """A Sigma string that matches ``value`` literally (backslash, ``*`` and ``?`` escaped)."""
+    return value.translate(_SIGMA_SPECIAL)
+
+
+def tags(iocs: Sequence[Ioc]) -> list[str]:
+    """ATT&CK technique tags (attack.t1566.001) and CVE tags (cve.2024-1234), well-formed ids only."""
+    techniques = sorted({t.upper() for i in iocs for t in i.techniques if _TECHNIQUE.match(t.upper())})
+    cves = sorted({m.group(1) for i in iocs for c in i.cves if (m := _CVE.match(c.upper()))})
+    return [f"attack.{t.lower()}" for t in techniques] + [f"cve.{c}" for c in cves] + ["detection.emerging-threats"]
+
+
+def _references(iocs: Sequence[Ioc], ctx: ExportContext) -> list[str]:
+    urls = dict.fromkeys(ref.url for ioc in iocs for ref in ctx.refs(ioc) if ref.url)
+    return list(urls)[:MAX_REFERENCES]
+
+
+def _description(kind: LogKind, iocs: Sequence[Ioc], ctx: ExportContext) -> str:
+    feeds = list(dict.fromkeys(i.feed_name for i in iocs))
+    named = ", ".join(feeds[:MAX_FEEDS_NAMED]) + (f" and {len(feeds) - MAX_FEEDS_NAMED} more"
+                                                  if len(feeds) > MAX_FEEDS_NAMED else "")
+    return (f"{kind.title}: {len(iocs)} indicator(s) first seen or updated from {ctx.range_text} "
+            f"({ctx.tier} tier), reported by: {named}.")
+
+
+def _block(key: str, items: Sequence[str], indent: str = "") -> str:
+    return f"{indent}{key}:\n" + "".join(f"{indent}  - {quote(item)}\n" for item in items)
+
+
+def rule(kind: LogKind, confidence: str, part: int, parts: int, iocs: Sequence[Ioc], ctx: ExportContext) -> str:
+    """One Sigma rule document (without the ``---`` separator)."""
+    created = min(i.first_seen for i in iocs).date().isoformat()
+    modified = max(max(i.modified, i.first_seen) for i in iocs).date().isoformat()
+    logsource = f"  category: {kind.category}\n" + (f"  product: {kind.product}\n" if kind.product else "")
+    refs = _references(iocs, ctx)
+    return "".join([
+        f"title: {quote(f'{PRODUCT}: {kind.title} ({confidence} confidence, part {part} of {parts})')}\n",
+        f"id: {stable_uuid('sigma-rule', kind.key, confidence, str(part))}\n",
+        "status: experimental\n",
+        f"description: {quote(_description(kind, iocs, ctx))}\n",
+        _block("references", refs) if refs else "",
+        f"author: {PRODUCT}\n",
+        f"date: {quote(created)}\n",
+        f"modified: {quote(modified)}\n" if modified > created else "",
+        _block("tags", tags(iocs)),
+        "logsource:\n", logsource,
+        "detection:\n  selection:\n",
+        _block(kind.field, [sigma_escape(kind.value(i)) for i in iocs], "    "),
+        "  condition: selection\n",
+        _block("falsepositives", FALSE_POSITIVES),
+        f"level: {LEVELS.get(confidence, 'low')}\n",
+    ])
+
+
+def groups(iocs: Sequence[Ioc]) -> Iterator[tuple[LogKind, str, list[Ioc]]]:
+    """(kind, confidence, records sorted by value): sorting keeps each part's membership stable between builds."""
+    records = list(unique_records(iocs))
+    for kind in KINDS:
+        for confidence in CONFIDENCE_ORDER:
+            chosen = sorted((i for i in records if i.type in kind.types and i.confidence == confidence),
+                            key=lambda i: (i.type, i.value))
+            if chosen:
+                yield kind, confidence, chosen
+
+
+class SigmaExporter(Exporter):
+    """Sigma rules as one YAML stream, one rule per yielded chunk (each at most ``VALUES_PER_RULE`` values)."""
+
+    format_id: ClassVar[str] = "sigma"
+    media_type: ClassVar[str] = "application/yaml"
+    extension: ClassVar[str] = "sigma.yml"
+
+    def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
+        yield (f"# {PRODUCT} Sigma rules for IOCs first seen or updated from {ctx.range_text}\n"
+               f"# generated {iso(ctx.generated_at)}; an empty stream means no matching indicators\n").encode()
+        first = True
+        for kind, confidence, records in groups(iocs):
+            parts = (len(records) + VALUES_PER_RULE - 1) // VALUES_PER_RULE
+            for part in range(parts):
+                chunk = records[part * VALUES_PER_RULE:(part + 1) * VALUES_PER_RULE]
+                body = rule(kind, confidence, part + 1, parts, chunk, ctx)
+                yield ((b"" if first else b"---\n") + body.encode())
+                first = False
