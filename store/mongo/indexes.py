@@ -1,0 +1,51 @@
+"""Indexes created at start-up (``MongoStore.open``); ``create_index`` is idempotent for an equal spec.
+
+Every article sort has an index on (sort key, ``_id``): the keyset pages walk it in either direction
+without a sort in memory. The one text index covers title and summary (spec, ``q_field=default``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSpec:
+    """One index of one collection: its keys and ``create_index`` options."""
+
+    collection: str
+    keys: list[tuple[str, Any]]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+def _unique(collection: str, *keys: str) -> IndexSpec:
+    return IndexSpec(collection, [(k, 1) for k in keys], {"unique": True})
+
+
+def _plain(collection: str, *keys: str) -> IndexSpec:
+    return IndexSpec(collection, [(k, 1) for k in keys])
+
+
+TEXT_INDEX = IndexSpec(
+    "articles", [("title", "text"), ("summary", "text")],
+    {"name": "articles_text", "default_language": "english", "weights": {"title": 3, "summary": 1}},
+)
+
+INDEXES: tuple[IndexSpec, ...] = (
+    _unique("users", "email"),
+    _unique("api_keys", "key_hash"),
+    _unique("api_keys", "user_id", "name"),  # Conflict on a duplicate key name (Store.create_key)
+    _plain("api_keys", "user_id", "created_at"),
+    *(_plain("articles", name, "_id") for name in (
+        "published_at", "modified_at", "fetched_at", "created_at", "severity_score", "rank_score")),
+    _plain("articles", "source_name"),
+    _plain("articles", "category"),
+    _plain("articles", "canonical_url"),
+    _plain("articles", "content_hash"),
+    _plain("articles", "mitre_techniques.id"),
+    TEXT_INDEX,
+    _plain("iocs", "first_seen", "type", "value"),
+    _plain("iocs", "modified"),
+    _plain("iocs", "value"),
+)

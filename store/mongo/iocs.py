@@ -1,0 +1,128 @@
+"""IOC writes and statistics on MongoDB.
+
+Merging must give exactly ``codec.merge_ioc`` (the SQLite backend's rule): a new record is stored as it
+comes, a known one is merged (first_seen never moves later, lists unioned and sorted, scalars from the
+newer report). Update operators cannot express "as is when new, merged and sorted when known", so each
+round reads the stored records, merges in Python, and writes back with a compare-and-swap on ``_v``
+(a token replaced by every write): inserts that meet a duplicate ``_id`` and replaces whose ``_v`` moved
+lost a race with a concurrent run and are merged again in the next round. Merges commute, so any
+interleaving of concurrent runs ends in the same record.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from pymongo import InsertOne, ReplaceOne
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import BulkWriteError
+
+from store.base import IocStats, StoreError
+from store.codec import merge_ioc
+from store.mongo.documents import Doc, from_ioc, ioc_doc, ioc_key
+from store.records import Ioc
+
+MAX_ROUNDS = 20
+_DUPLICATE_KEY = 11000
+Collection = AsyncCollection[dict[str, Any]]
+Op = InsertOne[dict[str, Any]] | ReplaceOne[dict[str, Any]]
+
+
+def fold(incoming: Iterable[Ioc]) -> dict[str, Ioc]:
+    """One record per key, later reports of the batch merged into earlier ones (as a row-by-row upsert)."""
+    folded: dict[str, Ioc] = {}
+    for ioc in incoming:
+        key = ioc_key(ioc.type, ioc.value)
+        folded[key] = ioc if key not in folded else merge_ioc(folded[key], ioc)
+    return folded
+
+
+def plan(pending: dict[str, Ioc], stored: dict[str, Doc], token: str) -> tuple[list[Op], list[str], list[str]]:
+    """Write operations for one round, the key of each, and the keys written by compare-and-swap replaces."""
+    ops: list[Op] = []
+    keys: list[str] = []
+    replaced: list[str] = []
+    for key, new in pending.items():
+        old = stored.get(key)
+        if old is None:
+            ops.append(InsertOne(ioc_doc(new, token)))
+            keys.append(key)
+            continue
+        merged = merge_ioc(from_ioc(old), new)
+        if merged != from_ioc(old):  # nothing new: re-running a feed writes nothing
+            ops.append(ReplaceOne({"_id": key, "_v": old.get("_v")}, ioc_doc(merged, token)))
+            keys.append(key)
+            replaced.append(key)
+    return ops, keys, replaced
+
+
+async def _write(coll: Collection, ops: list[Op], keys: list[str]) -> tuple[set[str], int]:
+    """Run ``ops`` unordered; (keys whose insert met a duplicate ``_id``, matched replace count)."""
+    try:
+        result = await coll.bulk_write(ops, ordered=False)
+    except BulkWriteError as exc:
+        errors = exc.details.get("writeErrors", [])
+        if any(e.get("code") != _DUPLICATE_KEY for e in errors):
+            raise
+        return {keys[e["index"]] for e in errors}, int(exc.details.get("nMatched", 0))
+    return set(), result.matched_count
+
+
+async def _round(coll: Collection, pending: dict[str, Ioc]) -> dict[str, Ioc]:
+    """Merge and write ``pending``; returns the records that lost a race and need another round."""
+    stored = {d["_id"]: d async for d in coll.find({"_id": {"$in": list(pending)}})}
+    token = uuid.uuid4().hex
+    ops, keys, replaced = plan(pending, stored, token)
+    if not ops:
+        return {}
+    lost, matched = await _write(coll, ops, keys)
+    if matched < len(replaced):
+        moved = coll.find({"_id": {"$in": replaced}, "_v": {"$ne": token}}, {"_id": 1})
+        lost |= {d["_id"] async for d in moved}
+    return {key: pending[key] for key in lost}
+
+
+async def upsert(coll: Collection, incoming: Iterable[Ioc]) -> None:
+    """Insert or merge every record of ``incoming`` (see the module docstring)."""
+    pending = fold(incoming)
+    for _ in range(MAX_ROUNDS):
+        if not pending:
+            return
+        pending = await _round(coll, pending)
+    raise StoreError(f"{len(pending)} IOC records kept changing under concurrent writers; retry")
+
+
+async def _grouped(coll: Collection, since: datetime, key: str) -> dict[str, int]:
+    pipeline: list[Doc] = [{"$match": {"modified": {"$gte": since}}},
+                           {"$group": {"_id": f"${key}", "n": {"$sum": 1}}}, {"$sort": {"_id": 1}}]
+    return {d["_id"]: int(d["n"]) async for d in await coll.aggregate(pipeline)}
+
+
+async def _top_sources(coll: Collection, since: datetime, top: int) -> list[tuple[str, int]]:
+    pipeline: list[Doc] = [{"$match": {"modified": {"$gte": since}}}, {"$unwind": "$sources"},
+                           {"$group": {"_id": "$sources", "n": {"$sum": 1}}},
+                           {"$sort": {"n": -1, "_id": 1}}, {"$limit": top}]
+    return [(d["_id"], int(d["n"])) async for d in await coll.aggregate(pipeline)]
+
+
+async def _daily(coll: Collection, since: datetime) -> list[tuple[str, int]]:
+    # The UTC calendar day of first_seen, as SQLite's substr(first_seen, 1, 10) of the ISO text.
+    day = {"$dateToString": {"format": "%Y-%m-%d", "date": "$first_seen"}}
+    pipeline: list[Doc] = [{"$match": {"modified": {"$gte": since}}},
+                           {"$group": {"_id": day, "n": {"$sum": 1}}}, {"$sort": {"_id": 1}}]
+    return [(d["_id"], int(d["n"])) async for d in await coll.aggregate(pipeline)]
+
+
+async def stats(coll: Collection, since: datetime, top: int) -> IocStats:
+    """Totals of records modified since ``since`` (Store.ioc_stats)."""
+    return IocStats(
+        total=await coll.count_documents({"modified": {"$gte": since}}),
+        by_type=await _grouped(coll, since, "type"),
+        by_confidence=await _grouped(coll, since, "confidence"),
+        by_category=await _grouped(coll, since, "source_category"),
+        top_sources=await _top_sources(coll, since, top),
+        daily=await _daily(coll, since),
+    )

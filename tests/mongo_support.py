@@ -1,0 +1,169 @@
+"""Test-only helpers for the Mongo backend: an async adapter over mongomock-ng, and real-server plumbing.
+
+``MongoStore`` is written against ``pymongo.AsyncMongoClient``. mongomock-ng is synchronous, so the
+classes below expose the subset of the async API the store uses (awaitable collection methods, cursors
+with ``sort``/``skip``/``limit``, ``to_list`` and ``async for``) and delegate to mongomock-ng. Each call
+first yields to the event loop, so concurrent tasks interleave between database calls as they would on
+a real server. When ``CTIWIRE_TEST_MONGODB_URI`` is set, the same tests also run on a real server, each
+in a database of its own that is dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import mongomock_ng
+from pymongo import AsyncMongoClient
+
+from store.mongo import MongoStore
+
+NO_TEXT_ON_MOCK = "mongomock does not implement $text; runs with CTIWIRE_TEST_MONGODB_URI"
+_SESSION = f"ctiwire_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+_COUNTER = itertools.count()
+
+
+def real_mongodb_uri() -> str | None:
+    """The real server to test against, if any."""
+    return os.environ.get("CTIWIRE_TEST_MONGODB_URI") or None
+
+
+def unique_db_name() -> str:
+    """A database name unique to this test session and call."""
+    return f"{_SESSION}_{next(_COUNTER)}"
+
+
+class AsyncMockCursor:
+    """``AsyncCursor`` / ``AsyncCommandCursor`` over a mongomock cursor (or any iterable of documents)."""
+
+    def __init__(self, cursor: Any) -> None:
+        self._cursor = cursor
+
+    def sort(self, *args: Any, **kwargs: Any) -> AsyncMockCursor:
+        self._cursor = self._cursor.sort(*args, **kwargs)
+        return self
+
+    def skip(self, count: int) -> AsyncMockCursor:
+        self._cursor = self._cursor.skip(count)
+        return self
+
+    def limit(self, count: int) -> AsyncMockCursor:
+        self._cursor = self._cursor.limit(count)
+        return self
+
+    async def to_list(self, length: int | None = None) -> list[dict[str, Any]]:
+        await asyncio.sleep(0)
+        docs: Iterator[dict[str, Any]] = iter(self._cursor)
+        return list(docs if length is None else itertools.islice(docs, length))
+
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[dict[str, Any]]:
+        for doc in self._cursor:
+            await asyncio.sleep(0)
+            yield doc
+
+
+class AsyncMockCollection:
+    """``AsyncCollection``: the awaitable methods MongoStore calls, run by mongomock-ng."""
+
+    def __init__(self, collection: Any) -> None:
+        self._sync = collection
+
+    async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        await asyncio.sleep(0)
+        return getattr(self._sync, method)(*args, **kwargs)
+
+    def find(self, *args: Any, **kwargs: Any) -> AsyncMockCursor:
+        return AsyncMockCursor(self._sync.find(*args, **kwargs))
+
+    async def aggregate(self, pipeline: list[dict[str, Any]], **kwargs: Any) -> AsyncMockCursor:
+        return AsyncMockCursor(await self._call("aggregate", pipeline, **kwargs))
+
+    async def find_one(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("find_one", *args, **kwargs)
+
+    async def insert_one(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("insert_one", *args, **kwargs)
+
+    async def replace_one(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("replace_one", *args, **kwargs)
+
+    async def update_one(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("update_one", *args, **kwargs)
+
+    async def delete_one(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("delete_one", *args, **kwargs)
+
+    async def bulk_write(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("bulk_write", *args, **kwargs)
+
+    async def count_documents(self, *args: Any, **kwargs: Any) -> int:
+        return int(await self._call("count_documents", *args, **kwargs))
+
+    async def estimated_document_count(self, **kwargs: Any) -> int:
+        return int(await self._call("estimated_document_count", **kwargs))
+
+    async def create_index(self, *args: Any, **kwargs: Any) -> str:
+        return str(await self._call("create_index", *args, **kwargs))
+
+    async def find_one_and_update(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("find_one_and_update", *args, **kwargs)
+
+    async def find_one_and_delete(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("find_one_and_delete", *args, **kwargs)
+
+    async def index_information(self) -> dict[str, Any]:
+        return dict(await self._call("index_information"))
+
+
+class AsyncMockDatabase:
+    """``AsyncDatabase``: collections by item access and ``command``."""
+
+    def __init__(self, database: Any) -> None:
+        self._sync = database
+
+    def __getitem__(self, name: str) -> AsyncMockCollection:
+        return AsyncMockCollection(self._sync[name])
+
+    async def command(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        await asyncio.sleep(0)
+        return dict(self._sync.command(*args, **kwargs))
+
+
+class AsyncMockClient:
+    """``AsyncMongoClient`` over one in-memory mongomock-ng server (``tz_aware`` like the real one)."""
+
+    def __init__(self) -> None:
+        self._sync = mongomock_ng.MongoClient(tz_aware=True)
+
+    def __getitem__(self, name: str) -> AsyncMockDatabase:
+        return AsyncMockDatabase(self._sync[name])
+
+    async def drop_database(self, name: str) -> None:
+        self._sync.drop_database(name)
+
+    async def close(self) -> None:
+        self._sync.close()
+
+
+def mock_store() -> MongoStore:
+    """A MongoStore on a fresh in-memory mongomock-ng server (not yet opened)."""
+    return MongoStore(AsyncMockClient(), unique_db_name())  # type: ignore[arg-type]
+
+
+def real_store(uri: str) -> MongoStore:
+    """A MongoStore on a fresh database of the real server at ``uri`` (not yet opened)."""
+    client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(uri, tz_aware=True, serverSelectionTimeoutMS=5000)
+    return MongoStore(client, unique_db_name())
+
+
+async def dispose(store: MongoStore) -> None:
+    """Drop the store's database and close its client."""
+    await store.client.drop_database(store.db_name)
+    await store.close()
