@@ -23,7 +23,8 @@ from store.factory import make_cache, make_store
 
 access_log = logging.getLogger("ctiwire.access")
 
-ROUTE_MODULES: tuple[str, ...] = ("server.health", "server.iocs", "server.lookup", "server.exports")
+ROUTE_MODULES: tuple[str, ...] = ("server.health", "server.articles", "server.iocs", "server.lookup", "server.exports",
+                                  "taxii.routes")
 Startup = Callable[[AppContext], Awaitable[None]]
 
 

@@ -1,0 +1,123 @@
+"""Article encoders: the list-form row, the single-read form, NDJSON lines and CSV rows (spec, Article).
+
+Pure functions from records to bytes, so the server streams them and a bulk job could reuse them.
+CSV cells: arrays and objects are JSON-encoded in their cell (lossless, and one cell per spec column);
+booleans are ``true``/``false``; absent values are empty cells.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from store.records import Article, iso
+
+# Spec, "CSV column order for article export".
+CSV_COLUMNS: tuple[str, ...] = (
+    "id", "published_at", "fetched_at", "modified_at", "title", "url", "canonical_url", "summary", "ai_summary",
+    "image_url", "source_name", "source_type", "source_tier", "category", "category_legacy", "content_type",
+    "severity_score", "severity_label", "tech_tags", "industry_tags", "threat_actors", "has_iocs", "ioc_count",
+    "mitre_techniques", "cve_ids", "score", "upvotes", "downvotes", "comment_count", "vouch_count", "rank_score",
+    "submission_type",
+)
+EXPANSIONS: tuple[str, ...] = ("mitre", "iocs", "cves", "threat_actors")
+NVD_URL = "https://nvd.nist.gov/vuln/detail/"
+_SCALARS: tuple[str, ...] = (
+    "id", "title", "url", "canonical_url", "summary", "image_url", "source_name", "source_type", "source_tier",
+    "category", "category_label", "category_legacy", "content_type", "severity_score", "severity_label",
+    "categorized_by", "ai_classification", "ai_classification_confidence", "has_iocs", "ioc_count", "score",
+    "upvotes", "downvotes", "comment_count", "vouch_count", "rank_score", "submission_type",
+    "submitted_by_username", "audio_url", "audio_duration_seconds", "audio_voice", "is_archived",
+)
+_TIMES: tuple[str, ...] = ("published_at", "fetched_at", "modified_at", "created_at")
+LIST_FIELDS: tuple[str, ...] = (*_SCALARS, *_TIMES, "ai_summary", "categorized_at", "tech_tags", "industry_tags",
+                                "threat_actors", "cve_ids", "mitre_techniques")
+
+
+def list_row(article: Article, expand: Iterable[str] = ()) -> dict[str, Any]:
+    """The flat list form (every field top-level), plus the requested expansions.
+
+    ``ai_summary`` is omitted when there is none (spec: "may be absent for recent articles").
+    """
+    row: dict[str, Any] = {name: getattr(article, name) for name in _SCALARS}
+    row.update({name: iso(getattr(article, name)) for name in _TIMES})
+    if article.ai_summary:
+        row["ai_summary"] = article.ai_summary
+    row["categorized_at"] = iso(article.categorized_at) if article.categorized_at else None
+    for name in ("tech_tags", "industry_tags", "threat_actors", "cve_ids"):
+        row[name] = list(getattr(article, name))
+    row["mitre_techniques"] = [{"id": t.id, "name": t.name, "tactic": t.tactic, "confidence": t.confidence}
+                               for t in article.mitre_techniques]
+    _expand(row, article, set(expand))
+    return row
+
+
+def _expand(row: dict[str, Any], article: Article, wanted: set[str]) -> None:
+    """``expand`` shapes (documented in the OpenAPI description; the spec leaves them "not shown")."""
+    if "iocs" in wanted:
+        row["iocs"] = [{"type": i.type, "value": i.value, "confidence": i.confidence} for i in article.iocs]
+    if "cves" in wanted:
+        row["cves"] = [{"id": c, "url": NVD_URL + c} for c in article.cve_ids]
+    if "threat_actors" in wanted:
+        techniques = [t.id for t in article.mitre_techniques]
+        row["threat_actor_details"] = [{"name": a, "techniques": techniques} for a in article.threat_actors]
+
+
+def sparse(row: dict[str, Any], fields: tuple[str, ...]) -> dict[str, Any]:
+    """Only the named fields, in the row's order; ``id`` is always kept; unknown names are dropped."""
+    if not fields:
+        return row
+    keep = {"id", *fields}
+    return {k: v for k, v in row.items() if k in keep}
+
+
+def publisher_domain(url: str) -> str:
+    host = (urlsplit(url).hostname or "").lower()
+    return host.removeprefix("www.")
+
+
+def single_form(article: Article) -> dict[str, Any]:
+    """The single-read form: its own field names (spec, "Article (single-read form)")."""
+    return {
+        "id": article.id, "title": article.title, "url": article.url, "source": publisher_domain(article.url),
+        "published_at": iso(article.published_at), "summary": article.ai_summary or article.summary,
+        "categories": [article.category], "severity": article.severity_label, "tags": list(article.tags),
+        "iocs": [{"type": i.type, "value": i.value} for i in article.iocs], "cves": list(article.cve_ids),
+        "threat_actors": list(article.threat_actors),
+        "mitre_techniques": [{"id": t.id, "name": t.name} for t in article.mitre_techniques],
+        "points": article.score, "comment_count": article.comment_count,
+    }
+
+
+def ndjson_line(row: dict[str, Any]) -> bytes:
+    return orjson.dumps(row) + b"\n"
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, dict)):
+        return orjson.dumps(value).decode()
+    return str(value)
+
+
+def _csv_line(cells: Iterable[str]) -> bytes:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\r\n").writerow(list(cells))  # RFC 4180 line ends and quoting
+    return buffer.getvalue().encode("utf-8")
+
+
+def csv_header(columns: tuple[str, ...] = CSV_COLUMNS) -> bytes:
+    return _csv_line(columns)
+
+
+def csv_line(row: dict[str, Any], columns: tuple[str, ...] = CSV_COLUMNS) -> bytes:
+    """One CSV row of ``columns`` from a list-form row (``severity_label`` etc. computed there)."""
+    return _csv_line(_cell(row.get(name)) for name in columns)

@@ -1,0 +1,180 @@
+"""GET /api/v1/articles, /api/v1/articles/{id} and /api/v1/sources (spec, Endpoints; issue 4).
+
+A page is streamed in chunks whatever its format. Its end is found first by a two-row peek at the
+page's last position, so ``X-Next-Cursor`` leaves with the headers; rows are then streamed up to that
+position (not merely ``limit`` rows), so an article inserted during the request is never skipped by
+the next page: cursor walks return every row exactly once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+import orjson
+
+from config.tiers import SCOPE_ARTICLES, SCOPE_ARTICLES_EXPORT, format_cost
+from exporters.articles import CSV_COLUMNS, csv_header, csv_line, list_row, ndjson_line, single_form, sparse
+from server.article_params import ArticleRequest, cursor_kind, encode_position, parse_article_request
+from server.articles_doc import OPENAPI_PATHS, OPENAPI_SCHEMAS
+from server.base import BaseHandler
+from server.context import AppContext
+from server.errors import NotFoundError
+from server.streaming import ChunkWriter, ClientGone
+from server.tokens import sign
+from store.records import Article, Source, iso, utcnow
+
+__all__ = ["OPENAPI_PATHS", "OPENAPI_SCHEMAS", "routes"]
+MEDIA = {"json": "application/json; charset=utf-8", "ndjson": "application/x-ndjson",
+         "csv": "text/csv; charset=utf-8"}
+# A page streamed up to its peeked end may grow by the rows inserted meanwhile; this bounds it.
+INSERT_SLACK = 1000
+
+
+def _position(article: Article, field: str) -> tuple[Any, str]:
+    return getattr(article, field), article.id
+
+
+class ArticleListHandler(BaseHandler):
+    """List, filter, full-text search, delta polling and bulk export in one endpoint."""
+
+    def format_id(self) -> str:
+        fmt = self.params.text("format", "json", MEDIA) or "json"
+        return fmt
+
+    def required_scope(self) -> str | None:
+        return SCOPE_ARTICLES if self.format_id() == "json" else SCOPE_ARTICLES_EXPORT
+
+    async def get(self) -> None:
+        now = utcnow()
+        request = parse_article_request(self.params, self.principal.tier, now, self.ctx.settings.secret_key)
+        for name, value in request.headers.items():
+            self.set_header(name, value)
+        self.set_header("X-Format-Cost-Multiplier", str(format_cost(request.fmt)))
+        end, more = await self._page_end(request)
+        next_url = self._next(request, end) if more and end is not None else None
+        self.set_header("Content-Type", MEDIA[request.fmt])
+        if request.fmt != "json":
+            self.set_header("Content-Disposition",
+                            f'attachment; filename="ctiwire-articles-{now:%Y%m%dT%H%M%SZ}.{request.fmt}"')
+        writer = ChunkWriter(self, self.ctx.settings.stream_chunk_bytes)
+        try:
+            await self._stream(writer, request, end if more else None, now, next_url)
+            await writer.flush()
+        except ClientGone:  # the client left: stopping here closes the store iterator and its query
+            return
+        self.finish()
+
+    async def _page_end(self, request: ArticleRequest) -> tuple[Article | None, bool]:
+        """The page's last row and whether another row follows it (a two-row peek)."""
+        q = request.query
+        peek = replace(q, offset=q.offset + q.limit - 1, limit=2)
+        rows = await self.ctx.store.all_articles(peek)
+        return (rows[0] if rows else None), len(rows) == 2
+
+    def _next(self, request: ArticleRequest, end: Article) -> str:
+        value, last_id = _position(end, request.query.sort_field)
+        token = sign(self.ctx.settings.secret_key, cursor_kind(request.query.sort),
+                     {"v": encode_position(value), "id": last_id})
+        self.set_header("X-Next-Cursor", token)
+        args = [(k, v[-1].decode("utf-8", "replace")) for k, v in self.request.query_arguments.items()
+                if k not in ("cursor", "offset", "api_key")]
+        return self._base_url() + "?" + urlencode([*args, ("cursor", token)])
+
+    def _base_url(self) -> str:
+        return f"{self.request.protocol}://{self.request.host}{self.request.path}"
+
+    async def _rows(self, request: ArticleRequest, end: Article | None) -> Any:
+        """Rows of the page: up to the peeked end when there is a next page, else up to ``limit``."""
+        q = request.query
+        field, stop = q.sort_field, (_position(end, q.sort_field) if end is not None else None)
+        query = q if stop is None else replace(q, limit=q.limit + INSERT_SLACK)
+        async for batch in self.ctx.store.iter_articles(query):
+            for article in batch:
+                yield article
+                if stop is not None and _position(article, field) == stop:
+                    return
+
+    async def _stream(self, writer: ChunkWriter, request: ArticleRequest, end: Article | None, now: datetime,
+                      next_url: str | None) -> None:
+        rows = (sparse(list_row(a, request.expand), request.fields) async for a in self._rows(request, end))
+        if request.fmt == "ndjson":
+            async for row in rows:
+                await writer.write(ndjson_line(row))
+        elif request.fmt == "csv":
+            columns = tuple(c for c in CSV_COLUMNS if not request.fields or c == "id" or c in request.fields)
+            await writer.write(csv_header(columns))
+            async for row in rows:
+                await writer.write(csv_line(row, columns))
+        else:
+            await writer.write(b'{"meta":' + orjson.dumps(await self._meta(request, now)) + b',"data":[')
+            separator = b""
+            async for row in rows:
+                await writer.write(separator + orjson.dumps(row))
+                separator = b","
+            links = {"self": self.request.full_url(), **({"next": next_url} if next_url else {})}
+            await writer.write(b'],"links":' + orjson.dumps(links) + b"}")
+
+    async def _meta(self, request: ArticleRequest, now: datetime) -> dict[str, Any]:
+        strategy, store = request.count_strategy, self.ctx.store
+        total = None if strategy == "none" else await store.count_articles(request.query, exact=strategy == "exact")
+        return {"limit": request.query.limit, "offset": request.query.offset, "total": total,
+                "total_estimated": strategy == "planned", "generated_at": iso(now),
+                "feed_version": str(await store.data_version()), "source": store.name,
+                "filters": request.filters}
+
+
+class ArticleHandler(BaseHandler):
+    """One article in the single-read form; unknown, malformed or out-of-window ids are 404."""
+
+    scope = SCOPE_ARTICLES
+
+    async def get(self, article_id: str) -> None:
+        try:
+            uuid.UUID(article_id)
+        except ValueError as exc:
+            raise NotFoundError(f"no article with id {article_id!r}") from exc
+        article = await self.ctx.store.get_article(article_id)
+        # The tier's article lookback holds here too (issue 4: no way around the window).
+        if article.published_at < utcnow() - timedelta(days=self.principal.tier.article_lookback_days):
+            raise NotFoundError(f"no article with id {article_id!r} in the {self.principal.tier.name} window")
+        self.write_json(single_form(article))
+
+
+class SourcesHandler(BaseHandler):
+    """The exact source names usable in the ``source`` filter, with type, tier and collection health."""
+
+    scope = SCOPE_ARTICLES
+
+    async def get(self) -> None:
+        counted = {name: (kind, tier, n) for name, kind, tier, n in await self.ctx.store.article_sources()}
+        configured = {s.name: s for s in await self.ctx.store.list_sources()}
+        # Sources that only have articles (a removed feed, community submissions) are still filterable.
+        for name, (kind, tier, _) in counted.items():
+            configured.setdefault(name, Source(name, "", "", kind, tier, "community", enabled=False))
+        rows = [_source_row(s, counted.get(s.name, ("", 0, 0))[2]) for s in sorted(configured.values(),
+                                                                                  key=lambda s: s.name)]
+        self.write_json({"meta": {"total": len(rows)}, "data": rows})
+
+
+def _source_row(source: Source, article_count: int) -> dict[str, Any]:
+    def when(value: datetime | None) -> str | None:
+        return iso(value) if value else None
+
+    return {"name": source.name, "source_type": source.source_type, "source_tier": source.source_tier,
+            "category": source.category, "homepage": source.homepage, "feed_url": source.feed_url,
+            "enabled": source.enabled, "article_count": article_count,
+            "health": {"last_attempt_at": when(source.last_attempt_at), "last_success_at": when(source.last_success_at),
+                       "last_error": source.last_error, "items_seen": source.items_seen}}
+
+
+def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
+    return [
+        (r"/api/v1/articles", ArticleListHandler, {"ctx": ctx}),
+        (r"/api/v1/articles/([^/]+)", ArticleHandler, {"ctx": ctx}),
+        (r"/api/v1/sources", SourcesHandler, {"ctx": ctx}),
+    ]
+
