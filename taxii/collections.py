@@ -1,0 +1,58 @@
+"""The fixed TAXII collections: each one is a set of IOC types (spec, "TAXII collection").
+
+The ids are the spec's example collection ids and are what clients put in the objects path. Every
+collection is read-only (TAXII 2.1 section 5.2.1: ``can_write`` false) and serves STIX 2.1 only.
+The listing order is the declaration order, so ``GET collections/`` always answers the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from store.records import IOC_TYPES
+from taxii.media import STIX_21
+
+# STIX 2.1 object type of the records of each IOC type: CVE records become ``vulnerability`` objects
+# (STIX 2.1 section 4.18), every other type an ``indicator`` with a STIX pattern (section 4.7).
+VULNERABILITY_IOC_TYPES: frozenset[str] = frozenset({"cve"})
+
+
+def stix_type_of(ioc_type: str) -> str:
+    """The STIX object type the exporter builds for records of ``ioc_type``."""
+    return "vulnerability" if ioc_type in VULNERABILITY_IOC_TYPES else "indicator"
+
+
+@dataclass(frozen=True, slots=True)
+class TaxiiCollection:
+    """One collection: an id for the URL path, a title, and the IOC types it holds."""
+
+    id: str
+    title: str
+    description: str
+    ioc_types: tuple[str, ...]
+
+    def resource(self) -> dict[str, Any]:
+        """The TAXII 2.1 collection resource (section 5.2.1)."""
+        return {
+            "id": self.id,
+            "title": self.title,
+            "description": self.description,
+            "can_read": True,
+            "can_write": False,
+            "media_types": [STIX_21],
+        }
+
+
+COLLECTIONS: tuple[TaxiiCollection, ...] = (
+    TaxiiCollection("all-iocs", "All IOCs", "Every indicator and CVE record, oldest first by date added.",
+                    IOC_TYPES),
+    TaxiiCollection("ip-addresses", "IP addresses", "IPv4 and IPv6 address indicators.", ("ipv4", "ipv6")),
+    TaxiiCollection("file-hashes", "File hashes", "MD5, SHA-1, SHA-256 and SHA-512 file hash indicators.",
+                    ("md5", "sha1", "sha256", "sha512")),
+    TaxiiCollection("domains", "Domains", "Domain name indicators.", ("domain",)),
+    TaxiiCollection("urls", "URLs", "URL indicators.", ("url",)),
+    TaxiiCollection("cves", "CVEs", "Vulnerabilities (CVE ids) mentioned by the aggregated reporting.", ("cve",)),
+)
+BY_ID: MappingProxyType[str, TaxiiCollection] = MappingProxyType({c.id: c for c in COLLECTIONS})

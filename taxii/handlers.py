@@ -1,0 +1,128 @@
+"""TAXII 2.1 handlers on the server's plumbing: same keys, tiers, scopes and rate limits; Pro only.
+
+What differs from the JSON API (TAXII 2.1 sections 1.6.8 and 3.6):
+- every response, errors included, is ``application/taxii+json;version=2.1``;
+- errors are the TAXII error resource (``title``, ``description``, ``error_id``, ``error_code``,
+  ``http_status`` as a string, ``details`` with the request id), never the API envelope;
+- a request whose ``Accept`` names no TAXII 2.1 media type is answered 406;
+- a 401 carries ``WWW-Authenticate: Bearer`` (RFC 6750 section 3).
+"""
+
+from __future__ import annotations
+
+from http.client import responses
+from typing import Any
+
+import orjson
+
+from config.tiers import SCOPE_TAXII
+from server.base import BaseHandler
+from server.errors import ApiError, NotFoundError
+from taxii.collections import BY_ID, COLLECTIONS, TaxiiCollection
+from taxii.media import TAXII_21, accepts_taxii21
+
+API_ROOT_PATH = "/api/taxii2/api/"
+REALM = "ctiwire TAXII"
+
+
+class NotAcceptable(ApiError):
+    """406: the ``Accept`` header names no TAXII 2.1 media type (TAXII 2.1 section 3.6)."""
+
+    status = 406
+    code = "not_acceptable"
+
+
+class TaxiiHandler(BaseHandler):
+    """Base of every TAXII handler: the TAXII media type and error resource, then the Accept check."""
+
+    scope = SCOPE_TAXII
+    pro_only = True
+
+    def set_default_headers(self) -> None:
+        # send_error() clears the headers and calls this again, so errors keep the TAXII media type.
+        super().set_default_headers()
+        self.set_header("Content-Type", TAXII_21)
+
+    async def prepare(self) -> None:
+        await super().prepare()
+        if not accepts_taxii21(self.request.headers.get("Accept")):
+            raise NotAcceptable(f"send 'Accept: {TAXII_21}': this server speaks TAXII 2.1 only",
+                                details={"accept": self.request.headers.get("Accept", "")})
+
+    def render_error(self, status: int, code: str, message: str, details: dict[str, Any] | None) -> None:
+        """The TAXII 2.1 error resource (section 3.6.1) in place of the API envelope."""
+        if status == 401:
+            problem = "" if code == "missing_api_key" else ', error="invalid_token"'
+            self.set_header("WWW-Authenticate", f'Bearer realm="{REALM}"{problem}')
+        self.set_header("Content-Type", TAXII_21)
+        body = {"title": responses.get(status, "Error"), "description": message, "error_id": self.request_id,
+                "error_code": code, "http_status": str(status),
+                "details": {**(details or {}), "request_id": self.request_id}}
+        self.set_status(status)
+        self.finish(orjson.dumps(body))
+
+    def write_taxii(self, payload: Any) -> None:
+        self.set_header("Content-Type", TAXII_21)
+        self.finish(payload if isinstance(payload, bytes) else orjson.dumps(payload))
+
+    def collection(self, collection_id: str) -> TaxiiCollection:
+        found = BY_ID.get(collection_id)
+        if found is None:
+            raise NotFoundError(f"no collection {collection_id!r} in this API root",
+                                details={"collection_id": collection_id})
+        return found
+
+
+class TaxiiNotFoundHandler(TaxiiHandler):
+    """Unknown paths under the TAXII prefixes: a TAXII 404, with or without a key."""
+
+    public = True
+
+    async def prepare(self) -> None:
+        raise NotFoundError(f"no TAXII resource at {self.request.path}")
+
+
+class DiscoveryHandler(TaxiiHandler):
+    """Server discovery (section 4.1); served at /api/taxii2/ and at /taxii2/ where TAXII expects it."""
+
+    async def get(self) -> None:
+        self.write_taxii({
+            "title": "ctiwire TAXII 2.1 server",
+            "description": "Read-only STIX 2.1 indicators and vulnerabilities aggregated from security reporting.",
+            "default": API_ROOT_PATH,
+            "api_roots": [API_ROOT_PATH],
+        })
+
+
+class ApiRootHandler(TaxiiHandler):
+    """The one API root (section 4.2). Read-only, so no request body is ever accepted."""
+
+    async def get(self) -> None:
+        self.write_taxii({
+            "title": "ctiwire",
+            "description": "IOC collections; objects in ascending date_added order, paged with next.",
+            "versions": [TAXII_21],
+            "max_content_length": 0,
+        })
+
+
+class StatusHandler(TaxiiHandler):
+    """Section 4.3: status resources follow writes, and this server takes none, so every id is unknown."""
+
+    async def get(self, status_id: str) -> None:
+        raise NotFoundError(f"no status {status_id!r}: this server is read-only and keeps no status resources",
+                            details={"status_id": status_id})
+
+
+class CollectionsHandler(TaxiiHandler):
+    """Section 5.1: every collection, always in the same order."""
+
+    async def get(self) -> None:
+        self.write_taxii({"collections": [c.resource() for c in COLLECTIONS]})
+
+
+class CollectionHandler(TaxiiHandler):
+    """Section 5.2: one collection, or 404."""
+
+    async def get(self, collection_id: str) -> None:
+        self.write_taxii(self.collection(collection_id).resource())

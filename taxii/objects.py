@@ -1,0 +1,156 @@
+"""Objects, object, versions and manifest endpoints (TAXII 2.1 sections 5.3 to 5.7), read-only.
+
+Every request, first page or follow-up, is planned afresh: the tier lookback is applied to
+``added_after`` and to the token's position alike, the page size is capped at the server maximum, and
+the filters come from the request or from the signed token (:mod:`taxii.paging`). Pages carry
+``X-TAXII-Date-Added-First`` and ``-Last`` (section 3.3.1); an empty page carries the lower bound it
+was read from in both, so passing ``-Last`` as the next ``added_after`` is always safe.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from server.errors import NotFoundError
+from server.windows import clamp_since, window_headers
+from store.records import utcnow
+from taxii.filters import (
+    OBJECT_FIELDS,
+    OBJECTS_FIELDS,
+    VERSIONS_FIELDS,
+    Filters,
+    Matcher,
+    parse_filters,
+    parse_limit,
+    store_types,
+)
+from taxii.handlers import TaxiiHandler
+from taxii.media import STIX_21, taxii_time
+from taxii.pages import SCAN_BUDGET, UNBOUNDED, Page, PageSpec, context_maker, read_page
+from taxii.paging import Position, make_token, resume, scope
+
+DEFAULT_PAGE = 1_000
+MAX_PAGE = 10_000  # never exceeded; a tier's IOC result cap lowers it further
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Plan:
+    """A planned page: the spec to read, the filters a token will carry, and its scope."""
+
+    spec: PageSpec
+    filters: Filters
+    scope: str
+
+
+class PageHandler(TaxiiHandler):
+    """Shared planning, reading and writing of paged endpoints."""
+
+    endpoint = "objects"
+    fields = OBJECTS_FIELDS
+
+    def plan(self, collection_types: tuple[str, ...], token_scope: str, object_id: str = "") -> Plan:
+        args = self.request.query_arguments
+        asked = parse_filters(args, self.fields)
+        tier = self.principal.tier
+        limit = parse_limit(args, DEFAULT_PAGE, min(MAX_PAGE, tier.ioc_results_max))
+        raw_next = args.get("next")
+        after: Position | None = None
+        filters = asked
+        if raw_next and raw_next[-1].strip():
+            filters, after = resume(self.ctx.settings.secret_key, raw_next[-1].decode("utf-8", "replace").strip(),
+                                    token_scope, asked)
+        effective = dataclasses.replace(filters, ids=(object_id,)) if object_id else filters
+        window = clamp_since(filters.added_after, tier.ioc_lookback_days, utcnow())
+        for name, value in window_headers(window, False).items():
+            self.set_header(name, value)
+        types = () if effective.serves_nothing() else store_types(collection_types, effective)
+        spec = PageSpec(types, window.since, after, limit, Matcher(effective), unique_ids=len(effective.ids),
+                        budget=UNBOUNDED if object_id else SCAN_BUDGET)
+        return Plan(spec, filters, token_scope)
+
+    async def read(self, plan: Plan) -> Page:
+        tier = self.principal.tier.name
+        contexts = context_maker(self.ctx.store, utcnow(), plan.spec.lower, tier)
+        return await read_page(self.ctx.store, plan.spec, contexts)
+
+    def date_headers(self, plan: Plan, page: Page) -> None:
+        """Section 3.3.1; on an empty page, the bound it was read from (position or added_after)."""
+        if page.items:
+            first: datetime = page.items[0][0].date_added
+            last: datetime = page.items[-1][0].date_added
+        else:
+            first = last = plan.spec.after.date_added if plan.spec.after else plan.spec.lower
+        self.set_header("X-TAXII-Date-Added-First", taxii_time(first))
+        self.set_header("X-TAXII-Date-Added-Last", taxii_time(last))
+
+    def envelope(self, plan: Plan, page: Page, key: str, items: list[Any]) -> bytes:
+        """``{"more", "next"?, key?}``: ``next`` exactly when ``more``; no empty list (section 3.7)."""
+        body: dict[str, Any] = {"more": page.more}
+        if page.more and page.resume_at is not None:
+            body["next"] = make_token(self.ctx.settings.secret_key, plan.scope, plan.filters, page.resume_at)
+        if items:
+            body[key] = items
+        return orjson.dumps(body)
+
+
+class ObjectsHandler(PageHandler):
+    """Section 5.3: the collection's objects, filtered and paged."""
+
+    async def get(self, collection_id: str) -> None:
+        collection = self.collection(collection_id)
+        plan = self.plan(collection.ioc_types, scope(self.endpoint, collection.id))
+        page = await self.read(plan)
+        self.date_headers(plan, page)
+        self.write_taxii(self.envelope(plan, page, "objects", [obj for _, obj in page.items]))
+
+
+class ManifestHandler(PageHandler):
+    """Section 5.4: id, date_added, version and media type of each object the same filters select."""
+
+    endpoint = "manifest"
+
+    async def get(self, collection_id: str) -> None:
+        collection = self.collection(collection_id)
+        plan = self.plan(collection.ioc_types, scope(self.endpoint, collection.id))
+        page = await self.read(plan)
+        self.date_headers(plan, page)
+        records = [{"id": obj["id"], "date_added": taxii_time(ioc.date_added), "version": obj["modified"],
+                    "media_type": STIX_21} for ioc, obj in page.items]
+        self.write_taxii(self.envelope(plan, page, "objects", records))
+
+
+class ObjectHandler(PageHandler):
+    """Section 5.5: one object (each record has one version); 404 when the collection does not hold it."""
+
+    endpoint = "object"
+    fields = OBJECT_FIELDS
+
+    async def find(self, collection_id: str, object_id: str) -> tuple[Plan, Page]:
+        collection = self.collection(collection_id)
+        plan = self.plan(collection.ioc_types, scope(self.endpoint, collection.id, object_id), object_id)
+        page = await self.read(plan)
+        if not page.items and not page.more:
+            raise NotFoundError(f"no object {object_id!r} in collection {collection.id!r} matches",
+                                details={"collection_id": collection.id, "object_id": object_id})
+        return plan, page
+
+    async def get(self, collection_id: str, object_id: str) -> None:
+        plan, page = await self.find(collection_id, object_id)
+        self.date_headers(plan, page)
+        self.write_taxii(self.envelope(plan, page, "objects", [obj for _, obj in page.items]))
+
+
+class VersionsHandler(ObjectHandler):
+    """Section 5.7: the versions of one object; a record keeps only its current version."""
+
+    endpoint = "versions"
+    fields = VERSIONS_FIELDS
+
+    async def get(self, collection_id: str, object_id: str) -> None:
+        plan, page = await self.find(collection_id, object_id)
+        self.date_headers(plan, page)
+        self.write_taxii(self.envelope(plan, page, "versions", [obj["modified"] for _, obj in page.items]))

@@ -1,0 +1,141 @@
+"""Mounts the TAXII 2.1 server (listed by name in ``server.app.ROUTE_MODULES``) and documents it.
+
+Paths end with ``/`` as TAXII 2.1 writes them; the slash is optional here. Anything else under the
+TAXII prefixes answers a TAXII 404 rather than the API's envelope.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server.context import AppContext
+from server.openapi_parts import header, param
+from taxii.collections import COLLECTIONS
+from taxii.handlers import (
+    ApiRootHandler,
+    CollectionHandler,
+    CollectionsHandler,
+    DiscoveryHandler,
+    StatusHandler,
+    TaxiiNotFoundHandler,
+)
+from taxii.media import STIX_21, TAXII_21
+from taxii.objects import DEFAULT_PAGE, MAX_PAGE, ManifestHandler, ObjectHandler, ObjectsHandler, VersionsHandler
+
+ROOT = r"/api/taxii2/api"
+_COLLECTION = ROOT + r"/collections/([^/]+)"
+_OBJECT = _COLLECTION + r"/objects/([^/]+)"
+
+
+def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
+    args = {"ctx": ctx}
+    return [
+        (r"/api/taxii2/?", DiscoveryHandler, args),
+        (r"/taxii2/?", DiscoveryHandler, args),
+        (ROOT + r"/?", ApiRootHandler, args),
+        (ROOT + r"/status/([^/]+)/?", StatusHandler, args),
+        (ROOT + r"/collections/?", CollectionsHandler, args),
+        (_COLLECTION + r"/?", CollectionHandler, args),
+        (_COLLECTION + r"/objects/?", ObjectsHandler, args),
+        (_OBJECT + r"/?", ObjectHandler, args),
+        (_OBJECT + r"/versions/?", VersionsHandler, args),
+        (_COLLECTION + r"/manifest/?", ManifestHandler, args),
+        (r"/(?:api/)?taxii2/.*", TaxiiNotFoundHandler, args),
+    ]
+
+
+# -- OpenAPI -----------------------------------------------------------------------------------
+_ERRORS = {
+    "400": "Malformed filter, unsupported match field, or a tampered/mismatched next (error_code invalid_next)",
+    "401": "No key or a bad key; WWW-Authenticate: Bearer",
+    "403": "Free key, or a key without scope read:taxii",
+    "404": "Unknown collection, object, status or path",
+    "406": "Accept names no TAXII 2.1 media type",
+    "429": "Rate limit exceeded; see Retry-After",
+}
+_DATE_HEADERS = {
+    "X-TAXII-Date-Added-First": header("date_added of the first object (YYYY-MM-DDTHH:MM:SS.ssssssZ)"),
+    "X-TAXII-Date-Added-Last": header("date_added of the last object; pass it as added_after on the next poll"),
+}
+_PAGING = [
+    param("added_after", {"type": "string", "format": "date-time"},
+          "Only objects added after this time; clamped to the tier's IOC lookback (Pro 365 days)."),
+    param("limit", {"type": "integer", "minimum": 1, "default": DEFAULT_PAGE},
+          f"Objects per page; the server maximum is {MAX_PAGE:,} (Pro) and larger values are reduced."),
+    param("next", {"type": "string"}, "Opaque token from the previous page's `next`; the filters may be "
+          "repeated (they must then be the same) or omitted."),
+]
+_MATCH = {name: param(f"match[{name}]", {"type": "string"}, text) for name, text in {
+    "id": "STIX ids, comma-separated (ORed).",
+    "type": "STIX types, comma-separated: indicator, vulnerability.",
+    "version": "first, last, all, or modified timestamps; each object has one version.",
+    "spec_version": "STIX versions, comma-separated; only 2.1 is served.",
+}.items()}
+_COLLECTION_ID = param("id", {"type": "string", "enum": [c.id for c in COLLECTIONS]}, "Collection id.",
+                       where="path")
+_OBJECT_ID = param("object_id", {"type": "string"}, "STIX object id.", where="path")
+
+
+def _op(summary: str, description: str, schema: str, parameters: list[dict[str, Any]],
+        dated: bool = False) -> dict[str, Any]:
+    content = {TAXII_21: {"schema": {"$ref": f"#/components/schemas/{schema}"}}}
+    ok = {"description": summary, "content": content, "headers": _DATE_HEADERS if dated else {}}
+    errors = {code: {"description": text, "content": {TAXII_21: {
+        "schema": {"$ref": "#/components/schemas/TaxiiError"}}}} for code, text in _ERRORS.items()}
+    return {"get": {"tags": ["taxii"], "summary": summary, "description": description + " Pro plan, scope "
+                    "read:taxii; send `Accept: " + TAXII_21 + "`.", "parameters": parameters,
+                    "responses": {"200": ok, **errors}}}
+
+
+_OBJECTS_DESC = ("Ascending date_added order; `more` is true exactly when `next` is given. Filters on ids or "
+                 "version timestamps scan a bounded number of records per page, so a page may hold fewer "
+                 "objects than `limit` (even none) while `more` is true.")
+OPENAPI_PATHS: dict[str, Any] = {
+    "/api/taxii2/": _op("TAXII discovery", "Server discovery (also at /taxii2/).", "TaxiiDiscovery", []),
+    "/api/taxii2/api/": _op("TAXII API root", "The one API root.", "TaxiiApiRoot", []),
+    "/api/taxii2/api/collections/": _op("TAXII collections", "Every collection, in a fixed order.",
+                                        "TaxiiCollections", []),
+    "/api/taxii2/api/collections/{id}/": _op("TAXII collection", "One collection.", "TaxiiCollection",
+                                             [_COLLECTION_ID]),
+    "/api/taxii2/api/collections/{id}/objects/": _op(
+        "TAXII objects", "STIX 2.1 indicators (vulnerabilities for CVEs). " + _OBJECTS_DESC, "TaxiiEnvelope",
+        [_COLLECTION_ID, *_PAGING, *_MATCH.values()], dated=True),
+    "/api/taxii2/api/collections/{id}/manifest/": _op(
+        "TAXII manifest", "Manifest records of the objects the same filters select. " + _OBJECTS_DESC,
+        "TaxiiManifest", [_COLLECTION_ID, *_PAGING, *_MATCH.values()], dated=True),
+    "/api/taxii2/api/collections/{id}/objects/{object_id}/": _op(
+        "TAXII object", "One object by id.", "TaxiiEnvelope",
+        [_COLLECTION_ID, _OBJECT_ID, *_PAGING, _MATCH["version"], _MATCH["spec_version"]], dated=True),
+    "/api/taxii2/api/collections/{id}/objects/{object_id}/versions/": _op(
+        "TAXII object versions", "The versions (modified timestamps) of one object.", "TaxiiVersions",
+        [_COLLECTION_ID, _OBJECT_ID, *_PAGING, _MATCH["spec_version"]], dated=True),
+}
+
+_STR = {"type": "string"}
+OPENAPI_SCHEMAS: dict[str, Any] = {
+    "TaxiiError": {"type": "object", "required": ["title", "http_status"], "properties": {
+        "title": _STR, "description": _STR, "error_id": _STR, "error_code": _STR,
+        "http_status": {"type": "string", "description": "The HTTP status, as a string"},
+        "details": {"type": "object", "additionalProperties": True,
+                    "description": "request_id, and e.g. parameter or required_scope"}}},
+    "TaxiiDiscovery": {"type": "object", "required": ["title"], "properties": {
+        "title": _STR, "description": _STR, "default": _STR, "api_roots": {"type": "array", "items": _STR}}},
+    "TaxiiApiRoot": {"type": "object", "required": ["title", "versions", "max_content_length"], "properties": {
+        "title": _STR, "description": _STR, "versions": {"type": "array", "items": _STR},
+        "max_content_length": {"type": "integer", "description": "0: read-only, no request bodies"}}},
+    "TaxiiCollection": {"type": "object", "required": ["id", "title", "can_read", "can_write"], "properties": {
+        "id": _STR, "title": _STR, "description": _STR, "can_read": {"type": "boolean"},
+        "can_write": {"type": "boolean"},
+        "media_types": {"type": "array", "items": {"type": "string", "enum": [STIX_21]}}}},
+    "TaxiiCollections": {"type": "object", "properties": {
+        "collections": {"type": "array", "items": {"$ref": "#/components/schemas/TaxiiCollection"}}}},
+    "TaxiiEnvelope": {"type": "object", "required": ["more"], "properties": {
+        "more": {"type": "boolean"}, "next": _STR,
+        "objects": {"type": "array", "items": {"type": "object", "additionalProperties": True}}}},
+    "TaxiiManifest": {"type": "object", "required": ["more"], "properties": {
+        "more": {"type": "boolean"}, "next": _STR, "objects": {"type": "array", "items": {
+            "type": "object", "properties": {"id": _STR, "date_added": _STR, "version": _STR,
+                                             "media_type": _STR}}}}},
+    "TaxiiVersions": {"type": "object", "required": ["more"], "properties": {
+        "more": {"type": "boolean"}, "next": _STR, "versions": {"type": "array", "items": _STR}}},
+}
