@@ -1,0 +1,57 @@
+"""The registry, the shared interface, and the export job (exporters/jobs.py) driving every format end to end."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from exporters import jobs
+from exporters.base import Exporter, filename
+from exporters.registry import EXPORTERS, UnknownFormat, get_exporter
+from server.exports import EXPORTS
+from store.records import Ioc
+from store.sqlite import SqliteStore
+
+
+def test_registry_covers_every_export_with_the_servers_media_types() -> None:
+    assert set(EXPORTERS) == set(jobs.EXPORT_FORMATS) == set(EXPORTS)
+    for fmt, cls in EXPORTERS.items():
+        assert issubclass(cls, Exporter) and cls.format_id == fmt
+        assert cls.media_type == EXPORTS[fmt][1]
+        assert get_exporter(fmt) is cls
+
+
+def test_unknown_format_is_a_clear_key_error() -> None:
+    with pytest.raises(KeyError) as info:
+        get_exporter("csv")
+    assert isinstance(info.value, UnknownFormat)
+    assert "unknown export format 'csv'" in str(info.value) and "stix" in str(info.value)
+
+
+def test_dated_file_names() -> None:
+    when = datetime(2026, 11, 23, 13, 0, 59, tzinfo=UTC)
+    assert filename("stix", when) == "ctiwire-iocs-20261123T1300Z.stix.json"
+    names = {fmt: cls().filename(when) for fmt, cls in EXPORTERS.items()}
+    assert names["misp"].endswith(".misp.json") and names["cef"].endswith(".cef.log")
+    assert names["openioc"].endswith(".ioc.xml") and names["sigma"].endswith(".sigma.yml")
+    assert all(name.endswith(cls.extension) for name, cls in zip(names.values(), EXPORTERS.values(), strict=True))
+
+
+async def test_export_job_builds_every_format_from_a_store(tmp_path: Path, records: list[Ioc], now: datetime,
+                                                          check: Any) -> None:
+    store = SqliteStore(tmp_path / "ctiwire.sqlite3")
+    await store.open()
+    try:
+        await store.upsert_iocs(records)
+        validate = {"stix": check.stix, "misp": check.misp, "cef": check.cef, "openioc": check.openioc,
+                    "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
+        for fmt in EXPORTERS:
+            entry = await jobs.build_export(store, jobs.ExportRequest(fmt, "pro", "30d", limit=1000), now, 1)
+            assert entry.meta.media_type == EXPORTS[fmt][1] and entry.meta.rows == len(records)
+            assert entry.meta.filename == filename(fmt, now)
+            validate[fmt](entry.body)
+    finally:
+        await store.close()
