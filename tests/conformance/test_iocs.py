@@ -1,0 +1,172 @@
+"""IOC records on every backend: merge on upsert (first_seen never moves later), idempotence, concurrent
+writers, every IocQuery filter, keyset order on (first_seen, type, value), counts and stats."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from conformance.factories import BASE, at, ioc, replace
+
+from store.base import Store
+from store.codec import merge_ioc
+from store.query import IocQuery
+from store.records import Ioc
+
+
+async def test_round_trip_and_missing(store: Store) -> None:
+    record = ioc("evil.example", industries=["finance"], article_ids=["a1"], cves=["CVE-2024-1"],
+                 techniques=["T1059"], threat_actors=["lazarus"], first_seen=at(minutes=-5))
+    assert await store.upsert_iocs([record]) == 1
+    assert await store.get_ioc("domain", "evil.example") == record
+    assert await store.get_ioc("ipv4", "evil.example") is None
+    assert await store.get_ioc("domain", "other.example") is None
+
+
+async def test_merge_keeps_the_earliest_first_seen_and_unions_lists(store: Store) -> None:
+    old = ioc("evil.example", first_seen=at(days=-3), last_seen=at(days=-1), modified=at(days=-1),
+              sources=["Beta", "Gamma"], article_ids=["a2"], confidence="low")
+    new = ioc("evil.example", first_seen=at(days=-2), last_seen=at(), modified=at(), sources=["Alpha", "Beta"],
+              article_ids=["a1"], industries=["energy"], confidence="high", feed_name="Alpha",
+              source_category="government")
+    await store.upsert_iocs([old])
+    await store.upsert_iocs([new])
+    merged = await store.get_ioc("domain", "evil.example")
+    assert merged is not None
+    assert merged.first_seen == at(days=-3)  # an incoming later first_seen never moves it
+    assert (merged.last_seen, merged.modified) == (at(), at())
+    assert merged.sources == ["Alpha", "Beta", "Gamma"]
+    assert (merged.article_ids, merged.industries) == (["a1", "a2"], ["energy"])
+    assert (merged.confidence, merged.feed_name, merged.source_category) == ("high", "Alpha", "government")
+    assert merged == merge_ioc(old, new)
+    earlier = replace(new, first_seen=at(days=-9), last_seen=at(days=-9), modified=at(days=-9))
+    await store.upsert_iocs([earlier])
+    again = await store.get_ioc("domain", "evil.example")
+    assert again is not None and again.first_seen == at(days=-9) and again.last_seen == at()
+
+
+async def test_upsert_is_idempotent_and_bumps_the_data_version(store: Store) -> None:
+    batch = [ioc(f"d{n}.example", sources=["A"]) for n in range(5)]
+    start = await store.data_version()
+    assert await store.upsert_iocs(batch) == 5
+    first = await store.all_iocs(IocQuery(limit=100))
+    assert await store.upsert_iocs(batch) == 5
+    assert await store.all_iocs(IocQuery(limit=100)) == first
+    assert await store.data_version() == start + 2
+    assert await store.upsert_iocs([]) == 0
+    assert await store.data_version() == start + 2
+
+
+async def test_one_batch_with_repeated_keys_merges_them(store: Store) -> None:
+    a = ioc("evil.example", first_seen=at(minutes=5), sources=["A"])
+    b = ioc("evil.example", first_seen=at(minutes=1), sources=["B"])
+    assert await store.upsert_iocs(iter([a, b])) == 2
+    stored = await store.get_ioc("domain", "evil.example")
+    assert stored is not None and stored.first_seen == at(minutes=1) and stored.sources == ["A", "B"]
+    assert await store.count_iocs(IocQuery()) == 1
+
+
+async def test_concurrent_runs_converge_to_the_sequential_merge(store: Store) -> None:
+    reports = [[ioc(f"d{k}.example", first_seen=at(minutes=run * 3 - k), last_seen=at(minutes=run), modified=at(),
+                    sources=[f"S{run}"], article_ids=[f"a{run}-{k}"]) for k in range(8)] for run in range(6)]
+    await asyncio.gather(*(store.upsert_iocs(batch) for batch in reports))
+    for k in range(8):
+        want = reports[0][k]
+        for run in range(1, 6):
+            want = merge_ioc(want, reports[run][k])
+        assert await store.get_ioc("domain", f"d{k}.example") == want
+
+
+CORPUS = [
+    ioc("198.51.100.7", "ipv4", confidence="high", source_category="government", industries=["energy"],
+        first_seen=at(minutes=3), modified=at(minutes=30), sources=["Gov", "Alpha"]),
+    ioc("evil.example", confidence="medium", industries=["finance", "retail"], first_seen=at(minutes=1),
+        modified=at(minutes=10), sources=["Alpha"]),
+    ioc("Evil-Login.example", confidence="low", source_category="community", first_seen=at(minutes=1),
+        modified=at(minutes=50), sources=["Forum"]),
+    ioc("http://evil.example/a", "url", industries=["finance"], first_seen=at(minutes=1), modified=at(minutes=5),
+        sources=["Alpha", "Beta"]),
+    ioc("d41d8cd98f00b204e9800998ecf8427e", "md5", confidence="high", first_seen=at(days=-1, minutes=2),
+        modified=at(days=-1), sources=["Beta"]),
+    ioc("CVE-2024-3094", "cve", first_seen=at(days=1), modified=at(days=1), sources=["Gov"]),
+    ioc("203.0.113.5", "ipv4", first_seen=at(minutes=1), modified=at(minutes=40), sources=["Alpha"]),
+]
+ORDER = sorted(CORPUS, key=lambda i: (i.first_seen, i.type, i.value))
+
+Case = tuple[str, dict[str, Any], Callable[[Ioc], bool]]
+CASES: list[Case] = [
+    ("all", {}, lambda i: True),
+    ("types", {"types": ("ipv4", "url")}, lambda i: i.type in ("ipv4", "url")),
+    ("confidences", {"confidences": ("high",)}, lambda i: i.confidence == "high"),
+    ("categories", {"categories": ("government", "community")},
+     lambda i: i.source_category in ("government", "community")),
+    ("industries any", {"industries": ("retail", "energy")}, lambda i: bool({"retail", "energy"} & set(i.industries))),
+    ("values", {"values": ("evil.example", "203.0.113.5", "nope")},
+     lambda i: i.value in ("evil.example", "203.0.113.5")),
+    ("value contains, case-sensitive", {"value_contains": "evil"}, lambda i: "evil" in i.value),
+    ("value contains dot literal", {"value_contains": "l.e"}, lambda i: "l.e" in i.value),
+    ("since bounds modified", {"since": at(minutes=30)}, lambda i: i.modified >= at(minutes=30)),
+    ("added after bounds first_seen", {"added_after": at(minutes=1)}, lambda i: i.first_seen > at(minutes=1)),
+    ("combined", {"types": ("domain", "url"), "since": at(minutes=5)},
+     lambda i: i.type in ("domain", "url") and i.modified >= at(minutes=5)),
+]
+
+
+@pytest.fixture
+async def loaded(store: Store) -> Store:
+    await store.upsert_iocs(CORPUS)
+    return store
+
+
+@pytest.mark.parametrize(("name", "filters", "pred"), CASES, ids=[c[0] for c in CASES])
+async def test_filters_and_order(loaded: Store, name: str, filters: dict[str, Any],
+                                 pred: Callable[[Ioc], bool]) -> None:
+    want = [i for i in ORDER if pred(i)]
+    assert want and (name == "all" or len(want) < len(ORDER)), "case must discriminate"
+    assert await loaded.all_iocs(IocQuery(limit=100, **filters)) == want
+    assert await loaded.count_iocs(IocQuery(limit=1, offset=2, **filters)) == len(want)
+
+
+async def test_keyset_walk_and_batches(loaded: Store) -> None:
+    walked: list[Ioc] = []
+    after = None
+    while page := await loaded.all_iocs(IocQuery(limit=2, after=after)):
+        walked += page
+        after = (page[-1].first_seen, page[-1].type, page[-1].value)
+    assert walked == ORDER
+    batches = [b async for b in loaded.iter_iocs(IocQuery(limit=6, offset=1), batch_size=2)]
+    assert [len(b) for b in batches] == [2, 2, 2]
+    assert [i for b in batches for i in b] == ORDER[1:7]
+    assert await loaded.count_iocs(IocQuery(after=after)) == len(CORPUS)
+
+
+async def test_keyset_ties_on_first_seen_break_on_type_then_value(loaded: Store) -> None:
+    tied = [i for i in ORDER if i.first_seen == at(minutes=1)]
+    assert [(i.type, i.value) for i in tied] == [("domain", "Evil-Login.example"), ("domain", "evil.example"),
+                                                ("ipv4", "203.0.113.5"), ("url", "http://evil.example/a")]
+    after = (at(minutes=1), "domain", "evil.example")
+    rows = await loaded.all_iocs(IocQuery(after=after, limit=3))
+    assert rows == ORDER[ORDER.index(tied[1]) + 1:][:3]
+
+
+async def test_stats_over_records_modified_since(loaded: Store) -> None:
+    since = at(minutes=5)
+    window = [i for i in CORPUS if i.modified >= since]
+    stats = await loaded.ioc_stats(since, top=2)
+    assert stats.total == len(window) == 6
+    assert stats.by_type == dict(sorted(Counter(i.type for i in window).items()))
+    assert stats.by_confidence == dict(sorted(Counter(i.confidence for i in window).items()))
+    assert stats.by_category == dict(sorted(Counter(i.source_category for i in window).items()))
+    assert stats.top_sources == [("Alpha", 4), ("Gov", 2)]
+    assert stats.daily == [(BASE.date().isoformat(), 5), (at(days=1).date().isoformat(), 1)]
+    assert list(stats.by_type) == sorted(stats.by_type)
+
+
+async def test_stats_top_sources_break_ties_by_name_and_empty_window(loaded: Store) -> None:
+    stats = await loaded.ioc_stats(at(days=-2), top=10)
+    assert stats.top_sources == [("Alpha", 4), ("Beta", 2), ("Gov", 2), ("Forum", 1)]
+    empty = await loaded.ioc_stats(at(days=5))
+    assert (empty.total, empty.by_type, empty.top_sources, empty.daily) == (0, {}, [], [])
