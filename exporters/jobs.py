@@ -16,7 +16,9 @@ from datetime import datetime, timedelta
 import orjson
 
 from config.tiers import TIERS
+from exporters.base import ArticleRef, ExportContext, filename
 from exporters.cached import Entry, build_in_thread, get_or_build, make_entry, store_entry
+from exporters.registry import get_exporter
 from store.base import Store
 from store.cache import Cache
 from store.query import IocQuery
@@ -93,9 +95,6 @@ async def collect_iocs(store: Store, query: IocQuery, progress: Progress | None 
 async def build_export(store: Store, request: ExportRequest, now: datetime, data_version: int,
                        progress: Progress | None = None, delay: float = 0.0) -> Entry:
     """Query, encode and wrap one export as a cache entry (also the on-demand path)."""
-    from exporters.base import ExportContext, filename
-    from exporters.registry import get_exporter
-
     iocs = await collect_iocs(store, request.query(now), progress, delay)
     refs = await store.article_refs(a for ioc in iocs for a in ioc.article_ids)
     exporter = get_exporter(request.format)()
@@ -106,9 +105,7 @@ async def build_export(store: Store, request: ExportRequest, now: datetime, data
     return make_entry(body, len(iocs), data_version, exporter.media_type, filename(request.format, as_of(now)))
 
 
-def _article_refs(refs: dict[str, tuple[str, str, str]]) -> dict[str, object]:
-    from exporters.base import ArticleRef
-
+def _article_refs(refs: dict[str, tuple[str, str, str]]) -> dict[str, ArticleRef]:
     return {key: ArticleRef(*value) for key, value in refs.items()}
 
 
