@@ -58,15 +58,14 @@ def search_stem(term: str) -> str:
     return word
 
 
+def clean_term(term: str) -> str:
+    """``term`` without double quotes or leading dashes, which ``$search`` reads as phrase and negation."""
+    return term.replace('"', " ").strip().lstrip("-").strip()
+
+
 def search_string(text: TextQuery) -> str:
-    """The ``$text`` search string: every term (a logical OR, stemmed by the server), ``-term`` excluded.
-
-    Double quotes would turn a term into a phrase and leading dashes into a negation, so both are dropped.
-    """
-    def clean(term: str) -> str:
-        return term.replace('"', " ").strip().lstrip("-")
-
-    words = [clean(t) for t in text.terms] + [f"-{clean(t)}" for t in text.excluded if clean(t)]
+    """The ``$text`` search string: every term (a logical OR, stemmed by the server), ``-term`` excluded."""
+    words = [clean_term(t) for t in text.terms] + [f"-{clean_term(t)}" for t in text.excluded if clean_term(t)]
     return " ".join(w for w in words if w)
 
 
@@ -87,10 +86,10 @@ def text_filter(text: TextQuery) -> tuple[Filter | None, list[Filter]]:
         clauses: list[Filter] = [{text.field: regex(word_prefix_pattern(t))} for t in text.terms]
         clauses += [{text.field: {"$not": regex(word_prefix_pattern(t))}} for t in text.excluded]
         return None, clauses
-    stems = [word_prefix_pattern(search_stem(t)) for t in text.terms]
+    stems = [word_prefix_pattern(search_stem(clean_term(t))) for t in text.terms if clean_term(t)]
     if stems:
         return {"$search": search_string(text)}, [_any_text_field(p) for p in stems]
-    excluded = [word_prefix_pattern(search_stem(t)) for t in text.excluded]
+    excluded = [word_prefix_pattern(search_stem(clean_term(t))) for t in text.excluded if clean_term(t)]
     return None, [{"$nor": _any_text_field(p)["$or"]} for p in excluded]
 
 

@@ -1,0 +1,187 @@
+"""What is particular to the Mongo backend: the pure query translation (by parameters), documents,
+indexes, the factory, and StoreUnavailable when no server answers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conformance.factories import BASE, article, at, ioc, mention
+from conformance.test_articles_text import INDEXED, ROWS, N
+from mongo_support import AsyncMockCollection, dispose, mock_store
+from pymongo import AsyncMongoClient
+from support import free_port, make_settings
+
+from store.base import StoreUnavailable
+from store.factory import make_store
+from store.mongo import MongoStore
+from store.mongo.documents import article_doc, ioc_doc
+from store.mongo.queries import (
+    and_,
+    article_filter,
+    article_query,
+    article_sort,
+    ioc_filter,
+    keyset,
+    search_stem,
+    search_string,
+    text_filter,
+)
+from store.query import ArticleQuery, IocQuery, TextQuery
+
+pytestmark = pytest.mark.mongo
+
+
+def pattern(value: Any) -> str:
+    assert isinstance(value, re.Pattern)
+    return value.pattern
+
+
+@pytest.mark.parametrize(("query", "want"), [
+    (ArticleQuery(), {"is_archived": False}),
+    (ArticleQuery(include_archived=True), {}),
+    (ArticleQuery(include_archived=True, sources=("A", "B"), source_tiers=(1,)),
+     {"$and": [{"source_name": {"$in": ["A", "B"]}}, {"source_tier": {"$in": [1]}}]}),
+    (ArticleQuery(include_archived=True, has_iocs=False, has_ai_summary=True),
+     {"$and": [{"has_iocs": False}, {"has_ai_summary": True}]}),
+    (ArticleQuery(include_archived=True, severity_labels=("high", "low")),
+     {"$or": [{"severity_score": {"$gte": 7.0, "$lt": 9.0}}, {"severity_score": {"$lt": 4.0}}]}),
+    (ArticleQuery(include_archived=True, min_severity=4.5, submission_type="user_submitted"),
+     {"$and": [{"submission_type": "user_submitted"}, {"severity_score": {"$gte": 4.5}}]}),
+    (ArticleQuery(include_archived=True, mitre_technique="T1059.001"), {"mitre_techniques.id": "T1059.001"}),
+    (ArticleQuery(include_archived=True, floor=BASE, time_field="fetched_at", since=at(1), until=at(2)),
+     {"$and": [{"published_at": {"$gte": BASE}}, {"fetched_at": {"$gte": at(1), "$lte": at(2)}}]}),
+], ids=["default", "archived", "lists", "flags", "buckets", "scalars", "mitre", "times"])
+def test_article_filter_by_parameters(query: ArticleQuery, want: dict[str, Any]) -> None:
+    assert article_filter(query) == (None, want)
+    assert article_query(query) == want
+
+
+def test_cve_text_is_an_escaped_case_insensitive_substring() -> None:
+    _, where = article_filter(ArticleQuery(include_archived=True, cve_text="CVE-2024-1234"))
+    assert [pattern(branch[name]) for branch, name in zip(where["$or"], ("title", "ai_summary"), strict=True)] == [
+        r"(?i)CVE\-2024\-1234", r"(?i)CVE\-2024\-1234"]
+
+
+@pytest.mark.parametrize(("sort", "after", "want_sort", "want_keyset"), [
+    ("published:desc", (BASE, "id9"), [("published_at", -1), ("_id", -1)],
+     {"$or": [{"published_at": {"$lt": BASE}}, {"published_at": BASE, "_id": {"$lt": "id9"}}]}),
+    ("published:asc", ("2025-03-01T12:00:00.000Z", "id9"), [("published_at", 1), ("_id", 1)],
+     {"$or": [{"published_at": {"$gt": BASE}}, {"published_at": BASE, "_id": {"$gt": "id9"}}]}),
+    ("severity:desc", (7.5, "id9"), [("severity_score", -1), ("_id", -1)],
+     {"$or": [{"severity_score": {"$lt": 7.5}}, {"severity_score": 7.5, "_id": {"$lt": "id9"}}]}),
+    ("engagement:desc", (0.0, "id9"), [("rank_score", -1), ("_id", -1)],
+     {"$or": [{"rank_score": {"$lt": 0.0}}, {"rank_score": 0.0, "_id": {"$lt": "id9"}}]}),
+])
+def test_sort_and_keyset_by_parameters(sort: str, after: tuple[Any, str], want_sort: list[tuple[str, int]],
+                                       want_keyset: dict[str, Any]) -> None:
+    query = ArticleQuery(sort=sort, after=after, include_archived=True)
+    assert article_sort(query) == want_sort
+    assert article_query(query) == want_keyset
+
+
+def test_ioc_filter_by_parameters() -> None:
+    query = IocQuery(types=("ipv4",), industries=("energy",), since=BASE, added_after=at(1),
+                     after=(at(2), "ipv4", "10.0.0.1"), value_contains="a.b")
+    assert ioc_filter(query) == {"$and": [
+        {"type": {"$in": ["ipv4"]}}, {"industries": {"$in": ["energy"]}}, {"value": re.compile(r"a\.b")},
+        {"modified": {"$gte": BASE}}, {"first_seen": {"$gt": at(1)}},
+        keyset([("first_seen", at(2)), ("type", "ipv4"), ("value", "10.0.0.1")], False),
+    ]}
+    assert keyset([("a", 1), ("b", 2), ("c", 3)], False) == {"$or": [
+        {"a": {"$gt": 1}}, {"a": 1, "b": {"$gt": 2}}, {"a": 1, "b": 2, "c": {"$gt": 3}}]}
+    assert ioc_filter(IocQuery()) == {}
+    assert and_([]) == {}
+
+
+@pytest.mark.parametrize(("term", "stem"), [
+    ("attacks", "attack"), ("Attacked", "attack"), ("exploiting", "exploit"), ("vulnerabilities", "vulnerabilit"),
+    ("patches", "patch"), ("ransomware", "ransomware"), ("uses", "use"), ("bus", "bus"), ("ring", "ring"),
+])
+def test_search_stem_is_a_prefix_of_the_term(term: str, stem: str) -> None:
+    assert search_stem(term) == stem
+    assert term.lower().startswith(stem)
+
+
+def test_default_text_query_uses_the_text_index_and_requires_every_term() -> None:
+    search, clauses = text_filter(TextQuery(terms=("Ransomware", '"attacks'), excluded=("-phishing",)))
+    assert search == {"$search": "Ransomware attacks -phishing"}
+    assert [[pattern(b[f]) for b, f in zip(c["$or"], ("title", "summary"), strict=True)] for c in clauses] == [
+        [r"(?i)\bransomware"] * 2, [r"(?i)\battack"] * 2]
+    assert search_string(TextQuery(terms=("a b",), excluded=('"',))) == "a b"
+    full = article_query(ArticleQuery(text=TextQuery(terms=("x",)), include_archived=True))
+    assert set(full) == {"$text", "$and"} and full["$text"] == {"$search": "x"}
+
+
+def test_scanned_fields_use_word_prefix_regexes() -> None:
+    search, clauses = text_filter(TextQuery(terms=("ransom",), excluded=("old",), field="ai_summary"))
+    assert search is None
+    assert pattern(clauses[0]["ai_summary"]) == r"(?i)\bransom"
+    assert pattern(clauses[1]["ai_summary"]["$not"]) == r"(?i)\bold"
+
+
+@pytest.fixture
+async def mongo() -> AsyncIterator[MongoStore]:
+    store = mock_store()
+    await store.open()
+    yield store
+    await dispose(store)
+
+
+@pytest.mark.parametrize(("name", "terms", "excluded", "want"), [c for c in INDEXED if not c[2]],
+                         ids=[c[0] for c in INDEXED if not c[2]])
+async def test_the_regex_half_of_a_text_query_requires_every_stem(mongo: MongoStore, name: str,
+                                                                  terms: tuple[str, ...], excluded: tuple[str, ...],
+                                                                  want: set[int]) -> None:
+    """Without ``$text`` (mongomock), the per-term clauses alone already give the indexed results."""
+    await mongo.upsert_articles(ROWS)
+    _, clauses = text_filter(TextQuery(terms=terms))
+    collection: Any = mongo.db["articles"]
+    found = await collection.find(and_([*clauses, {"is_archived": False}])).to_list()
+    assert {N[d["_id"]] for d in found} == want
+
+
+def test_documents_key_records_naturally_and_carry_derived_flags() -> None:
+    doc = article_doc(article(1, iocs=[mention("x.example")], ai_summary="", audio_url="https://a.example/1"))
+    assert doc["_id"] == article(1).id and "id" not in doc
+    assert (doc["has_iocs"], doc["has_ai_summary"], doc["has_audio"]) == (True, False, True)
+    assert ioc_doc(ioc("x.example"), "v1")["_id"] == "domain:x.example"
+
+
+async def test_open_creates_the_indexes(mongo: MongoStore) -> None:
+    def names(collection: str) -> Any:
+        sync: AsyncMockCollection = mongo.db[collection]  # type: ignore[assignment]
+        return sync.index_information()
+
+    articles = await names("articles")
+    assert "articles_text" in articles
+    assert {"published_at_1__id_1", "rank_score_1__id_1", "severity_score_1__id_1"} <= set(articles)
+    assert (await names("users"))["email_1"]["unique"]
+    keys = await names("api_keys")
+    assert keys["key_hash_1"]["unique"] and keys["user_id_1_name_1"]["unique"]
+    await mongo.open()  # idempotent
+
+
+async def test_unreachable_server_is_store_unavailable() -> None:
+    client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(
+        f"mongodb://127.0.0.1:{free_port()}", tz_aware=True, serverSelectionTimeoutMS=50, connect=False)
+    store = MongoStore(client, "ctiwire_unreachable")
+    try:
+        calls = (store.ping, lambda: store.upsert_iocs([ioc("x")]))
+        for call in calls:
+            with pytest.raises(StoreUnavailable):
+                await call()
+        with pytest.raises(StoreUnavailable):
+            await store.all_articles(ArticleQuery())
+    finally:
+        await store.close()
+
+
+async def test_factory_builds_a_mongo_store_from_settings(tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, mongodb_uri="mongodb://127.0.0.1:1", mongodb_db="ctiwire_x")
+    store = make_store(settings)
+    assert isinstance(store, MongoStore) and store.db_name == "ctiwire_x" and store.name == "mongodb"
+    await store.close()
