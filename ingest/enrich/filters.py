@@ -1,0 +1,170 @@
+"""What a candidate is, regardless of how it is presented: the structural "not IOCs" of issue 7.
+
+Each check answers with a reason (a short slug, handy in tests and when tuning by class) or None:
+documentation names and ranges, private/loopback/link-local and other non-global addresses, CIDR
+networks, public resolvers, version strings shaped like IPs, file and product names with dots, app
+bundle identifiers, parent zones of dynamic-DNS and tunnel services, hex strings that are not hashes.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from functools import cache
+
+from ingest.enrich.resources import context_cues, cue_regex, domain_in, word_list, yaml_data
+from ingest.enrich.scan import Candidate
+
+# RFC 2606 / RFC 6761 reserved names, and names that only resolve inside a network.
+_RESERVED_TLDS = frozenset({"test", "example", "invalid", "localhost", "local", "internal", "lan", "corp", "home",
+                            "intranet", "localdomain", "arpa"})
+_DOCUMENTATION_DOMAINS = frozenset({"example.com", "example.net", "example.org", "example.edu"})
+# RFC 5737 (IPv4) and RFC 3849 (IPv6) documentation ranges; ``is_global`` covers the rest.
+_DOCUMENTATION_NETS = tuple(ipaddress.ip_network(net) for net in
+                            ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32", "3fff::/20"))
+_BUNDLE_PREFIXES = frozenset({"com", "org", "net", "edu", "gov", "mil", "io", "de", "fr", "ru", "cn", "jp", "uk",
+                              "us", "ch", "nl", "it", "es", "br", "in", "kr", "tw", "co", "me", "app", "dev"})
+_VERSION_WORD = re.compile(r"\b(?:versions?|firmware|build|release[sd]?|patch(?:ed|es)?|updates?|upgrade|fixed|"
+                           r"affected|vulnerable|v\d)\b", re.IGNORECASE)
+_OTHER_VERSION = re.compile(r"(?<![\w.])\d+\.\d+(?:\.\d+)?(?![\w.]*\d)")
+
+
+@cache
+def _version_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    data = yaml_data("ioc_context.yaml")
+    before = cue_regex(data["version_before"], anchor_end=True)
+    after = re.compile(r"^\s*(?:" + "|".join(data["version_after"]) + ")", re.IGNORECASE)
+    return before, after
+
+
+def tlds() -> frozenset[str]:
+    return word_list("tlds.txt")
+
+
+def documentation_ip(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    return any(address in net for net in _DOCUMENTATION_NETS if net.version == address.version)
+
+
+def ip_reason(value: str) -> str | None:
+    """Why an IP address is not an indicator whatever the context, or None."""
+    try:
+        address = ipaddress.ip_address(value.strip("[]"))
+    except ValueError:
+        return "invalid"
+    if documentation_ip(address):
+        return "documentation"
+    if address.is_private or address.is_loopback or address.is_link_local:
+        return "private"
+    if not address.is_global or address.is_multicast:
+        return "reserved"
+    if str(address) in word_list("public_resolvers.txt"):
+        return "public-resolver"
+    return None
+
+
+def looks_like_version(candidate: Candidate, text: str, sentence: tuple[int, int]) -> bool:
+    """True when an IP-shaped value is a version or build number by its wording.
+
+    A version word right before it ("version 10.2.0.1", "fixed in 7.0.4.1") or after it ("and
+    earlier"), or a sentence about versions that lists other dotted version numbers beside it.
+    """
+    before, after = _version_patterns()
+    left = text[max(sentence[0], candidate.start - 30):candidate.start]
+    if before.search(left) or after.match(text[candidate.end:candidate.end + 30]):
+        return True
+    clause = text[sentence[0]:sentence[1]]
+    if not _VERSION_WORD.search(clause):
+        return False
+    others = [m for m in _OTHER_VERSION.finditer(clause) if m.group() != candidate.value]
+    return bool(others)
+
+
+def host_class(host: str) -> str | None:
+    """Role of a host by its name: documentation, shared service, benign, dynamic parent zone, or None.
+
+    The most specific list wins: ``teams.microsoft.com`` is a shared service even though it sits under
+    the benign ``microsoft.com``; ``evil.duckdns.org`` is under a dynamic zone but is not its parent.
+    """
+    host = host.lower().rstrip(".")
+    labels = host.split(".")
+    if labels[-1] in _RESERVED_TLDS or domain_in(host, _DOCUMENTATION_DOMAINS):
+        return "documentation"
+    matches = [(zone, kind) for kind, name in (("shared", "shared_services.txt"), ("benign", "benign_domains.txt"),
+                                               ("dynamic", "dynamic_zones.txt"))
+               if (zone := domain_in(host, word_list(name)))]
+    if not matches:
+        return None
+    zone, kind = max(matches, key=lambda match: len(match[0]))
+    if kind == "dynamic":
+        return "dynamic-parent" if zone == host else None
+    return kind
+
+
+def domain_reason(candidate: Candidate, text: str, defanged: bool) -> str | None:
+    """Why a bare domain candidate is not a domain indicator whatever the context, or None."""
+    value = candidate.value.rstrip(".")
+    labels = value.split(".")
+    tld = labels[-1].lower()
+    if tld not in tlds():
+        return "not-a-domain"
+    if role := host_class(value):
+        return role
+    if defanged:
+        return None  # a writer who defangs a name means a host, whatever it looks like
+    if tld in word_list("file_extension_tlds.txt") or _file_context(text, candidate):
+        return "file-name"
+    if any(ch.isupper() for ch in value):
+        return "proper-name"  # ASP.NET, Socket.IO, Booking.com, "attack.It": names and run-on words
+    if len(labels) >= 3 and labels[0].lower() in _BUNDLE_PREFIXES or _bundle_context(text, candidate):
+        return "bundle-id"
+    return None
+
+
+def _file_context(text: str, candidate: Candidate) -> bool:
+    # A dotted name followed by a path separator or written as a path component is a file name.
+    before = text[max(0, candidate.start - 1):candidate.start]
+    return before in ("\\", "/", "%")
+
+
+@cache
+def _bundle_pattern() -> re.Pattern[str]:
+    return cue_regex(yaml_data("ioc_context.yaml")["bundle"], anchor_end=True)
+
+
+def _bundle_context(text: str, candidate: Candidate) -> bool:
+    return bool(_bundle_pattern().search(text[max(0, candidate.start - 30):candidate.start]))
+
+
+def hash_reason(candidate: Candidate, text: str, heading: str) -> str | None:
+    """Why a hex string is not a file hash (commit ids, JA3/JARM, keys, wallets), or None.
+
+    The nearest cue on the line to the left decides, then the nearest one to the right, then the
+    heading: "SHA256 of the sample" beats a "fingerprint" farther away.
+    """
+    if candidate.value.isdigit() or candidate.value.isalpha():
+        return "not-hex-digest"
+    left = text[:candidate.start]
+    right = text[candidate.end:candidate.end + 40]
+    for window, nearest in ((left, _last_cue), (right, _first_cue), (heading, _last_cue)):
+        found = nearest(window)
+        if found is not None:
+            return None if found == "hash" else "not-a-file-hash"
+    return None
+
+
+def _last_cue(window: str) -> str | None:
+    best: tuple[int, str] | None = None
+    for kind in ("hash", "non_hash"):
+        for match in context_cues(kind).finditer(window):
+            if best is None or match.end() > best[0]:
+                best = (match.end(), kind)
+    return best[1] if best else None
+
+
+def _first_cue(window: str) -> str | None:
+    best: tuple[int, str] | None = None
+    for kind in ("hash", "non_hash"):
+        match = context_cues(kind).search(window)
+        if match and (best is None or match.start() < best[0]):
+            best = (match.start(), kind)
+    return best[1] if best else None

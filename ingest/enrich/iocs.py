@@ -1,0 +1,143 @@
+"""IOCs of an article: candidates, structural filters, context verdicts, then one record per value.
+
+Values come out as the IOC records spell them (``store.indicators.normalize``). A malicious URL brings
+its host and a malicious e-mail address its domain, unless that host is a shared legitimate service
+(code hosting, chat, file sharing, webmail, shorteners), where only the full URL or address is an IOC.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from ingest.enrich.context import Verdict, judge, sentence_of
+from ingest.enrich.filters import domain_reason, hash_reason, host_class, ip_reason, looks_like_version, tlds
+from ingest.enrich.scan import Candidate, scan_line, url_host
+from ingest.enrich.textprep import Document, Line
+from store.indicators import detect_type, normalize
+from store.records import ArticleIoc
+
+# Order of the IOC list an article carries (the CLI groups by these keys in this order).
+IOC_ORDER: tuple[str, ...] = ("ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email")
+_HASHES = frozenset({"md5", "sha1", "sha256", "sha512"})
+_CONFIDENCE_RANK = {"high": 3, "medium": 2, "low": 1}
+
+
+@dataclass(slots=True)
+class _Evidence:
+    """Every verdict on one normalised value, and whether it was ever written defanged."""
+
+    verdicts: list[Verdict] = field(default_factory=list)
+    defanged: bool = False
+    order: int = 0
+
+
+def _structural_reason(candidate: Candidate, line: Line) -> str | None:
+    """Why a candidate is no indicator by what it is (see ``filters``), or None."""
+    text = line.text
+    if candidate.cidr:
+        return "cidr"
+    if candidate.type in ("ipv4", "ipv6"):
+        reason = ip_reason(candidate.value)
+        if reason is None and candidate.type == "ipv4" and not _defanged(candidate, line):
+            if looks_like_version(candidate, text, sentence_of(line, candidate.start)):
+                return "version"
+        return reason
+    if candidate.type in _HASHES:
+        return hash_reason(candidate, text, line.heading)
+    if candidate.type == "domain":
+        return domain_reason(candidate, text, _defanged(candidate, line))
+    if candidate.type == "url":
+        return _host_reason(url_host(candidate.value))
+    if candidate.type == "email":
+        return _host_reason(candidate.value.rpartition("@")[2], allow_shared=True)
+    return None
+
+
+def _host_reason(host: str, *, allow_shared: bool = True) -> str | None:
+    """Why a URL host or address domain rules the whole URL or address out, or None."""
+    if not host:
+        return "no-host"
+    try:
+        return ip_reason(str(ipaddress.ip_address(host)))
+    except ValueError:
+        pass
+    if host.rsplit(".", 1)[-1].lower() not in tlds():
+        return "not-a-domain"
+    role = host_class(host)
+    if role in ("documentation", "benign", "dynamic-parent"):
+        return role
+    return None
+
+
+def _defanged(candidate: Candidate, line: Line) -> bool:
+    """True when the value does not appear as such in the line as written (it was refanged)."""
+    return candidate.value not in line.raw
+
+
+def _collect(document: Document) -> dict[tuple[str, str], _Evidence]:
+    evidence: dict[tuple[str, str], _Evidence] = defaultdict(_Evidence)
+    for line in document.lines:
+        if line.is_heading and line.section != "ioc":
+            continue
+        candidates = scan_line(line.text, line.index)
+        for index, candidate in enumerate(candidates):
+            if _structural_reason(candidate, line) is not None:
+                continue
+            key = (candidate.type, normalize(candidate.type, candidate.value))
+            entry = evidence[key]
+            if not entry.verdicts:
+                entry.order = len(evidence)
+            entry.verdicts.append(judge(line, candidates, index))
+            entry.defanged = entry.defanged or _defanged(candidate, line)
+    return evidence
+
+
+def confidence_of(ioc_type: str, entry: _Evidence) -> str | None:
+    """The confidence of a value from its mentions, or None when it is not presented as an IOC."""
+    strongest = max(verdict.strength for verdict in entry.verdicts)
+    benign = any(verdict.benign for verdict in entry.verdicts)
+    if benign and strongest < 2:
+        return None
+    if all(verdict.section == "reference" for verdict in entry.verdicts) and not entry.defanged:
+        return None
+    if strongest == 3 or (strongest == 2 and entry.defanged):
+        return "high"
+    if strongest == 2 or (strongest == 1 and entry.defanged) or (ioc_type in _HASHES and not benign):
+        return "medium"
+    if entry.defanged or strongest == 1:
+        return "low"
+    return None
+
+
+def _derived(ioc_type: str, value: str) -> tuple[str, str] | None:
+    """The host IOC a malicious URL or address brings along, or None (shared services bring none)."""
+    host = url_host(value) if ioc_type == "url" else value.rpartition("@")[2] if ioc_type == "email" else ""
+    if not host or _host_reason(host) is not None or host_class(host) == "shared":
+        return None
+    kind = detect_type(host)
+    if kind not in ("ipv4", "ipv6", "domain"):
+        return None
+    return kind, normalize(kind, host)
+
+
+def extract_iocs(document: Document) -> list[ArticleIoc]:
+    """The IOCs of an article, one per (type, value), in the order of ``IOC_ORDER`` then of appearance."""
+    found: dict[tuple[str, str], tuple[str, int]] = {}
+    for (ioc_type, value), entry in sorted(_collect(document).items(), key=lambda item: item[1].order):
+        confidence = confidence_of(ioc_type, entry)
+        if confidence is None or detect_type(value) != ioc_type:
+            continue
+        _keep(found, (ioc_type, value), confidence, entry.order)
+        derived = _derived(ioc_type, value)
+        if derived is not None:
+            _keep(found, derived, confidence, entry.order)
+    ordered = sorted(found.items(), key=lambda item: (IOC_ORDER.index(item[0][0]), item[1][1]))
+    return [ArticleIoc(ioc_type, value, confidence) for (ioc_type, value), (confidence, _) in ordered]
+
+
+def _keep(found: dict[tuple[str, str], tuple[str, int]], key: tuple[str, str], confidence: str, order: int) -> None:
+    previous = found.get(key)
+    if previous is None or _CONFIDENCE_RANK[confidence] > _CONFIDENCE_RANK[previous[0]]:
+        found[key] = (confidence, previous[1] if previous else order)

@@ -1,0 +1,108 @@
+"""Candidate indicators in a refanged line: every string shaped like a URL, address, domain or hash.
+
+Scanning is shape only; whether a candidate is an IOC is decided later (``filters`` for what it is,
+``context`` for how the article presents it). URLs are found first and masked, then e-mail addresses,
+so that a URL's host or an address's domain is not found a second time as a bare domain.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+_URL = re.compile(r"\b(?:https?|ftp)://[^\s<>\"'`{}\\^]+", re.IGNORECASE)
+_EMAIL = re.compile(r"(?<![\w.+%-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
+                    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z][A-Za-z0-9-]{1,62}(?![\w-]|\.[A-Za-z0-9])")
+_IPV4 = re.compile(r"(?<![\w.])((?:\d{1,3}\.){3}\d{1,3})(/\d{1,2}(?!\d))?(?:\:(\d{1,5}))?(?!\.?\d)(?![\w-])")
+_IPV6 = re.compile(r"(?<![\w:.])\[?((?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|:|(?:\d{1,3}\.){3}\d{1,3}))\]?"
+                   r"(/\d{1,3}(?!\d))?(?![\w:])")
+_DOMAIN = re.compile(r"(?<![\w@.-])((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
+                     r"(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{2,59}))(?![\w-]|\.[A-Za-z0-9])")
+_HEX = re.compile(r"(?<![0-9A-Za-z])([0-9A-Fa-f]{128}|[0-9A-Fa-f]{64}|[0-9A-Fa-f]{40}|[0-9A-Fa-f]{32})(?![0-9A-Za-z])")
+_HASH_TYPES = {32: "md5", 40: "sha1", 64: "sha256", 128: "sha512"}
+_TRAILING = ".,;:!?'\"*>"
+_PAIRS = {")": "(", "]": "[", "}": "{"}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A value shaped like an indicator, where it was found, and the shape details filters need."""
+
+    type: str  # ipv4, ipv6, domain, url, email, md5, sha1, sha256, sha512
+    value: str  # as found in the refanged text (not yet normalised)
+    line: int
+    start: int
+    end: int
+    cidr: bool = False  # written with a prefix length: a network, not a host
+
+
+def trim_url(url: str) -> str:
+    """A URL without the punctuation that ends the sentence around it; balanced brackets are kept."""
+    while url:
+        last = url[-1]
+        if last in _TRAILING:
+            url = url[:-1]
+        elif last in _PAIRS and url.count(_PAIRS[last]) < url.count(last):
+            url = url[:-1]
+        else:
+            break
+    return url
+
+
+def url_host(url: str) -> str:
+    """The host of a URL (lowercase, no port, IPv6 without brackets), or "" when it has none."""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+    return host.rstrip(".")
+
+
+def _mask(text: str, start: int, end: int) -> str:
+    return text[:start] + " " * (end - start) + text[end:]
+
+
+def _urls(text: str, line: int) -> tuple[list[Candidate], str]:
+    found = []
+    for match in _URL.finditer(text):
+        value = trim_url(match.group())
+        if "://" in value and len(value.split("://", 1)[1]) > 0:
+            found.append(Candidate("url", value, line, match.start(), match.start() + len(value)))
+            text = _mask(text, match.start(), match.start() + len(value))
+    return found, text
+
+
+def _emails(text: str, line: int) -> tuple[list[Candidate], str]:
+    found = []
+    for match in _EMAIL.finditer(text):
+        found.append(Candidate("email", match.group(), line, match.start(), match.end()))
+        text = _mask(text, match.start(), match.end())
+    return found, text
+
+
+def _ips(text: str, line: int) -> tuple[list[Candidate], str]:
+    found = []
+    for match in _IPV4.finditer(text):
+        found.append(Candidate("ipv4", match.group(1), line, match.start(), match.end(), cidr=bool(match.group(2))))
+        text = _mask(text, match.start(), match.end())
+    for match in _IPV6.finditer(text):
+        try:
+            ipaddress.IPv6Address(match.group(1))
+        except ValueError:
+            continue
+        found.append(Candidate("ipv6", match.group(1), line, match.start(), match.end(), cidr=bool(match.group(2))))
+        text = _mask(text, match.start(), match.end())
+    return found, text
+
+
+def scan_line(text: str, line: int) -> list[Candidate]:
+    """Every candidate of one refanged line, in order of position."""
+    urls, text = _urls(text, line)
+    emails, text = _emails(text, line)
+    ips, text = _ips(text, line)
+    hashes = [Candidate(_HASH_TYPES[len(m.group(1))], m.group(1), line, m.start(), m.end())
+              for m in _HEX.finditer(text)]
+    domains = [Candidate("domain", m.group(1), line, m.start(1), m.end(1)) for m in _DOMAIN.finditer(text)]
+    return sorted([*urls, *emails, *ips, *hashes, *domains], key=lambda candidate: candidate.start)

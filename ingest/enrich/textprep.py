@@ -1,0 +1,158 @@
+"""From an article to lines the extractors can read: Unicode clean-up, refanging, headings and sections.
+
+An article is read line by line. Each line keeps its text as written (``raw``) and refanged (``text``),
+so an extractor can tell that ``evil[.]com`` was written defanged, and knows the section it sits in:
+values listed under an "Indicators of compromise" heading are presented as indicators, links under
+"References" are sources (issue 7, "anything listed under an indicators heading").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import cache
+
+from lxml import html as lxml_html
+
+from ingest.enrich.resources import cue_regex, yaml_data
+from store.indicators import refang
+
+# Characters that hide inside copied indicators: zero-width spaces and joiners, soft hyphens, BOMs.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
+_SPACES = re.compile(r"[\u00a0\u2000-\u200a\u202f\u205f\u3000\t]")
+_BULLET = re.compile(r"^\s*(?:[-*\u2022\u25aa\u25e6>]|\d{1,3}[.)])\s+")
+_MARKDOWN_HEADING = re.compile(r"^\s*#{1,6}\s+(.*)$")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")
+_HEADING_WORDS = re.compile(r"[A-Za-z][A-Za-z&/'-]*")
+_LOOKS_TECHNICAL = re.compile(r"\w[.:@]\w|\[\.\]|\(\.\)|\[dot\]|[0-9a-f]{16}", re.IGNORECASE)
+_BLOCK_TAGS = ("p", "div", "li", "tr", "pre", "blockquote", "section", "article", "table", "ul", "ol",
+               "br", "dd", "dt", "figcaption", "code", "td", "th")
+_DROP_TAGS = ("script", "style", "noscript", "nav", "footer", "header", "aside", "form", "svg", "template")
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of an article: as written, refanged, and where it sits."""
+
+    index: int
+    raw: str
+    text: str
+    section: str  # "body", "ioc" (under an indicators heading) or "reference"
+    heading: str  # the text of the heading the line sits under ("" before the first one)
+    is_heading: bool = False
+    is_title: bool = False
+
+    def sentences(self) -> list[tuple[int, int]]:
+        """(start, end) offsets of the sentences of the refanged text."""
+        return sentence_spans(self.text)
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) offsets of the sentences of ``text`` (a full stop, then a capital or a digit)."""
+    spans, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        spans.append((start, match.start()))
+        start = match.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+@dataclass(slots=True)
+class Document:
+    """An article as lines, plus the plain text for the classifiers."""
+
+    title: str
+    lines: list[Line] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.text for line in self.lines)
+
+    @property
+    def body_lines(self) -> list[Line]:
+        return [line for line in self.lines if not line.is_title]
+
+
+def clean(text: str) -> str:
+    """NFKC-normalised text without invisible characters, with plain spaces."""
+    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    return _SPACES.sub(" ", text)
+
+
+@cache
+def _section_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    data = yaml_data("ioc_context.yaml")
+    return cue_regex(data["indicator_headings"]), cue_regex(data["reference_headings"])
+
+
+def heading_text(line: str) -> str | None:
+    """The heading a line is, or None for a body line.
+
+    A heading is a markdown heading, or a short line without sentence punctuation or indicators that
+    ends with a colon, is in title case or in capitals.
+    """
+    match = _MARKDOWN_HEADING.match(line)
+    if match:
+        return match.group(1).strip().rstrip(":")
+    stripped = line.strip()
+    words = _HEADING_WORDS.findall(stripped)
+    if not words or len(words) > 9 or len(stripped) > 80 or _BULLET.match(stripped):
+        return None
+    if stripped[-1] in ".,;!?\"'" or _LOOKS_TECHNICAL.search(stripped):
+        return None
+    titled = sum(word[0].isupper() for word in words) >= max(1, (len(words) + 1) // 2)
+    short_sentence_case = len(words) <= 6 and stripped[0].isupper()
+    if stripped.endswith(":") or stripped.isupper() or titled or short_sentence_case:
+        return stripped.rstrip(":").strip()
+    return None
+
+
+def classify_heading(heading: str) -> str:
+    """The section a heading opens: ``ioc``, ``reference`` or ``body``."""
+    indicators, references = _section_patterns()
+    if references.match(heading.strip()):
+        return "reference"
+    return "ioc" if indicators.search(heading) else "body"
+
+
+def build_document(title: str, text: str) -> Document:
+    """Lines of the title and body, refanged, each tagged with its heading and section."""
+    document = Document(title=clean(title).strip())
+    if document.title:
+        document.lines.append(Line(0, document.title, refang(document.title), "body", "", is_title=True))
+    section, heading = "body", ""
+    for raw in clean(text).splitlines():
+        if not raw.strip():
+            continue
+        found = heading_text(raw)
+        if found is not None:
+            section, heading = classify_heading(found), found
+        refanged = refang(raw)
+        document.lines.append(Line(len(document.lines), raw, refanged, section, heading, is_heading=found is not None))
+    return document
+
+
+def html_to_text(markup: str) -> tuple[str, str]:
+    """(title, text) of an HTML page: block elements become lines, headings become markdown headings.
+
+    lxml only: deterministic and offline; scripts, styles and page chrome (nav, header, footer, aside)
+    are dropped, tables become ``cell | cell`` lines so that indicator tables stay one row per line.
+    """
+    root = lxml_html.fromstring(markup)
+    for element in list(root.iter(*_DROP_TAGS)):
+        element.drop_tree()
+    title = (root.findtext(".//title") or "").strip()
+    headings = root.xpath("//h1|//h2|//h3|//h4|//h5|//h6")
+    if not title and headings:
+        title = headings[0].text_content().strip()
+    for element in headings:
+        element.text = f"\n# {element.text or ''}"
+        element.tail = "\n" + (element.tail or "")
+    for element in root.iter(*_BLOCK_TAGS):
+        separator = " | " if element.tag in ("td", "th") else "\n"
+        element.tail = separator + (element.tail or "")
+    body = root.find("body")
+    text = (body if body is not None else root).text_content()
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return title, "\n".join(line.strip(" |") for line in lines if line.strip(" |"))
