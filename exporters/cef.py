@@ -10,6 +10,7 @@ Extension keys are all from the CEF key dictionary (``cefevent`` accepts each in
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -37,18 +38,17 @@ TYPED_KEYS: dict[str, tuple[str, int]] = {
     "md5": ("fileHash", 255), "sha1": ("fileHash", 255), "sha256": ("fileHash", 255), "sha512": ("fileHash", 255),
     "email": ("suser", 1023),
 }
-_HEADER_ESCAPES = str.maketrans({"\\": "\\\\", "|": "\\|", "\r": " ", "\n": " "})
-_EXT_ESCAPES = str.maketrans({"\\": "\\\\", "=": "\\=", "\n": "\\n", "\r": "\\r"})
 
 
 def header_escape(text: str) -> str:
     """CEF header field: ``\\`` and ``|`` escaped; line breaks cannot be escaped there, so become spaces."""
-    return text.translate(_HEADER_ESCAPES)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
 def ext_escape(text: str) -> str:
     """CEF extension value: ``\\``, ``=`` and line breaks escaped (the pipe needs none there)."""
-    return text.translate(_EXT_ESCAPES)
+    # Chained str.replace: C-speed, and a no-op scan for the usual clean value (str.translate is 4x slower).
+    return text.replace("\\", "\\\\").replace("=", "\\=").replace("\n", "\\n").replace("\r", "\\r")
 
 
 def _ms(dt: datetime) -> str:
@@ -68,31 +68,38 @@ def _typed_key(ioc: Ioc) -> str | None:
     return key if 0 < len(ioc.value) <= limit else None
 
 
-def extension(ioc: Ioc) -> list[tuple[str, str]]:
-    """The (key, raw value) pairs of one record, ``rt`` last; empty values are left out."""
-    pairs: list[tuple[str, str]] = []
+def extension(ioc: Ioc) -> str:
+    """The escaped extension of one record, ``rt`` last; empty values (and their labels) are left out.
+
+    Labels, the type and timestamps are ours and need no escaping; only record data goes through it.
+    """
+    value = ext_escape(ioc.value)
+    fields: list[str] = []
     key = _typed_key(ioc)
     if key:
-        pairs.append((key, ioc.value))
-        if key == "c6a1":
-            pairs.append(("c6a1Label", "Indicator IPv6 address"))
-    pairs.append(("cat", f"ioc/{ioc.type}"))
+        fields.append(f"{key}={value}" + (" c6a1Label=Indicator IPv6 address" if key == "c6a1" else ""))
+    fields.append(f"cat=ioc/{ext_escape(ioc.type)} cs1Label=Indicator cs1={value}")
     related = " ".join([*ioc.cves, *ioc.techniques])
-    custom = (("Indicator", ioc.value), ("Feed", ioc.feed_name), ("Source category", ioc.source_category),
-              ("Confidence", ioc.confidence), ("STIX id", primary_id(ioc)), ("Related", related))
-    for n, (label, value) in enumerate(custom, 1):
-        if value:  # a label without its value would only confuse a parser's field mapping
-            pairs += [(f"cs{n}Label", label), (f"cs{n}", value)]
-    pairs += [("start", _ms(ioc.first_seen)), ("end", _ms(ioc.last_seen)), ("rt", _ms(ioc.modified))]
-    return [(key, value) for key, value in pairs if value]
+    custom = ((2, "Feed", ioc.feed_name), (3, "Source category", ioc.source_category),
+              (4, "Confidence", ioc.confidence), (6, "Related", related))
+    for n, label, raw in custom:
+        if raw:  # a label without its value would only confuse a parser's field mapping
+            fields.append(f"cs{n}Label={label} cs{n}={ext_escape(raw)}")
+    fields.append(f"cs5Label=STIX id cs5={primary_id(ioc)}")
+    fields.append(f"start={_ms(ioc.first_seen)} end={_ms(ioc.last_seen)} rt={_ms(ioc.modified)}")
+    return " ".join(fields)
+
+
+@functools.cache
+def header(ioc_type: str, confidence: str) -> str:
+    """``CEF:0|vendor|product|version|signature id|name|severity|``: fixed per (type, confidence)."""
+    parts = (PRODUCT, PRODUCT, DEVICE_VERSION, f"ioc-{ioc_type}", NAMES.get(ioc_type, f"Indicator {ioc_type}"))
+    return f"CEF:{CEF_VERSION}|" + "|".join(map(header_escape, parts)) + f"|{SEVERITIES.get(confidence, 3)}|"
 
 
 def line(ioc: Ioc) -> str:
     """One CEF line (no syslog header: the forwarder adds its own), newline-terminated."""
-    head = "|".join(header_escape(part) for part in (
-        PRODUCT, PRODUCT, DEVICE_VERSION, f"ioc-{ioc.type}", NAMES.get(ioc.type, f"Indicator {ioc.type}")))
-    ext = " ".join(f"{key}={ext_escape(value)}" for key, value in extension(ioc))
-    return f"CEF:{CEF_VERSION}|{head}|{SEVERITIES.get(ioc.confidence, 3)}|{ext}\n"
+    return f"{header(ioc.type, ioc.confidence)}{extension(ioc)}\n"
 
 
 class CefExporter(Exporter):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from lxml import etree  # type: ignore[import-untyped]
@@ -86,9 +86,9 @@ def _metadata(xf: Any, ctx: ExportContext, kept: int, skipped: int) -> None:
         _leaf(xf, "authored_date", iso(ctx.generated_at))
 
 
-def _item(xf: Any, ioc: Ioc) -> None:
+def _item(xf: Any, ioc: Ioc, ref: str) -> None:
     term = TERMS[ioc.type]
-    attrib = {"id": item_id(ioc), "condition": "is", "negate": "false",
+    attrib = {"id": ref, "condition": "is", "negate": "false",
               "preserve-case": "true" if ioc.type in CASE_SENSITIVE else "false"}
     with xf.element(_q("IndicatorItem"), attrib):
         with xf.element(_q("Context"), {"document": term.document, "search": term.search, "type": term.context}):
@@ -96,8 +96,7 @@ def _item(xf: Any, ioc: Ioc) -> None:
         _leaf(xf, "Content", ioc.value, {"type": term.content})
 
 
-def _params(xf: Any, ioc: Ioc) -> None:
-    ref = item_id(ioc)
+def _params(xf: Any, ioc: Ioc, ref: str) -> None:
     for name, value in (("feed", ioc.feed_name), ("source-category", ioc.source_category),
                         ("confidence", ioc.confidence)):
         with xf.element(_q("param"), {"id": stable_uuid("openioc-param", ref, name), "ref-id": ref, "name": name}):
@@ -119,9 +118,10 @@ class OpenIocExporter(Exporter):
     extension: ClassVar[str] = "ioc.xml"
 
     def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
-        kept = [ioc for ioc in unique_records(iocs) if ioc.type in TERMS]
+        kept = [(ioc, item_id(ioc)) for ioc in unique_records(iocs) if ioc.type in TERMS]
         buffer = io.BytesIO()
-        root = {"id": document_id(iocs, ctx), "last-modified": iso(ctx.until), "published-date": iso(ctx.generated_at)}
+        root = {"id": document_id(iocs, ctx), "last-modified": iso(ctx.until),
+                "published-date": iso(ctx.generated_at)}
         with etree.xmlfile(buffer, encoding="utf-8") as xf:
             xf.write_declaration()
             with xf.element(_q("OpenIOC"), root, nsmap={None: NS}):
@@ -134,9 +134,10 @@ class OpenIocExporter(Exporter):
         yield _drain(buffer)
 
     @staticmethod
-    def _each(xf: Any, buffer: io.BytesIO, iocs: list[Ioc], write: Any) -> Iterator[bytes]:
-        for n, ioc in enumerate(iocs, 1):
-            write(xf, ioc)
+    def _each(xf: Any, buffer: io.BytesIO, kept: list[tuple[Ioc, str]],
+              write: Callable[[Any, Ioc, str], None]) -> Iterator[bytes]:
+        for n, (ioc, ref) in enumerate(kept, 1):
+            write(xf, ioc, ref)
             if n % ITEMS_PER_FLUSH == 0:
                 xf.flush()
                 yield _drain(buffer)

@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 
 import orjson
 
-from exporters.base import ExportContext, Exporter, chunked, records_digest, stable_uuid
-from store.records import Ioc, iso
+from exporters.base import ExportContext, Exporter, chunked, indicator_id, iso_z, records_digest, stable_uuid
+from store.records import Ioc
 
 IDENTITY_ID = f"identity--{stable_uuid('identity', 'ctiwire')}"
 # A fixed date: the identity never changes, so neither may its version (STIX 2.1 s. 3.2, "modified").
@@ -92,13 +92,13 @@ def _description(ioc: Ioc) -> str:
 
 def _dates(ioc: Ioc) -> tuple[str, str]:
     """created and modified; modified never precedes created (STIX 2.1 s. 3.2)."""
-    return iso(ioc.first_seen), iso(max(ioc.modified, ioc.first_seen))
+    return iso_z(ioc.first_seen), iso_z(max(ioc.modified, ioc.first_seen))
 
 
 def indicator_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:
     created, modified = _dates(ioc)
     obj: dict[str, Any] = {
-        "type": "indicator", "spec_version": "2.1", "id": ioc.stix_id, "created_by_ref": IDENTITY_ID,
+        "type": "indicator", "spec_version": "2.1", "id": indicator_id(ioc), "created_by_ref": IDENTITY_ID,
         "created": created, "modified": modified, "name": f"{ioc.type}: {ioc.value}",
         "description": _description(ioc), "indicator_types": ["malicious-activity"],
         "pattern": pattern(ioc), "pattern_type": "stix", "valid_from": created,
@@ -125,7 +125,7 @@ def vulnerability_object(cve: str, created: str, modified: str, extra_refs: list
 
 def primary_id(ioc: Ioc) -> str:
     """The id of :func:`stix_object` for ``ioc`` without building it (other formats cite it)."""
-    return vulnerability_id(ioc.value) if ioc.type == "cve" else ioc.stix_id
+    return vulnerability_id(ioc.value) if ioc.type == "cve" else indicator_id(ioc)
 
 
 def stix_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:

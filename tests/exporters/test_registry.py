@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import uuid
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from exporters import jobs
-from exporters.base import Exporter, filename
+from exporters.base import Exporter, filename, indicator_id, iso_z, stable_uuid
 from exporters.registry import EXPORTERS, UnknownFormat, get_exporter
 from server.exports import EXPORTS
-from store.records import Ioc
+from store.records import CTIWIRE_NAMESPACE, Ioc, iso
 from store.sqlite import SqliteStore
 
 
@@ -55,3 +58,24 @@ async def test_export_job_builds_every_format_from_a_store(tmp_path: Path, recor
             validate[fmt](entry.body)
     finally:
         await store.close()
+
+
+@given(name=st.text(max_size=40), other=st.text(max_size=10))
+def test_fast_uuid5_is_rfc4122_uuid5(name: str, other: str) -> None:
+    try:
+        name.encode()
+    except UnicodeEncodeError:
+        return  # lone surrogates are no record value
+    assert stable_uuid(name, other) == str(uuid.uuid5(CTIWIRE_NAMESPACE, f"{name}:{other}"))
+
+
+@given(value=st.datetimes(min_value=datetime(1900, 1, 2), max_value=datetime(9999, 12, 30),
+                          timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30))]) | st.none()))
+def test_iso_z_matches_the_record_codec(value: datetime) -> None:
+    # (years before 1000 differ: glibc's strftime does not pad %Y; iso_z writes the 4 digits RFC 3339 wants)
+    assert iso_z(value) == iso(value)
+
+
+def test_indicator_id_matches_the_records_stix_id(ioc: Any) -> None:
+    record = ioc("url", "http://x.example/ä?q=1")
+    assert indicator_id(record) == record.stix_id
