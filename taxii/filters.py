@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from server.errors import BadRequest, bad_param
-from store.records import iso, parse_iso
+from store.records import IOC_TYPES, iso, parse_iso
 from taxii.collections import stix_type_of
 from taxii.media import parse_timestamp, taxii_time
 
@@ -184,7 +184,12 @@ class Matcher:
         return self.times is None or taxii_time(parse_timestamp(obj["modified"])) in self.times
 
 
-def store_types(collection_types: tuple[str, ...], filters: Filters) -> tuple[str, ...]:
-    """The collection's IOC types that can yield a match (the store filters on these)."""
+def store_types(collection_types: tuple[str, ...], filters: Filters) -> tuple[str, ...] | None:
+    """The IOC types the store must filter on: None for every type, () when nothing can match.
+
+    Every type is None rather than the full list: a ``type IN (...)`` clause makes SQLite read the
+    (type, value) index and sort every matching row per page, where no clause walks the date index.
+    """
     wanted = filters.stix_types()
-    return collection_types if wanted is None else tuple(t for t in collection_types if stix_type_of(t) in wanted)
+    types = collection_types if wanted is None else tuple(t for t in collection_types if stix_type_of(t) in wanted)
+    return None if set(types) == set(IOC_TYPES) else types

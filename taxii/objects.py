@@ -10,6 +10,7 @@ was read from in both, so passing ``-Last`` as the next ``added_after`` is alway
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +18,7 @@ import orjson
 
 from server.errors import NotFoundError
 from server.windows import clamp_since, window_headers
-from store.records import utcnow
+from store.records import iso, utcnow
 from taxii.filters import (
     OBJECT_FIELDS,
     OBJECTS_FIELDS,
@@ -30,6 +31,7 @@ from taxii.filters import (
 )
 from taxii.handlers import TaxiiHandler
 from taxii.media import STIX_21, taxii_time
+from taxii.pagecache import CachedPage, PageCache, page_key
 from taxii.pages import SCAN_BUDGET, UNBOUNDED, Page, PageSpec, context_maker, read_page
 from taxii.paging import Position, make_token, resume, scope
 
@@ -72,20 +74,42 @@ class PageHandler(TaxiiHandler):
                         budget=UNBOUNDED if object_id else SCAN_BUDGET)
         return Plan(spec, filters, token_scope)
 
+    async def respond(self, plan: Plan, render: Callable[[Page], bytes]) -> None:
+        """The page from the cache when it is still exact, else read, rendered and cached."""
+        pages = PageCache(self.ctx.cache, self.ctx.settings.cache_ttl_seconds)
+        key = page_key(await self.ctx.store.data_version(), self.cache_parts(plan))
+        cached = await pages.get(key, plan.spec.lower)
+        self.set_header("X-Cache", "hit" if cached else "miss")
+        if cached is None:
+            page = await self.read(plan)
+            body = render(page)  # may refuse (404) before anything is cached
+            first, last = (page.items[0][0].date_added, page.items[-1][0].date_added) if page.items else (None, None)
+            cached = CachedPage.build(body, first, last)
+            await pages.put(key, cached)
+        self.page_etag = cached.etag
+        self.date_headers(plan, cached.first, cached.last)
+        self.write_taxii(cached.body)
+
+    def compute_etag(self) -> str | None:
+        """The ETag hashed once when the page was built (Tornado would hash the body on every response)."""
+        return getattr(self, "page_etag", None) or super().compute_etag()
+
+    def cache_parts(self, plan: Plan) -> dict[str, Any]:
+        after = plan.spec.after
+        return {"s": plan.scope, "f": plan.filters.signature(), "n": plan.spec.limit,
+                "d": self.principal.tier.ioc_lookback_days,
+                "p": [iso(after.date_added), after.ioc_type, after.value] if after else None}
+
     async def read(self, plan: Plan) -> Page:
         tier = self.principal.tier.name
         contexts = context_maker(self.ctx.store, utcnow(), plan.spec.lower, tier)
         return await read_page(self.ctx.store, plan.spec, contexts)
 
-    def date_headers(self, plan: Plan, page: Page) -> None:
+    def date_headers(self, plan: Plan, first: datetime | None, last: datetime | None) -> None:
         """Section 3.3.1; on an empty page, the bound it was read from (position or added_after)."""
-        if page.items:
-            first: datetime = page.items[0][0].date_added
-            last: datetime = page.items[-1][0].date_added
-        else:
-            first = last = plan.spec.after.date_added if plan.spec.after else plan.spec.lower
-        self.set_header("X-TAXII-Date-Added-First", taxii_time(first))
-        self.set_header("X-TAXII-Date-Added-Last", taxii_time(last))
+        bound = max(plan.spec.after.date_added, plan.spec.lower) if plan.spec.after else plan.spec.lower
+        self.set_header("X-TAXII-Date-Added-First", taxii_time(first or bound))
+        self.set_header("X-TAXII-Date-Added-Last", taxii_time(last or bound))
 
     def envelope(self, plan: Plan, page: Page, key: str, items: list[Any]) -> bytes:
         """``{"more", "next"?, key?}``: ``next`` exactly when ``more``; no empty list (section 3.7)."""
@@ -103,9 +127,7 @@ class ObjectsHandler(PageHandler):
     async def get(self, collection_id: str) -> None:
         collection = self.collection(collection_id)
         plan = self.plan(collection.ioc_types, scope(self.endpoint, collection.id))
-        page = await self.read(plan)
-        self.date_headers(plan, page)
-        self.write_taxii(self.envelope(plan, page, "objects", [obj for _, obj in page.items]))
+        await self.respond(plan, lambda page: self.envelope(plan, page, "objects", [obj for _, obj in page.items]))
 
 
 class ManifestHandler(PageHandler):
@@ -116,11 +138,9 @@ class ManifestHandler(PageHandler):
     async def get(self, collection_id: str) -> None:
         collection = self.collection(collection_id)
         plan = self.plan(collection.ioc_types, scope(self.endpoint, collection.id))
-        page = await self.read(plan)
-        self.date_headers(plan, page)
-        records = [{"id": obj["id"], "date_added": taxii_time(ioc.date_added), "version": obj["modified"],
-                    "media_type": STIX_21} for ioc, obj in page.items]
-        self.write_taxii(self.envelope(plan, page, "objects", records))
+        await self.respond(plan, lambda page: self.envelope(plan, page, "objects", [
+            {"id": obj["id"], "date_added": taxii_time(ioc.date_added), "version": obj["modified"],
+             "media_type": STIX_21} for ioc, obj in page.items]))
 
 
 class ObjectHandler(PageHandler):
@@ -128,20 +148,22 @@ class ObjectHandler(PageHandler):
 
     endpoint = "object"
     fields = OBJECT_FIELDS
+    key = "objects"
 
-    async def find(self, collection_id: str, object_id: str) -> tuple[Plan, Page]:
-        collection = self.collection(collection_id)
-        plan = self.plan(collection.ioc_types, scope(self.endpoint, collection.id, object_id), object_id)
-        page = await self.read(plan)
-        if not page.items and not page.more:
-            raise NotFoundError(f"no object {object_id!r} in collection {collection.id!r} matches",
-                                details={"collection_id": collection.id, "object_id": object_id})
-        return plan, page
+    def item(self, obj: dict[str, Any]) -> Any:
+        return obj
 
     async def get(self, collection_id: str, object_id: str) -> None:
-        plan, page = await self.find(collection_id, object_id)
-        self.date_headers(plan, page)
-        self.write_taxii(self.envelope(plan, page, "objects", [obj for _, obj in page.items]))
+        collection = self.collection(collection_id)
+        plan = self.plan(collection.ioc_types, scope(self.endpoint, collection.id, object_id), object_id)
+
+        def render(page: Page) -> bytes:
+            if not page.items and not page.more:
+                raise NotFoundError(f"no object {object_id!r} in collection {collection.id!r} matches",
+                                    details={"collection_id": collection.id, "object_id": object_id})
+            return self.envelope(plan, page, self.key, [self.item(obj) for _, obj in page.items])
+
+        await self.respond(plan, render)
 
 
 class VersionsHandler(ObjectHandler):
@@ -149,8 +171,7 @@ class VersionsHandler(ObjectHandler):
 
     endpoint = "versions"
     fields = VERSIONS_FIELDS
+    key = "versions"
 
-    async def get(self, collection_id: str, object_id: str) -> None:
-        plan, page = await self.find(collection_id, object_id)
-        self.date_headers(plan, page)
-        self.write_taxii(self.envelope(plan, page, "versions", [obj["modified"] for _, obj in page.items]))
+    def item(self, obj: dict[str, Any]) -> Any:
+        return obj["modified"]

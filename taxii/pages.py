@@ -39,7 +39,7 @@ Item = tuple[Ioc, dict[str, Any]]
 class PageSpec:
     """What to read: store-side filters, where to start, how many, and the object-side matcher."""
 
-    types: tuple[str, ...]
+    types: tuple[str, ...] | None  # None: every type; (): nothing can match
     lower: datetime
     after: Position | None
     limit: int
@@ -74,10 +74,10 @@ def context_maker(store: Store, now: datetime, floor: datetime, tier: str) -> Co
 
 async def read_page(store: Store, spec: PageSpec, contexts: Contexts) -> Page:
     """Scan from ``spec.after`` and keep matching objects until the page is full or the scan ends."""
-    if not spec.types:
+    if spec.types == ():
         return Page([], False)
     scan = spec.scan_limit()
-    query = IocQuery(types=spec.types, added_after=spec.lower, after=spec.after.key() if spec.after else None,
+    query = IocQuery(types=spec.types or (), added_after=spec.lower, after=spec.after.key() if spec.after else None,
                      limit=scan)
     rows = store.iter_iocs(query, min(scan, _NARROW_BATCH if spec.matcher.narrows else scan))
     try:

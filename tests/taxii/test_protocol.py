@@ -9,6 +9,7 @@ import orjson
 import pytest
 
 from server.errors import BadRequest
+from store.records import IOC_TYPES
 from taxii.filters import OBJECT_FIELDS, Filters, Matcher, parse_filters, parse_limit, store_types
 from taxii.media import accepts_taxii21, parse_timestamp, taxii_time
 from taxii.paging import Position, make_token, resume, scope
@@ -99,6 +100,8 @@ def test_limit_is_positive_and_capped() -> None:
 def test_types_push_down_to_the_store() -> None:
     collection = ("ipv4", "domain", "cve")
     assert store_types(collection, Filters()) == collection
+    assert store_types(IOC_TYPES, Filters()) is None  # every type: no clause, the date index is walked
+    assert store_types(IOC_TYPES, Filters(types=("vulnerability",))) == ("cve",)
     assert store_types(collection, Filters(types=("vulnerability",))) == ("cve",)
     assert store_types(collection, Filters(types=("malware",))) == ()
     vuln_id = "vulnerability--" + "b" * 8 + "-bbbb-5bbb-8bbb-" + "b" * 12

@@ -1,0 +1,69 @@
+"""The page cache: exact while the data version and the first object allow, a miss when the cache is down."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from store.base import StoreUnavailable
+from store.cache import MemoryCache
+from taxii.pagecache import MAX_CACHED_BYTES, CachedPage, PageCache, page_key
+
+T0 = datetime(2026, 4, 1, 12, 0, 0, 5000, tzinfo=UTC)
+
+
+async def test_a_page_is_served_while_its_first_object_is_after_the_floor() -> None:
+    pages = PageCache(MemoryCache(), ttl=60)
+    key = page_key(7, {"s": "objects:all-iocs:", "n": 100})
+    await pages.put(key, CachedPage.build(b'{"more":false,"objects":[1]}', T0, T0 + timedelta(minutes=1)))
+    hit = await pages.get(key, T0 - timedelta(milliseconds=1))
+    assert hit == CachedPage.build(b'{"more":false,"objects":[1]}', T0, T0 + timedelta(minutes=1))
+    assert await pages.get(key, T0) is None  # the floor reached the first object: it would be excluded now
+    assert await pages.get(page_key(8, {"s": "objects:all-iocs:", "n": 100}), T0 - timedelta(days=1)) is None
+
+
+async def test_empty_pages_stay_valid_and_big_pages_are_not_kept() -> None:
+    pages = PageCache(MemoryCache(), ttl=60)
+    await pages.put("empty", CachedPage.build(b'{"more":false}', None, None))
+    assert await pages.get("empty", T0 + timedelta(days=400)) == CachedPage.build(b'{"more":false}', None, None)
+    await pages.put("big", CachedPage(b"x" * (MAX_CACHED_BYTES + 1), T0, T0))
+    assert await pages.get("big", T0 - timedelta(days=1)) is None
+
+
+class DownCache(MemoryCache):
+    async def get(self, key: str) -> bytes | None:
+        raise StoreUnavailable("down")
+
+    async def set(self, key: str, value: bytes, ttl: int | None = None) -> None:
+        raise StoreUnavailable("down")
+
+
+async def test_a_cache_that_is_down_is_a_miss() -> None:
+    pages = PageCache(DownCache(), ttl=60)
+    await pages.put("k", CachedPage(b"{}", T0, T0))
+    assert await pages.get("k", T0 - timedelta(days=1)) is None
+
+
+def test_keys_name_every_part_of_the_request() -> None:
+    parts = {"s": "objects:all-iocs:", "f": {"t": ["indicator"]}, "n": 100, "d": 365, "p": None}
+    assert page_key(3, parts) == page_key(3, dict(reversed(list(parts.items()))))
+    assert len({page_key(3, parts), page_key(4, parts), page_key(3, {**parts, "n": 99}),
+                page_key(3, {**parts, "d": 1}), page_key(3, {**parts, "s": "manifest:all-iocs:"})}) == 5
+
+
+async def test_repeated_pages_come_from_the_cache_until_a_write(server, iocs, taxii_http) -> None:
+    await server.ctx.store.upsert_iocs(iocs(30))
+    url = "/api/taxii2/api/collections/all-iocs/objects/"
+    async with taxii_http(server.pro_key) as http:
+        first = await http.get(url, params={"limit": 10})
+        second = await http.get(url, params={"limit": 10})
+        await server.ctx.store.upsert_iocs(iocs(1, start=99))
+        third = await http.get(url, params={"limit": 10})
+        unchanged = await http.get(url, params={"limit": 10}, headers={"If-None-Match": third.headers["ETag"]})
+        missing = [await http.get(url + "indicator--00000000-0000-5000-8000-000000000000/") for _ in range(2)]
+    assert (first.headers["X-Cache"], second.headers["X-Cache"], third.headers["X-Cache"]) == ("miss", "hit", "miss")
+    assert first.content == second.content and first.headers["ETag"] == second.headers["ETag"]
+    assert first.headers["ETag"] != third.headers["ETag"]
+    assert {k: v for k, v in first.headers.items() if k.startswith("x-taxii")} == {
+        k: v for k, v in second.headers.items() if k.startswith("x-taxii")}
+    assert [m.status_code for m in missing] == [404, 404]
+    assert unchanged.status_code == 304 and unchanged.content == b""
