@@ -68,7 +68,14 @@ def alias_index() -> dict[str, list[_Alias]]:
         key = _key(written)
         if len(key.replace(" ", "")) <= 3 or _GENERIC.match(key) or not key:
             return
-        needs = key in contextual or (key in software and key not in exempt)
+        if " " in key and any(ch.isdigit() for ch in key):
+            add_key(key.replace(" ", ""), written.replace(" ", ""), canonical, brand)  # "CyberAv3ngers"
+        add_key(key, written, canonical, brand)
+
+    def add_key(key: str, written: str, canonical: str, brand: bool) -> None:
+        # A brand listed in actors.yaml is a ransomware name by design; galaxy names that are also
+        # malware or tool names (Snake, Carbanak) need actor wording unless the data exempts them.
+        needs = key in contextual or (not brand and key in software and key not in exempt)
         entries = index.setdefault(key, [])
         if all(entry.canonical != canonical for entry in entries):
             entries.append(_Alias(written, canonical, needs, brand))

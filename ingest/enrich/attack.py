@@ -63,6 +63,9 @@ def _ics() -> dict[str, tuple[str, str]]:
             technique_id = "T0" + raw[1:] if len(raw) == 4 else raw
             tactics = meta.get("Tactic") or [""]
             catalogue.setdefault(technique_id, (item["value"], _slug(tactics[0])))
+    supplement: dict[str, list[str]] = yaml_data("attack_ics_supplement.yaml")
+    for technique_id, (name, tactic) in supplement.items():
+        catalogue.setdefault(technique_id, (name, tactic))
     return catalogue
 
 
