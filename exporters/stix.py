@@ -161,7 +161,8 @@ class _Related:
 
     def __init__(self) -> None:
         self.spans: dict[tuple[str, str], tuple[str, str]] = {}  # (kind, key) -> (created, modified)
-        self.relationships: list[dict[str, Any]] = []
+        # (source, type, target, created, modified): dicts are made only while streaming them out.
+        self.relationships: dict[tuple[str, str, str], tuple[str, str]] = {}
 
     def add(self, kind: str, key: str, created: str, modified: str) -> None:
         old = self.spans.get((kind, key))
@@ -170,15 +171,14 @@ class _Related:
     def collect(self, ioc: Ioc, primary_id: str) -> None:
         created, modified = _dates(ioc)
         # STIX 2.1 defines no indicator-to-vulnerability type, hence related-to (s. 4.7, relationships).
-        for cve in dict.fromkeys(c.upper() for c in ioc.cves):
+        for cve in dict.fromkeys(c.upper() for c in ioc.cves if c.strip()):
             if vulnerability_id(cve) != primary_id:
                 self.add("cve", cve, created, modified)
-                self.relationships.append(
-                    relationship_object(primary_id, "related-to", vulnerability_id(cve), created, modified))
+                self.relationships.setdefault((primary_id, "related-to", vulnerability_id(cve)), (created, modified))
         kind = "indicates" if ioc.type != "cve" else "related-to"
-        for tid in dict.fromkeys(t.upper() for t in ioc.techniques):
+        for tid in dict.fromkeys(t.upper() for t in ioc.techniques if t.strip()):
             self.add("technique", tid, created, modified)
-            self.relationships.append(relationship_object(primary_id, kind, attack_pattern_id(tid), created, modified))
+            self.relationships.setdefault((primary_id, kind, attack_pattern_id(tid)), (created, modified))
 
     def objects(self, emitted: set[str]) -> Iterator[dict[str, Any]]:
         for (kind, key), (created, modified) in self.spans.items():
@@ -186,11 +186,8 @@ class _Related:
                 yield vulnerability_object(key, created, modified)
             elif kind == "technique":
                 yield attack_pattern_object(key, created, modified)
-        seen: set[str] = set()
-        for rel in self.relationships:
-            if rel["id"] not in seen:
-                seen.add(rel["id"])
-                yield rel
+        for (source, kind, target), (created, modified) in self.relationships.items():
+            yield relationship_object(source, kind, target, created, modified)
 
 
 def bundle_id(iocs: Sequence[Ioc], ctx: ExportContext) -> str:

@@ -114,3 +114,11 @@ def test_large_exports_stream_in_chunks(ioc: Callable[..., Ioc], ctx: ExportCont
     chunks = list(StixExporter().encode(many, ctx))
     assert len(chunks) > 3 and all(len(c) >= 64 * 1024 for c in chunks[:-1])
     assert all(len(c) < 80 * 1024 for c in chunks)
+
+
+def test_blank_and_lowercase_mentions(ioc: Callable[..., Ioc], ctx: ExportContext, check: Any) -> None:
+    record = ioc("ipv4", "10.0.0.2", cves=["", "cve-2024-1111", "CVE-2024-1111"], techniques=[" ", "t1059"])
+    grouped = objects_by_type(check.stix(StixExporter().render([record], ctx)))
+    assert [v["name"] for v in grouped["vulnerability"]] == ["CVE-2024-1111"]
+    assert [a["name"] for a in grouped["attack-pattern"]] == ["T1059"]
+    assert len(grouped["relationship"]) == 2
