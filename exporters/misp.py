@@ -64,7 +64,7 @@ def _comment(ioc: Ioc) -> str:
 def _tags(ioc: Ioc) -> list[dict[str, str]]:
     """MISP machine tags (namespace:predicate="value"); ATT&CK ids as misp-galaxy-free plain tags."""
     names = [f'{PRODUCT}:confidence="{ioc.confidence}"', f'{PRODUCT}:source-category="{ioc.source_category}"']
-    names += [f'{PRODUCT}:attack-technique="{t}"' for t in ioc.techniques]
+    names += [f'{PRODUCT}:attack-technique="{t}"' for t in ioc.techniques if t.strip()]
     return [{"name": name} for name in dict.fromkeys(names)]
 
 
