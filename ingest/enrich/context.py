@@ -26,6 +26,14 @@ _LIST_WORDS = re.compile(r"[A-Za-z]{2,}")
 _LEFT_REACH = 90
 _BENIGN_REACH = 32
 _RIGHT_REACH = 60
+_CLAUSE_REACH = 40
+# ", a C2 server" or "(used for exfiltration)": an apposition after a value describes that value.
+_APPOSITION = re.compile(r"^\s*[,(\u2013\u2014-]\s*(?:a|an|the|which|that|used|hosting|serving|acting|another|one|"
+                         r"both|all|likely|probably|now|then|later|previously)\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:()\u2013\u2014]|\s-\s")
+# "rather than blocking", "should not be blocked": a negated cue says the opposite.
+_NEGATION = re.compile(r"\b(?:not|never|rather than|instead of|without|no need to|don't|do not|shouldn't)"
+                       r"\s+(?:be\s+)?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +43,7 @@ class Verdict:
     strength: int
     benign: bool = False
     section: str = "body"
+    paragraph: bool = False  # a malicious cue somewhere in the paragraph
 
 
 def sentence_of(line: Line, position: int) -> tuple[int, int]:
@@ -59,7 +68,8 @@ def _nearest_left(window: str) -> str | None:
     """``malicious`` or ``benign`` for the cue ending nearest the end of ``window``."""
     best: tuple[int, str] | None = None
     for match in context_cues("malicious").finditer(window):
-        best = (match.end(), "malicious") if best is None or match.end() >= best[0] else best
+        kind = "benign" if _NEGATION.search(window[max(0, match.start() - 20):match.start()]) else "malicious"
+        best = (match.end(), kind) if best is None or match.end() >= best[0] else best
     tail_start = max(0, len(window) - _BENIGN_REACH)
     for match in context_cues("benign_before").finditer(window, tail_start):
         if best is None or match.end() >= best[0]:
@@ -92,12 +102,26 @@ def judge(line: Line, candidates: list[Candidate], index: int) -> Verdict:
         return Verdict(0, benign=True, section=line.section)
     if line.section == "ioc" and list_like(line, candidates):
         return Verdict(3, section="ioc")
-    right = context_cues("malicious").search(text[candidates[last].end:right_edge])
+    right = _right_cue(text[candidates[last].end:right_edge])
     if left == "malicious" or right:
         return Verdict(2, section=line.section)
     if _sentence_cue(text, sentence, candidates) or line.section == "ioc":
         return Verdict(1, section=line.section)
-    return Verdict(0, section=line.section)
+    return Verdict(0, section=line.section, paragraph=paragraph_cue(line, candidates))
+
+
+def _right_cue(window: str) -> bool:
+    """A malicious cue after a value, in its own clause or in an apposition that describes it."""
+    if not _APPOSITION.match(window):
+        end = _CLAUSE_END.search(window)
+        window = window[:min(end.start() if end else len(window), _CLAUSE_REACH)]
+    match = context_cues("malicious").search(window)
+    return bool(match) and not _NEGATION.search(window[max(0, match.start() - 20):match.start()])
+
+
+def paragraph_cue(line: Line, candidates: list[Candidate]) -> bool:
+    """A malicious cue anywhere in the line (paragraph), outside the candidates themselves."""
+    return _sentence_cue(line.text, (0, len(line.text)), candidates)
 
 
 def _sentence_cue(text: str, sentence: tuple[int, int], candidates: list[Candidate]) -> bool:

@@ -24,9 +24,16 @@ _DOCUMENTATION_NETS = tuple(ipaddress.ip_network(net) for net in
                             ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32", "3fff::/20"))
 _BUNDLE_PREFIXES = frozenset({"com", "org", "net", "edu", "gov", "mil", "io", "de", "fr", "ru", "cn", "jp", "uk",
                               "us", "ch", "nl", "it", "es", "br", "in", "kr", "tw", "co", "me", "app", "dev"})
-_VERSION_WORD = re.compile(r"\b(?:versions?|firmware|build|release[sd]?|patch(?:ed|es)?|updates?|upgrade|fixed|"
-                           r"affected|vulnerable|v\d)\b", re.IGNORECASE)
-_OTHER_VERSION = re.compile(r"(?<![\w.])\d+\.\d+(?:\.\d+)?(?![\w.]*\d)")
+# A version on the other side of a range or list word. Dotted quads count only across "through": IP
+# addresses are listed with "and" and "to" ("from 45.1.2.3 to 91.2.3.4") as often as versions are.
+_VERSION = r"v?\d+(?:\.\d+){1,2}[a-z]?"
+_QUAD = r"\d+(?:\.\d+){3}"
+_RANGE_BEFORE = re.compile(rf"(?<![\w.])(?:{_VERSION},?\s*(?:through|thru|to|and|or|until|-|\u2013)|"
+                           rf"{_QUAD}\s*(?:through|thru|until)|"
+                           rf"(?:versions?|builds?|firmware|releases?)\s+{_QUAD}\s*(?:to|and|or|-|\u2013))\s*$",
+                           re.IGNORECASE)
+_RANGE_AFTER = re.compile(rf"^,?\s*(?:(?:through|thru|to|and|or|until|-|\u2013)\s*{_VERSION}(?![\w.]*\d)|"
+                          rf"(?:through|thru|until)\s*{_QUAD})", re.IGNORECASE)
 
 
 @cache
@@ -70,13 +77,11 @@ def looks_like_version(candidate: Candidate, text: str, sentence: tuple[int, int
     """
     before, after = _version_patterns()
     left = text[max(sentence[0], candidate.start - 30):candidate.start]
-    if before.search(left) or after.match(text[candidate.end:candidate.end + 30]):
+    right = text[candidate.end:candidate.end + 30]
+    if before.search(left) or after.match(right):
         return True
-    clause = text[sentence[0]:sentence[1]]
-    if not _VERSION_WORD.search(clause):
-        return False
-    others = [m for m in _OTHER_VERSION.finditer(clause) if m.group() != candidate.value]
-    return bool(others)
+    # One end of a range or list of versions: "7.0.1 through 7.2.4.1", "3.0.0.0 to 3.0.15.9".
+    return bool(_RANGE_BEFORE.search(left) or _RANGE_AFTER.match(right))
 
 
 def host_class(host: str) -> str | None:

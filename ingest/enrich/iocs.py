@@ -10,6 +10,7 @@ from __future__ import annotations
 import ipaddress
 from collections import defaultdict
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from ingest.enrich.context import Verdict, judge, sentence_of
 from ingest.enrich.filters import domain_reason, hash_reason, host_class, ip_reason, looks_like_version, tlds
@@ -22,6 +23,10 @@ from store.records import ArticleIoc
 IOC_ORDER: tuple[str, ...] = ("ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email")
 _HASHES = frozenset({"md5", "sha1", "sha256", "sha512"})
 _CONFIDENCE_RANK = {"high": 3, "medium": 2, "low": 1}
+# Registration-restricted zones (RFC 1591 edu/gov/mil/int, and gov/ac/edu/mil under a country code): an
+# attacker cannot register a name there, so a plainly written one is the victim's or an institution's.
+_INSTITUTIONAL = frozenset({"edu", "gov", "mil", "int"})
+_INSTITUTIONAL_SECOND = frozenset({"gov", "edu", "ac", "mil", "gob", "govt", "gouv", "go"})
 
 
 @dataclass(slots=True)
@@ -94,19 +99,40 @@ def _collect(document: Document) -> dict[tuple[str, str], _Evidence]:
     return evidence
 
 
-def confidence_of(ioc_type: str, entry: _Evidence) -> str | None:
+def institutional(host: str) -> bool:
+    """True for names in registration-restricted zones (``westbrook.edu``, ``agency.gov.uk``)."""
+    labels = host.lower().rstrip(".").split(".")
+    return labels[-1] in _INSTITUTIONAL or (len(labels) >= 3 and len(labels[-1]) == 2
+                                            and labels[-2] in _INSTITUTIONAL_SECOND)
+
+
+def _host_of(ioc_type: str, value: str) -> str:
+    if ioc_type == "url":
+        return url_host(value)
+    return value.rpartition("@")[2] if ioc_type == "email" else value
+
+
+def confidence_of(ioc_type: str, value: str, entry: _Evidence) -> str | None:
     """The confidence of a value from its mentions, or None when it is not presented as an IOC."""
     strongest = max(verdict.strength for verdict in entry.verdicts)
     benign = any(verdict.benign for verdict in entry.verdicts)
+    host = _host_of(ioc_type, value)
     if benign and strongest < 2:
         return None
+    if ioc_type in ("domain", "url", "email") and institutional(host) and not (entry.defanged or strongest == 3):
+        return None
+    if strongest == 0 and ioc_type == "url" and host_class(host) == "shared" and urlsplit(value).path.strip("/"):
+        # A file or page on a file-sharing or code-hosting service, in a paragraph about an attack.
+        return "low" if any(verdict.paragraph for verdict in entry.verdicts) else None
     if all(verdict.section == "reference" for verdict in entry.verdicts) and not entry.defanged:
         return None
     if strongest == 3 or (strongest == 2 and entry.defanged):
         return "high"
     if strongest == 2 or (strongest == 1 and entry.defanged) or (ioc_type in _HASHES and not benign):
         return "medium"
-    if entry.defanged or strongest == 1:
+    if entry.defanged or (strongest == 1 and ioc_type != "domain"):
+        # A plainly written bare domain is most often a vendor, victim or publisher: a cue elsewhere in
+        # its sentence is not enough for it, while an address or URL in such a sentence is rarely benign.
         return "low"
     return None
 
@@ -126,7 +152,7 @@ def extract_iocs(document: Document) -> list[ArticleIoc]:
     """The IOCs of an article, one per (type, value), in the order of ``IOC_ORDER`` then of appearance."""
     found: dict[tuple[str, str], tuple[str, int]] = {}
     for (ioc_type, value), entry in sorted(_collect(document).items(), key=lambda item: item[1].order):
-        confidence = confidence_of(ioc_type, entry)
+        confidence = confidence_of(ioc_type, value, entry)
         if confidence is None or detect_type(value) != ioc_type:
             continue
         _keep(found, (ioc_type, value), confidence, entry.order)
