@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import mongomock_ng
+from mongomock_ng.filtering import filter_applies
 from pymongo import AsyncMongoClient
 
 from store.mongo import MongoStore
@@ -69,11 +70,47 @@ class AsyncMockCursor:
             yield doc
 
 
+def _id_candidates(spec: Any) -> list[Any] | None:
+    """The ``_id`` values a filter is limited to (``{"_id": v}`` or ``{"_id": {"$in": [...]}}``), or None."""
+    if not isinstance(spec, dict) or "_id" not in spec:
+        return None
+    wanted = spec["_id"]
+    if isinstance(wanted, dict):
+        values = wanted.get("$in") if set(wanted) == {"$in"} else None
+        return list(values) if isinstance(values, list | tuple) else None
+    return [wanted] if isinstance(wanted, str | int) else None
+
+
+def _with_id_lookup(collection: Any) -> Any:
+    """Give a mongomock-ng collection the ``_id`` index a real server has.
+
+    mongomock-ng scans every document for every filter, so a bulk upsert of n rows costs n^2 filter
+    evaluations (seconds for a few thousand rows). Filters pinned to ``_id`` values look those documents
+    up directly (they are stored by ``_id``) and evaluate the rest of the filter on them alone; every
+    other filter keeps mongomock-ng's own scan. This relies on mongomock-ng internals (``_store``,
+    ``_iter_documents``), pinned by pyproject.
+    """
+    scan = collection._iter_documents
+    store = collection._store
+
+    def iter_documents(spec: Any) -> Any:
+        ids = _id_candidates(spec)
+        if ids is None:
+            return scan(spec)
+        docs = [store[i] for i in dict.fromkeys(ids) if i in store]
+        if set(spec) == {"_id"}:
+            return iter(docs)
+        return (doc for doc in docs if filter_applies(spec, doc))
+
+    collection._iter_documents = iter_documents
+    return collection
+
+
 class AsyncMockCollection:
     """``AsyncCollection``: the awaitable methods MongoStore calls, run by mongomock-ng."""
 
     def __init__(self, collection: Any) -> None:
-        self._sync = collection
+        self._sync = _with_id_lookup(collection)
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         await asyncio.sleep(0)
