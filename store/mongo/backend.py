@@ -90,6 +90,8 @@ class MongoStore(Store):
         see the second count above it and withdraw their own key, so the quota is never exceeded (at
         worst both are refused and a retry succeeds). No transaction needed, so no replica set either."""
         keys = self._c("api_keys")
+        if await self._c("users").find_one({"_id": key.user_id}, {"_id": 1}) is None:
+            raise Conflict(f"no user {key.user_id!r} to own the key")  # SQLite: the foreign key refuses it
         if await keys.count_documents({"user_id": key.user_id}) >= max_keys:
             raise QuotaExceeded(f"this plan allows at most {max_keys} API keys")
         try:

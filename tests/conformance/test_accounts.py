@@ -56,6 +56,11 @@ async def test_duplicate_key_name_conflicts_per_user_only(store: Store) -> None:
     assert len(await store.list_keys(ana.id)) == 1
 
 
+async def test_a_key_needs_an_existing_user(store: Store) -> None:
+    with pytest.raises(Conflict):
+        await store.create_key(api_key(user(), "main"), 3)
+
+
 async def test_quota_refuses_the_key_past_max_keys(store: Store) -> None:
     ana = await store.create_user(user())
     for n in range(3):

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from conformance.factories import BASE, article, at, ioc, mention
 from conformance.test_articles_text import INDEXED, ROWS, N
-from mongo_support import AsyncMockCollection, dispose, mock_store
+from mongo_support import dispose, mock_store, real_mongodb_uri, real_store
 from pymongo import AsyncMongoClient
 from support import free_port, make_settings
 
@@ -123,9 +123,12 @@ def test_scanned_fields_use_word_prefix_regexes() -> None:
     assert pattern(clauses[1]["ai_summary"]["$not"]) == r"(?i)\bold"
 
 
-@pytest.fixture
-async def mongo() -> AsyncIterator[MongoStore]:
-    store = mock_store()
+MONGO_KINDS = ["mongomock", *(["mongodb"] if real_mongodb_uri() else [])]
+
+
+@pytest.fixture(params=MONGO_KINDS)
+async def mongo(request: pytest.FixtureRequest) -> AsyncIterator[MongoStore]:
+    store = mock_store() if request.param == "mongomock" else real_store(real_mongodb_uri() or "")
     await store.open()
     yield store
     await dispose(store)
@@ -153,8 +156,8 @@ def test_documents_key_records_naturally_and_carry_derived_flags() -> None:
 
 async def test_open_creates_the_indexes(mongo: MongoStore) -> None:
     def names(collection: str) -> Any:
-        sync: AsyncMockCollection = mongo.db[collection]  # type: ignore[assignment]
-        return sync.index_information()
+        handle: Any = mongo.db[collection]  # AsyncCollection, or the mock adapter
+        return handle.index_information()
 
     articles = await names("articles")
     assert "articles_text" in articles
