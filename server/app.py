@@ -19,6 +19,7 @@ from server import openapi
 from server.base import NotFoundHandler
 from server.context import AppContext
 from server.ratelimit import RateLimiter, make_storage
+from store.base import Store
 from store.factory import make_cache, make_store
 
 access_log = logging.getLogger("ctiwire.access")
@@ -61,9 +62,9 @@ def make_app(ctx: AppContext) -> Application:
     )
 
 
-async def build_context(settings: Settings) -> AppContext:
-    """Open the store and cache chosen by configuration; create indexes."""
-    store = make_store(settings)
+async def build_context(settings: Settings, store: Store | None = None) -> AppContext:
+    """Open the store (``store``, else the one chosen by configuration) and the cache; create indexes."""
+    store = store or make_store(settings)
     await store.open()
     ctx = AppContext(settings=settings, store=store, cache=make_cache(settings),
                      limiter=RateLimiter(make_storage(settings.redis_url), settings.rate_limit_scale))

@@ -19,6 +19,7 @@ from config.settings import Settings, load_settings
 from server.app import build_context, close_context, make_app
 from server.context import AppContext
 from store import accounts
+from store.base import Store
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -84,8 +85,9 @@ class RunningServer:
         return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=30, **kwargs)  # type: ignore[arg-type]
 
 
-async def start_server(settings: Settings) -> RunningServer:
-    ctx = await build_context(settings)
+async def start_server(settings: Settings, store: Store | None = None) -> RunningServer:
+    """A server on ``settings`` (and on ``store`` when given, e.g. a MongoStore over mongomock)."""
+    ctx = await build_context(settings, store)
     keys = {}
     for tier in ("free", "pro"):
         email = f"{tier}@test.local"
