@@ -15,15 +15,20 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from ingest.enrich.resources import yaml_data
+from ingest.enrich.resources import required_literal, yaml_data
 from store.records import MitreTechnique
 
+_MOBILE = re.compile(r"\b(?:android|ios|iphones?|ipads?|smartphones?|mobile (?:apps?|devices?|phones?|banking))\b",
+                     re.IGNORECASE)
+_ICS = re.compile(r"\b(?:plcs?|scada|ics|hmis?|industrial control|operational technology|programmable logic)\b",
+                  re.IGNORECASE)
 _ID = re.compile(r"(?<![\w.-])(T\d{4}(?:\.\d{3})?)(?![\w-]|\.\d)")
 _MISP_CLUSTERS = "pymispgalaxies.data.misp-galaxy.clusters"
 
 
 def _slug(text: str) -> str:
-    return "-".join(text.lower().split())
+    """ATT&CK tactic short name from a display name ("Inhibit Response Function"; the first of a list)."""
+    return "-".join(text.split(",")[0].lower().split())
 
 
 def _misp_cluster(name: str) -> list[dict[str, Any]]:
@@ -78,16 +83,35 @@ def catalogue() -> dict[str, tuple[str, str]]:
 
 
 @cache
-def _phrases() -> list[tuple[re.Pattern[str], str]]:
+def _phrases() -> list[tuple[str | None, re.Pattern[str], str]]:
+    """(literal prefilter, pattern, technique id) for every phrase of the table."""
     table: dict[str, list[str]] = yaml_data("attack_phrases.yaml")
     known = catalogue()
     compiled = []
     for technique_id, phrases in table.items():
         if technique_id not in known:
             raise ValueError(f"attack_phrases.yaml: {technique_id} is not an ATT&CK technique")
-        body = "|".join(f"(?:{phrase})" for phrase in phrases)
-        compiled.append((re.compile(rf"(?<![\w-])(?:{body})(?![\w-])", re.IGNORECASE), technique_id))
+        for phrase in phrases:
+            pattern = re.compile(rf"(?<![\w-])(?:{phrase})(?![\w-])", re.IGNORECASE)
+            compiled.append((required_literal(phrase.lower()), pattern, technique_id))
     return compiled
+
+
+@cache
+def _variants() -> dict[str, dict[str, str]]:
+    table: dict[str, dict[str, str]] = yaml_data("attack_variants.yaml")
+    unknown = {variant for variants in table.values() for variant in variants.values()} - set(catalogue())
+    if unknown:
+        raise ValueError(f"attack_variants.yaml: unknown techniques {sorted(unknown)}")
+    return table
+
+
+def _matrix(text: str) -> str:
+    """``mobile`` or ``ics`` when the article is mainly about such systems (two mentions), else ``enterprise``."""
+    mobile, ics = len(_MOBILE.findall(text)), len(_ICS.findall(text))
+    if max(mobile, ics) < 2:
+        return "enterprise"
+    return "mobile" if mobile >= ics else "ics"
 
 
 def technique(technique_id: str, confidence: str) -> MitreTechnique | None:
@@ -103,9 +127,17 @@ def extract_techniques(text: str) -> list[MitreTechnique]:
         record = technique(match.group(1), "high")
         if record is not None and record.id not in found:
             found[record.id] = record
-    for pattern, technique_id in _phrases():
-        if technique_id not in found and pattern.search(text):
+    lowered = text.lower()
+    matrix = _matrix(text)
+    for literal, pattern, enterprise_id in _phrases():
+        technique_id = _variants().get(enterprise_id, {}).get(matrix, enterprise_id)
+        if technique_id in found or (literal is not None and literal not in lowered):
+            continue
+        if pattern.search(text):
             record = technique(technique_id, "medium")
             if record is not None:
                 found[technique_id] = record
-    return list(found.values())
+    # A phrase for a whole technique adds nothing beside a sub-technique of it found in the same text
+    # ("injects it into ... using process hollowing"); ids written by the author always stay.
+    return [record for record in found.values()
+            if record.confidence == "high" or not any(other.startswith(record.id + ".") for other in found)]

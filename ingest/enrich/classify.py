@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ingest.enrich.resources import yaml_data
+from ingest.enrich.resources import CueSet, yaml_data
 from store.records import CATEGORIES, INDUSTRY_TAGS
 
 _CVSS = re.compile(r"\bcvss(?:\s*v?[234](?:\.\d)?)?(?:\s+base)?(?:\s+score)?(?:\s+of)?\s*[:=]?\s*(\d{1,2}(?:\.\d)?)\b",
@@ -43,9 +43,13 @@ class Classification:
     severity_reasons: list[str]
 
 
-def _compile(cues: dict[str, Any] | list[str]) -> list[tuple[re.Pattern[str], Any]]:
-    items = cues.items() if isinstance(cues, dict) else ((cue, 1.0) for cue in cues)
-    return [(re.compile(rf"(?<![\w-])(?:{cue})", re.IGNORECASE), value) for cue, value in items]
+def _cue_set(groups: dict[str, Any]) -> CueSet:
+    """One ``CueSet`` for label -> {cue: weight} (or label -> [cue, ...], weight 1)."""
+    cues = []
+    for label, entries in groups.items():
+        items = entries.items() if isinstance(entries, dict) else ((cue, 1.0) for cue in entries)
+        cues += [(cue, str(label), float(weight)) for cue, weight in items]
+    return CueSet(cues)
 
 
 @cache
@@ -54,28 +58,26 @@ def _rules() -> dict[str, Any]:
     unknown = set(data["categories"]) - set(CATEGORIES) | set(data["industries"]) - set(INDUSTRY_TAGS)
     if unknown:
         raise ValueError(f"taxonomy.yaml: unknown slugs {sorted(unknown)}")
+    severity = {reason: [cue] for cue, (_, reason) in data["severity"]["cues"].items()}
     return {
-        "categories": {slug: _compile(cues) for slug, cues in data["categories"].items()},
-        "content_types": {kind: _compile(cues) for kind, cues in data["content_types"].items()},
-        "industries": {tag: _compile(cues) for tag, cues in data["industries"].items()},
-        "tech_tags": {tag: _compile(cues) for tag, cues in data["tech_tags"].items()},
-        "severity": _compile(data["severity"]["cues"]),
+        "categories": _cue_set(data["categories"]),
+        "content_types": {kind: _cue_set({kind: cues}) for kind, cues in data["content_types"].items()},
+        "industries": _cue_set(data["industries"]),
+        "tech_tags": _cue_set(data["tech_tags"]),
+        "severity": _cue_set(severity),
+        "points": {reason: float(points) for points, reason in data["severity"]["cues"].values()},
         "data": data,
     }
 
 
-def _score(rules: list[tuple[re.Pattern[str], Any]], title: str, body: str) -> float:
-    data = _rules()["data"]
-    total = 0.0
-    for pattern, weight in rules:
-        hits = min(len(pattern.findall(body)), data["max_hits"]) + data["title_weight"] * len(pattern.findall(title))
-        total += float(weight) * hits
-    return total
-
-
 def category_scores(title: str, body: str, findings: Findings) -> dict[str, float]:
     """Score of each category: cue weights plus the evidence of the extractors."""
-    scores = {slug: _score(rules, title, body) for slug, rules in _rules()["categories"].items()}
+    data = _rules()["data"]
+    cues: CueSet = _rules()["categories"]
+    scores = dict.fromkeys(CATEGORIES, 0.0)
+    for text, cap, times in ((body, data["max_hits"], 1.0), (title, 1_000_000, data["title_weight"])):
+        for slug, value in cues.scores(text, cap=cap, times=times).items():
+            scores[slug] += value
     scores["vulnerabilities"] += 2.0 * min(findings.cves, 3)
     scores["threat-intel"] += 3.0 * min(findings.actors, 2) + 0.5 * min(findings.techniques, 4)
     scores["threat-intel"] += 1.0 if findings.iocs else 0.0
@@ -95,15 +97,15 @@ def category_of(title: str, body: str, findings: Findings) -> tuple[str, float]:
 def content_type_of(title: str, body: str) -> str:
     """``educational`` or ``product`` when the title and lead say so; ``security`` otherwise."""
     lead = title + "\n" + body[:400]
-    for kind, rules in _rules()["content_types"].items():
-        if any(pattern.search(title) for pattern, _ in rules) or _score(rules, "", lead) >= 2:
+    for kind, cues in _rules()["content_types"].items():
+        if cues.counts(title) or sum(cues.counts(lead).values()) >= 2:
             return str(kind)
     return _SECURITY_CONTENT
 
 
 def tags_of(kind: str, text: str, *, minimum: int = 1) -> list[str]:
     """Industry or tech tags whose cues appear at least ``minimum`` times, strongest first."""
-    counts = {tag: sum(len(pattern.findall(text)) for pattern, _ in rules) for tag, rules in _rules()[kind].items()}
+    counts = _rules()[kind].scores(text)
     return [tag for tag, count in sorted(counts.items(), key=lambda item: -item[1]) if count >= minimum]
 
 
@@ -111,11 +113,8 @@ def severity_of(text: str, category: str, content_type: str, findings: Findings)
     """A 0.1-10 score and the reasons that moved it from the category's base."""
     config = _rules()["data"]["severity"]
     score = float(config["base"].get(category, config["base"]["default"]))
-    reasons = []
-    for pattern, (points, reason) in _rules()["severity"]:
-        if pattern.search(text):
-            score += float(points)
-            reasons.append(str(reason))
+    reasons = sorted(_rules()["severity"].scores(text), key=list(_rules()["points"]).index)
+    score += sum(_rules()["points"][reason] for reason in reasons)
     cvss = [float(value) for value in _CVSS.findall(text) if 0 < float(value) <= 10]
     if cvss:
         top = max(cvss)

@@ -116,7 +116,7 @@ def _right_cue(window: str) -> bool:
         end = _CLAUSE_END.search(window)
         window = window[:min(end.start() if end else len(window), _CLAUSE_REACH)]
     match = context_cues("malicious").search(window)
-    return bool(match) and not _NEGATION.search(window[max(0, match.start() - 20):match.start()])
+    return match is not None and not _NEGATION.search(window[max(0, match.start() - 20):match.start()])
 
 
 def paragraph_cue(line: Line, candidates: list[Candidate]) -> bool:

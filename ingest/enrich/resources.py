@@ -61,3 +61,60 @@ def domain_in(domain: str, zones: frozenset[str]) -> str | None:
         if candidate in zones:
             return candidate
     return None
+
+
+def required_literal(pattern: str) -> str | None:
+    """A lowercase substring every match of ``pattern`` contains (3+ characters), or None.
+
+    Used as a prefilter: ``literal in text`` is a fast substring search, so a cue whose literal is
+    absent costs nothing, and only the few present cues run their regular expression.
+    """
+    text = re.sub(r"\\[a-zA-Z]", "\x00", pattern)
+    previous = None
+    while previous != text:  # optional and alternative parts cannot be relied on: drop them
+        previous = text
+        text = re.sub(r"\((?:\?[:!=<]+)?[^()]*\)[?*+]?|\[[^\]]*\][?*+]?|[^()]\{[^}]*\}|[^()][?*]", "\x00", text)
+    if "|" in text:
+        return None
+    runs = re.findall(r"[a-z0-9 '&/,-]{3,}", text.replace("\\", ""))
+    return max(runs, key=len) if runs else None
+
+
+class CueSet:
+    """Many word-start cues counted in one text, each run only when its literal part occurs in it.
+
+    One pass per cue over the whole text (or one giant alternation) made classification the slowest
+    step; a substring prefilter skips the cues an article cannot contain.
+    """
+
+    def __init__(self, cues: list[tuple[str, str, float]]) -> None:
+        distinct = sorted({cue for cue, _, _ in cues}, key=len, reverse=True)
+        position = {cue: index for index, cue in enumerate(distinct)}
+        self.targets: list[list[tuple[str, float]]] = [[] for _ in distinct]
+        for cue, label, weight in cues:
+            self.targets[position[cue]].append((label, weight))
+        self.patterns = [(required_literal(cue.lower()), re.compile(cue, re.IGNORECASE)) for cue in distinct]
+
+    def counts(self, text: str) -> dict[int, int]:
+        """How many times each distinct cue (by index) starts a word of ``text``."""
+        lowered = text.lower()
+        found: dict[int, int] = {}
+        for index, (literal, pattern) in enumerate(self.patterns):
+            if literal is not None and literal not in lowered:
+                continue
+            count = sum(1 for match in pattern.finditer(lowered) if _word_start(lowered, match.start()))
+            if count:
+                found[index] = count
+        return found
+
+    def scores(self, text: str, *, cap: int = 1_000_000, times: float = 1.0) -> dict[str, float]:
+        """Label -> sum of weight x min(occurrences, cap) x times."""
+        totals: dict[str, float] = {}
+        for index, count in self.counts(text).items():
+            for label, weight in self.targets[index]:
+                totals[label] = totals.get(label, 0.0) + weight * min(count, cap) * times
+        return totals
+
+
+def _word_start(text: str, index: int) -> bool:
+    return index == 0 or not (text[index - 1].isalnum() or text[index - 1] in "_-")
