@@ -63,6 +63,8 @@ class MongoStore(Store):
         return 0 if doc is None else int(doc["value"])
 
     async def _bump(self) -> None:
+        """After the write, even a partial one: a cache entry built in between is keyed by the old version
+        yet holds newer rows (harmless), never the reverse. No transaction, so no replica set needed."""
         await self._c("meta").update_one({"_id": "data_version"}, {"$inc": {"value": 1}}, upsert=True)
 
     # -- users and keys ----------------------------------------------------------------------
@@ -143,8 +145,10 @@ class MongoStore(Store):
         ops = [ReplaceOne({"_id": a.id}, article_doc(a), upsert=True) for a in articles]
         # Ordered, so a later copy of an id in the batch wins, as in the SQLite backend. The server does
         # not count a replacement by an identical document as modified: unchanged rows count 0.
-        result = await self._c("articles").bulk_write(ops, ordered=True)
-        await self._bump()
+        try:
+            result = await self._c("articles").bulk_write(ops, ordered=True)
+        finally:
+            await self._bump()
         return result.upserted_count + result.modified_count
 
     @guarded
@@ -209,8 +213,10 @@ class MongoStore(Store):
         incoming = list(iocs)
         if not incoming:
             return 0
-        await ioc_ops.upsert(self._c("iocs"), incoming)
-        await self._bump()
+        try:
+            await ioc_ops.upsert(self._c("iocs"), incoming)
+        finally:
+            await self._bump()
         return len(incoming)
 
     async def _ioc_page(self, q: IocQuery, size: int) -> list[Ioc]:
