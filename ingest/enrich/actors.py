@@ -130,6 +130,12 @@ def extract_actors(text: str) -> list[str]:
     return found
 
 
+def _brand_ransomware(key: str, index: dict[str, list[_Alias]]) -> bool:
+    """"Medusa ransomware" is a software name, but with a brand in front it names the brand's operators."""
+    brand, _, last = key.rpartition(" ")
+    return last == "ransomware" and any(alias.brand for alias in index.get(brand, []))
+
+
 def _match_at(text: str, matches: list[re.Match[str]], position: int, index: dict[str, list[_Alias]],
               found: list[str]) -> int:
     """Try the longest alias starting at token ``position``; the number of tokens consumed."""
@@ -139,7 +145,7 @@ def _match_at(text: str, matches: list[re.Match[str]], position: int, index: dic
         key = " ".join(match.group().lower() for match in window)
         entries = index.get(key)
         if not entries:
-            if size > 1 and key in software:
+            if size > 1 and key in software and not _brand_ransomware(key, index):
                 return size  # "Cobalt Strike": a tool's name, not the Cobalt group followed by a word
             continue
         tokens = [match.group() for match in window]

@@ -97,7 +97,7 @@ def heading_text(line: str) -> str | None:
         return match.group(1).strip().rstrip(":")
     stripped = line.strip()
     words = _HEADING_WORDS.findall(stripped)
-    if not words or len(words) > 9 or len(stripped) > 80 or _BULLET.match(stripped):
+    if not words or len(words) > 9 or len(stripped) > 80 or _BULLET.match(stripped) or " | " in stripped:
         return None
     if stripped[-1] in ".,;!?\"'" or _LOOKS_TECHNICAL.search(stripped):
         return None
