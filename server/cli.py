@@ -11,7 +11,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from config.settings import Settings, SettingsError, load_settings
-from server import commands
+from server import commands, ingest_commands
 
 Handler = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
 
@@ -35,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
                        ("beat", "start the Celery beat scheduler (needs CTIWIRE_REDIS_URL)")):
         celery = sub.add_parser(name, help=text)
         celery.add_argument("celery_args", nargs=argparse.REMAINDER, help="passed on to celery")
+    ingest_commands.add_parsers(sub)
     _users(sub.add_parser("users", help="manage users"))
     _keys(sub.add_parser("keys", help="manage API keys"))
     return parser
@@ -71,6 +72,8 @@ COMMANDS: dict[str, Handler] = {
     "export": commands.export,
     "worker": commands.worker,
     "beat": commands.beat,
+    "ingest": ingest_commands.ingest,
+    "enrich": ingest_commands.enrich,
 }
 
 

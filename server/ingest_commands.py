@@ -1,0 +1,86 @@
+"""``ctiwire ingest`` and ``ctiwire enrich`` (issue 7): collection and enrichment from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from config.settings import Settings
+from config.sources import SourceConfigError, load_sources
+from exporters import jobs, stats
+from ingest.enrich import enrich_file
+from ingest.pipeline import IngestReport, ingest_once
+from server.commands import CommandError, opened_store, progress_bar
+from store.base import Store
+from store.factory import make_cache
+from store.records import utcnow
+
+
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = sub.add_parser("ingest", help="collect the configured sources into the database")
+    run.add_argument("--source", help="collect only this source (its exact name)")
+    run.add_argument("--once", action="store_true", help="one pass, then exit (default: every ingest interval)")
+    one = sub.add_parser("enrich", help="run the enrichment alone on text or HTML files")
+    one.add_argument("files", nargs="+", type=Path, help="text files (first line: the title) or HTML files")
+    one.add_argument("--format", choices=("json",), default="json", help="output format")
+
+
+async def _pass(settings: Settings, store: Store, args: argparse.Namespace) -> IngestReport:
+    try:
+        sources = load_sources(settings)
+    except SourceConfigError as exc:
+        raise CommandError(str(exc)) from exc
+    chosen = [s for s in sources if (s.name == args.source if args.source else s.enabled)]
+    with progress_bar() as bar:
+        task = bar.add_task("collecting sources", total=len(chosen))
+        try:
+            report = await ingest_once(store, sources, only=args.source,
+                                       progress=lambda _name, _changed: bar.advance(task))
+        except ValueError as exc:
+            raise CommandError(str(exc)) from exc
+    return report
+
+
+async def _rebuild(settings: Settings, store: Store) -> None:
+    """With Redis, refresh the shared cache now; the embedded server notices the new data version itself."""
+    if not settings.redis_url:
+        return
+    cache = make_cache(settings)
+    try:
+        await jobs.precompute_exports(store, cache, utcnow(), ttl=settings.cache_ttl_seconds)
+        await stats.precompute_stats(store, cache, "pro", utcnow(), settings.cache_ttl_seconds)
+    finally:
+        await cache.close()
+
+
+def _summary(report: IngestReport) -> str:
+    failed = "".join(f"\n  failed: {name}: {error}" for name, error in sorted(report.failed.items()))
+    return (f"{report.sources} sources, {report.items_seen} items seen, {report.articles_new} new and "
+            f"{report.articles_updated} updated articles, {report.ioc_records} IOC records{failed}")
+
+
+async def ingest(settings: Settings, args: argparse.Namespace) -> int:
+    async with opened_store(settings) as store:
+        while True:
+            report = await _pass(settings, store, args)
+            print(_summary(report), file=sys.stderr)
+            if report.articles_changed:
+                await _rebuild(settings, store)
+            if args.once:
+                return 0 if len(report.failed) < report.sources or not report.sources else 1
+            await asyncio.sleep(settings.ingest_interval_seconds)
+
+
+async def enrich(settings: Settings, args: argparse.Namespace) -> int:
+    results = {}
+    for path in args.files:
+        try:
+            stem, found = enrich_file(path)
+        except OSError as exc:
+            raise CommandError(f"{path}: {exc.strerror or exc}") from exc
+        results[stem] = found.to_cli()
+    print(json.dumps(results, indent=2, ensure_ascii=False))
+    return 0

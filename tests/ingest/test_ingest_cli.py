@@ -1,0 +1,47 @@
+"""``ctiwire ingest --once`` and ``ctiwire enrich`` as a user runs them (issue 7)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_httpserver import HTTPServer
+from support import cli_env, ctiwire
+
+SHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+TEXT = ("Loader campaign hits logistics firms\n"
+        "The operators delivered a loader through malicious invoices. The loader beaconed to its "
+        "command-and-control server at hxxps://invoice-sync[.]top/gate.php and dropped a payload "
+        f"with SHA256 {SHA}. The campaign exploited CVE-2024-3400 for initial access.\n")
+
+
+def test_enrich_prints_the_documented_shape(tmp_path: Path) -> None:
+    path = tmp_path / "loader.txt"
+    path.write_text(TEXT)
+    result = json.loads(ctiwire(cli_env(tmp_path), "enrich", str(path), "--format", "json"))
+    found = result["loader"]
+    assert set(found) == {"iocs", "cves", "attack_techniques", "threat_actors", "category", "severity_label",
+                          "severity_score"}
+    assert set(found["iocs"]) == {"ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email"}
+    assert found["iocs"]["sha256"] == [SHA] and "https://invoice-sync.top/gate.php" in found["iocs"]["url"]
+    assert found["cves"] == ["CVE-2024-3400"]
+
+
+def test_ingest_once_fills_the_database(httpserver: HTTPServer, tmp_path: Path) -> None:
+    base = httpserver.url_for("").rstrip("/")
+    title, body = TEXT.split("\n", 1)
+    httpserver.expect_request("/p/1").respond_with_data(
+        f"<html><body><article><h1>{title}</h1><p>{body}</p></article></body></html>", content_type="text/html")
+    httpserver.expect_request("/feed").respond_with_data(
+        f"<rss version='2.0'><channel><title>F</title><link>{base}</link><description>d</description><item>"
+        f"<title>{title}</title><link>{base}/p/1</link><description>d</description></item></channel></rss>",
+        content_type="application/rss+xml")
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(f"sources:\n- {{name: Local, homepage: '{base}/', feed_url: '{base}/feed', source_tier: 1}}\n")
+    env = cli_env(tmp_path / "data", CTIWIRE_SOURCES_FILE=str(sources))
+    ctiwire(env, "ingest", "--once")
+    ctiwire(env, "ingest", "--once", "--source", "Local")
+    exported = tmp_path / "out.json"
+    ctiwire(env, "export", "stix", "-o", str(exported))
+    bundle = json.loads(exported.read_text())
+    assert any(SHA in obj.get("pattern", "") for obj in bundle["objects"])
