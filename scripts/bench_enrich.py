@@ -158,9 +158,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="passes over the set when timing ctiwire")
     parser.add_argument("--errors", action="store_true", help="list every false hit and miss of ctiwire")
+    parser.add_argument("--subset", default="", help="only the articles whose name starts with this prefix")
     args = parser.parse_args()
     labels = yaml.safe_load((EVAL / "labels.yaml").read_text(encoding="utf-8"))
-    articles = load_articles()
+    labels = {stem: label for stem, label in labels.items() if stem.startswith(args.subset)}
+    articles = [article for article in load_articles() if article[0].startswith(args.subset)]
     missing = {stem for stem, _, _ in articles} ^ set(labels)
     if missing:
         raise SystemExit(f"articles and labels differ: {sorted(missing)}")
