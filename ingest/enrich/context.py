@@ -33,7 +33,7 @@ _APPOSITION = re.compile(r"^\s*[,(\u2013\u2014-]\s*(?:a|an|the|which|that|used|h
 _CLAUSE_END = re.compile(r"[,;:()\u2013\u2014]|\s-\s")
 # "rather than blocking", "should not be blocked": a negated cue says the opposite.
 _NEGATION = re.compile(r"\b(?:not|never|rather than|instead of|without|no need to|don't|do not|shouldn't)"
-                       r"\s+(?:be\s+)?$", re.IGNORECASE)
+                       r"(?:\s+(?:be|itself|themselves|really|necessarily|inherently|considered))?\s+$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +112,11 @@ def judge(line: Line, candidates: list[Candidate], index: int) -> Verdict:
 
 def _right_cue(window: str) -> bool:
     """A malicious cue after a value, in its own clause or in an apposition that describes it."""
-    if not _APPOSITION.match(window):
+    apposition = _APPOSITION.match(window)
+    if apposition:  # up to the end of the apposition: ", a C2 relay, ..." or "(used for exfiltration)"
+        end = _CLAUSE_END.search(window, apposition.end())
+        window = window[:end.start() if end else len(window)]
+    else:
         end = _CLAUSE_END.search(window)
         window = window[:min(end.start() if end else len(window), _CLAUSE_REACH)]
     match = context_cues("malicious").search(window)

@@ -185,3 +185,31 @@ def test_enumeration_shares_the_cue() -> None:
 
 def test_plain_vendor_mention_without_cue_is_not_an_ioc() -> None:
     assert found("Customers can download the update from support.acmecloud.com or call the helpdesk.") == set()
+
+
+def test_negated_cue_is_not_malicious() -> None:
+    assert found("Miners pooled at pool.coin-pool-public.org, a public pool that is not itself malicious.") == set()
+    assert found("Defenders should alert rather than blocking the vendor domains rmm-vendor.com and agent-cloud.net.") \
+        == set()
+
+
+def test_c2_named_as_command_or_control_server() -> None:
+    assert ("domain", "panel.cmd-node.cc") in found("Bots report to the command server panel.cmd-node.cc hourly.")
+    assert ("domain", "ctl.relay-grid.biz") in found("Each implant polls its control server ctl.relay-grid.biz.")
+
+
+def test_cue_after_a_value_counts_in_its_clause_or_apposition_only() -> None:
+    assert found("The scan of shop-victim.com, the researchers said, revealed the attackers' skimmer.") == set()
+    assert ("domain", "relay-node.link") in found("The implant used relay-node.link, a C2 relay, for tasking.")
+
+
+def test_restricted_zones_need_defanging_or_an_indicator_list() -> None:
+    assert found("Attackers sprayed passwords against the login page of portal.stateu.edu and agency.gov.uk.") == set()
+    assert ("domain", "cdn.stateu.edu") in found("The compromised site cdn.stateu[.]edu hosted the payload.")
+
+
+def test_shared_service_file_link_in_an_attack_paragraph() -> None:
+    text = ("The lure archive carried a stealer. Victims got https://www.mediafire.com/file/abc123/setup.zip/file "
+            "in chat messages.")
+    assert found(text) == {("url", "https://www.mediafire.com/file/abc123/setup.zip/file")}
+    assert found("Download the docs from https://www.mediafire.com/file/abc123/manual.pdf/file today.") == set()
