@@ -56,6 +56,8 @@ _ERRORS = {
 _DATE_HEADERS = {
     "X-TAXII-Date-Added-First": header("date_added of the first object (YYYY-MM-DDTHH:MM:SS.ssssssZ)"),
     "X-TAXII-Date-Added-Last": header("date_added of the last object; pass it as added_after on the next poll"),
+    "X-Cache": header("hit when the encoded page came from the cache (exact for the current data version)"),
+    "ETag": header("Identifies the page body; If-None-Match answers 304"),
 }
 _PAGING = [
     param("added_after", {"type": "string", "format": "date-time"},
