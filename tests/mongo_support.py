@@ -204,3 +204,21 @@ async def dispose(store: MongoStore) -> None:
     """Drop the store's database and close its client."""
     await store.client.drop_database(store.db_name)
     await store.close()
+
+
+# The backends a test server runs on: SQLite and MongoStore over mongomock always, a real MongoDB
+# when CTIWIRE_TEST_MONGODB_URI is set.
+def server_backends() -> list[Any]:
+    import pytest
+
+    return [pytest.param("sqlite", id="sqlite"), pytest.param("mongomock", id="mongomock", marks=pytest.mark.mongo),
+            *([pytest.param("mongodb", id="mongodb", marks=pytest.mark.mongo)] if real_mongodb_uri() else [])]
+
+
+def backend_store(backend: str) -> MongoStore | None:
+    """The store for ``backend`` (None: the settings' own SQLite store)."""
+    if backend == "mongomock":
+        return mock_store()
+    if backend == "mongodb":
+        return real_store(real_mongodb_uri() or "")
+    return None

@@ -13,7 +13,7 @@ async def test_healthz_needs_no_key_and_names_backends(server) -> None:
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "ok"
-    assert body["database"]["backend"] == "sqlite"
+    assert body["database"]["backend"] == server.ctx.store.name
     assert body["cache"]["cache"] == "memory"
     assert response.headers["X-Request-Id"].startswith("req_")
 
