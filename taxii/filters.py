@@ -23,6 +23,8 @@ from taxii.media import parse_timestamp, taxii_time
 _ID = re.compile(r"^[a-z][a-z0-9-]{1,248}[a-z0-9]--[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 _TYPE = re.compile(r"^[a-z][a-z0-9-]{1,248}[a-z0-9]$")
 _SPEC_VERSION = re.compile(r"^[0-9]+\.[0-9]+$")
+DEFAULT_PAGE = 1_000
+MAX_PAGE = 10_000  # never exceeded; a tier's IOC result cap lowers it further (Pro: 10,000)
 VERSION_KEYWORDS: frozenset[str] = frozenset({"first", "last", "all"})
 SERVED_SPEC_VERSION = "2.1"
 

@@ -19,6 +19,7 @@ from config.tiers import SCOPE_TAXII
 from server.base import BaseHandler
 from server.errors import ApiError, NotFoundError
 from taxii.collections import BY_ID, COLLECTIONS, TaxiiCollection
+from taxii.filters import DEFAULT_PAGE, MAX_PAGE
 from taxii.media import TAXII_21, accepts_taxii21
 
 API_ROOT_PATH = "/api/taxii2/api/"
@@ -100,7 +101,8 @@ class ApiRootHandler(TaxiiHandler):
     async def get(self) -> None:
         self.write_taxii({
             "title": "ctiwire",
-            "description": "IOC collections; objects in ascending date_added order, paged with next.",
+            "description": "IOC collections; objects in ascending date_added order, paged with next: "
+                           f"{DEFAULT_PAGE:,} objects a page unless limit asks otherwise, {MAX_PAGE:,} at most.",
             "versions": [TAXII_21],
             "max_content_length": 0,
         })

@@ -20,6 +20,8 @@ from server.errors import NotFoundError
 from server.windows import clamp_since, window_headers
 from store.records import iso, utcnow
 from taxii.filters import (
+    DEFAULT_PAGE,
+    MAX_PAGE,
     OBJECT_FIELDS,
     OBJECTS_FIELDS,
     VERSIONS_FIELDS,
@@ -34,9 +36,6 @@ from taxii.media import STIX_21, taxii_time
 from taxii.pagecache import CachedPage, PageCache, page_key
 from taxii.pages import SCAN_BUDGET, UNBOUNDED, Page, PageSpec, context_maker, read_page
 from taxii.paging import Position, make_token, resume, scope
-
-DEFAULT_PAGE = 1_000
-MAX_PAGE = 10_000  # never exceeded; a tier's IOC result cap lowers it further
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from typing import Any
 from server.context import AppContext
 from server.openapi_parts import header, param
 from taxii.collections import COLLECTIONS
+from taxii.filters import DEFAULT_PAGE, MAX_PAGE
 from taxii.handlers import (
     ApiRootHandler,
     CollectionHandler,
@@ -20,7 +21,7 @@ from taxii.handlers import (
     TaxiiNotFoundHandler,
 )
 from taxii.media import STIX_21, TAXII_21
-from taxii.objects import DEFAULT_PAGE, MAX_PAGE, ManifestHandler, ObjectHandler, ObjectsHandler, VersionsHandler
+from taxii.objects import ManifestHandler, ObjectHandler, ObjectsHandler, VersionsHandler
 
 ROOT = r"/api/taxii2/api"
 _COLLECTION = ROOT + r"/collections/([^/]+)"
