@@ -53,17 +53,20 @@ class PageHandler(TaxiiHandler):
     endpoint = "objects"
     fields = OBJECTS_FIELDS
 
+    def position(self, token_scope: str, asked: Filters) -> tuple[Filters, Position | None]:
+        """The request's filters and, on a follow-up page, the token's filters and position."""
+        raw = self.request.query_arguments.get("next")
+        token = raw[-1].decode("utf-8", "replace").strip() if raw else ""
+        if not token:
+            return asked, None
+        return resume(self.ctx.settings.secret_key, token, token_scope, asked)
+
     def plan(self, collection_types: tuple[str, ...], token_scope: str, object_id: str = "") -> Plan:
+        """Filters, position, page size and the lookback-clamped lower bound of this request."""
         args = self.request.query_arguments
-        asked = parse_filters(args, self.fields)
         tier = self.principal.tier
+        filters, after = self.position(token_scope, parse_filters(args, self.fields))
         limit = parse_limit(args, DEFAULT_PAGE, min(MAX_PAGE, tier.ioc_results_max))
-        raw_next = args.get("next")
-        after: Position | None = None
-        filters = asked
-        if raw_next and raw_next[-1].strip():
-            filters, after = resume(self.ctx.settings.secret_key, raw_next[-1].decode("utf-8", "replace").strip(),
-                                    token_scope, asked)
         effective = dataclasses.replace(filters, ids=(object_id,)) if object_id else filters
         window = clamp_since(filters.added_after, tier.ioc_lookback_days, utcnow())
         for name, value in window_headers(window, False).items():
