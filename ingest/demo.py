@@ -49,13 +49,13 @@ def _pick(rng: random.Random, options: tuple[str, ...], k: int) -> list[str]:
 
 
 def _age_hours(rng: random.Random, i: int) -> float:
-    """10% of rows within a day, 30% within a week, the rest across the year (tier windows)."""
+    """10% of rows within a day, 30% within a week, the rest over 400 days (past the Pro lookback too)."""
     bucket = i % 10
     if bucket == 0:
         return rng.uniform(0.05, 23.0)
     if bucket < 4:
         return rng.uniform(24.0, 7 * 24.0)
-    return rng.uniform(7 * 24.0, 360 * 24.0)
+    return rng.uniform(7 * 24.0, 400 * 24.0)
 
 
 def _iocs(rng: random.Random, cves: list[str]) -> list[ArticleIoc]:
@@ -75,6 +75,10 @@ def _iocs(rng: random.Random, cves: list[str]) -> list[ArticleIoc]:
         found.append(ArticleIoc("md5", hashlib.md5(domain.encode(), usedforsecurity=False).hexdigest(), conf()))
     if rng.random() < 0.15:
         found.append(ArticleIoc("ipv6", f"2001:db8:{rng.randrange(65536):x}::{rng.randrange(1, 65536):x}", conf()))
+    if rng.random() < 0.1:
+        found.append(ArticleIoc("sha1", hashlib.sha1(domain.encode(), usedforsecurity=False).hexdigest(), conf()))
+    if rng.random() < 0.05:
+        found.append(ArticleIoc("sha512", hashlib.sha512(domain.encode()).hexdigest(), conf()))
     if rng.random() < 0.15:
         found.append(ArticleIoc("email", f"{rng.choice(WORDS)}@{domain}", conf()))
     found.extend(ArticleIoc("cve", cve, "high") for cve in cves)

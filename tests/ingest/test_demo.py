@@ -30,7 +30,10 @@ def test_the_demo_is_deterministic_and_covers_the_filters() -> None:
     assert any(a.is_archived for a in first) and any(not a.iocs for a in first)
     assert any(a.ai_summary is None for a in first) and any(a.audio_url for a in first)
     assert {a.submission_type for a in first} == {"rss_auto", "user_submitted"}
-    assert all(now - timedelta(days=366) < a.published_at <= now for a in first)
+    assert all(now - timedelta(days=401) < a.published_at <= now for a in first)
+    assert any(a.published_at < now - timedelta(days=365) for a in first)
+    assert {i.type for a in first for i in a.iocs} == {"ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256",
+                                                        "sha512", "email", "cve"}
     assert sum(a.published_at > now - timedelta(days=1) for a in first) >= 50
 
 
