@@ -15,6 +15,7 @@ nearest cue wins over a farther one, so one sentence can hold a lookalike and th
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from ingest.enrich.resources import context_cues
@@ -47,21 +48,26 @@ class Verdict:
 
 
 def sentence_of(line: Line, position: int) -> tuple[int, int]:
-    for start, end in line.sentences():
-        if start <= position < end or position == end:
-            return start, end
-    return 0, len(line.text)
+    """(start, end) of the sentence of ``line`` that holds ``position``."""
+    spans = line.spans or tuple(line.sentences())
+    index = max(0, bisect_right(spans, (position, len(line.text) + 1)) - 1)
+    return spans[index]
 
 
-def _group(candidates: list[Candidate], index: int, text: str) -> tuple[int, int]:
-    """First and last index of the enumeration ``candidates[index]`` belongs to."""
-    first = index
-    while first > 0 and _SEPARATOR.match(text[candidates[first - 1].end:candidates[first].start]):
-        first -= 1
-    last = index
-    while last + 1 < len(candidates) and _SEPARATOR.match(text[candidates[last].end:candidates[last + 1].start]):
-        last += 1
-    return first, last
+def _groups(candidates: list[Candidate], text: str) -> list[tuple[int, int]]:
+    """For each candidate, first and last index of the enumeration it belongs to (one linear pass)."""
+    joined = [bool(_SEPARATOR.match(text[a.end:b.start])) for a, b in zip(candidates, candidates[1:], strict=False)]
+    firsts, first = [], 0
+    for index in range(len(candidates)):
+        if index and not joined[index - 1]:
+            first = index
+        firsts.append(first)
+    lasts, last = [0] * len(candidates), len(candidates) - 1
+    for index in range(len(candidates) - 1, -1, -1):
+        if index < len(candidates) - 1 and not joined[index]:
+            last = index
+        lasts[index] = last
+    return list(zip(firsts, lasts, strict=True))
 
 
 def _nearest_left(window: str) -> str | None:
@@ -77,37 +83,54 @@ def _nearest_left(window: str) -> str | None:
     return best[1] if best else None
 
 
-def list_like(line: Line, candidates: list[Candidate]) -> bool:
-    """A line that is mostly indicators: a list item, a table row, a label and a value."""
-    text = line.text
-    for candidate in candidates:
-        text = text.replace(candidate.value, " ")
-    return len(_LIST_WORDS.findall(text)) <= 8
+class LineContext:
+    """What every verdict on one line needs, computed once: sentences, enumerations, cues outside values."""
 
+    def __init__(self, line: Line, candidates: list[Candidate]) -> None:
+        self.line = line
+        self.candidates = candidates
+        self.groups = _groups(candidates, line.text)
+        masked = list(line.text)
+        for candidate in candidates:
+            masked[candidate.start:candidate.end] = " " * (candidate.end - candidate.start)
+        self.masked = "".join(masked)
+        self.list_like = len(_LIST_WORDS.findall(self.masked)) <= 8
+        self._sentence_cues: dict[tuple[int, int], bool] = {}
 
-def judge(line: Line, candidates: list[Candidate], index: int) -> Verdict:
-    """The verdict on ``candidates[index]`` (all candidates of ``line``, in order)."""
-    text = line.text
-    candidate = candidates[index]
-    sentence = sentence_of(line, candidate.start)
-    first, last = _group(candidates, index, text)
-    left_edge = max(sentence[0], candidates[first - 1].end if first > 0 else 0, candidates[first].start - _LEFT_REACH)
-    right_edge = min(sentence[1], candidates[last + 1].start if last + 1 < len(candidates) else len(text),
-                     candidates[last].end + _RIGHT_REACH)
-    after = text[candidate.end:candidate.end + 40]
-    if context_cues("benign_after").match(after) or context_cues("benign_after").match(after.lstrip(")]\"' ")):
-        return Verdict(0, benign=True, section=line.section)
-    left = _nearest_left(text[left_edge:candidates[first].start])
-    if left == "benign":
-        return Verdict(0, benign=True, section=line.section)
-    if line.section == "ioc" and list_like(line, candidates):
-        return Verdict(3, section="ioc")
-    right = _right_cue(text[candidates[last].end:right_edge])
-    if left == "malicious" or right:
-        return Verdict(2, section=line.section)
-    if _sentence_cue(text, sentence, candidates) or line.section == "ioc":
-        return Verdict(1, section=line.section)
-    return Verdict(0, section=line.section, paragraph=paragraph_cue(line, candidates))
+    def sentence_cue(self, sentence: tuple[int, int]) -> bool:
+        """A malicious cue in the sentence, outside the values themselves."""
+        if sentence not in self._sentence_cues:
+            clause = self.masked[sentence[0]:sentence[1]]
+            self._sentence_cues[sentence] = bool(context_cues("malicious").search(clause))
+        return self._sentence_cues[sentence]
+
+    def paragraph_cue(self) -> bool:
+        """A malicious cue anywhere in the line (paragraph), outside the values themselves."""
+        return self.sentence_cue((0, len(self.masked)))
+
+    def judge(self, index: int) -> Verdict:
+        """The verdict on ``candidates[index]``."""
+        line, candidates, text = self.line, self.candidates, self.line.text
+        candidate = candidates[index]
+        sentence = sentence_of(line, candidate.start)
+        first, last = self.groups[index]
+        left_edge = max(sentence[0], candidates[first - 1].end if first > 0 else 0,
+                        candidates[first].start - _LEFT_REACH)
+        right_edge = min(sentence[1], candidates[last + 1].start if last + 1 < len(candidates) else len(text),
+                         candidates[last].end + _RIGHT_REACH)
+        after = text[candidate.end:candidate.end + 40]
+        if context_cues("benign_after").match(after) or context_cues("benign_after").match(after.lstrip(")]\"' ")):
+            return Verdict(0, benign=True, section=line.section)
+        left = _nearest_left(text[left_edge:candidates[first].start])
+        if left == "benign":
+            return Verdict(0, benign=True, section=line.section)
+        if line.section == "ioc" and self.list_like:
+            return Verdict(3, section="ioc")
+        if left == "malicious" or _right_cue(text[candidates[last].end:right_edge]):
+            return Verdict(2, section=line.section)
+        if self.sentence_cue(sentence) or line.section == "ioc":
+            return Verdict(1, section=line.section)
+        return Verdict(0, section=line.section, paragraph=self.paragraph_cue())
 
 
 def _right_cue(window: str) -> bool:
@@ -121,17 +144,3 @@ def _right_cue(window: str) -> bool:
         window = window[:min(end.start() if end else len(window), _CLAUSE_REACH)]
     match = context_cues("malicious").search(window)
     return match is not None and not _NEGATION.search(window[max(0, match.start() - 20):match.start()])
-
-
-def paragraph_cue(line: Line, candidates: list[Candidate]) -> bool:
-    """A malicious cue anywhere in the line (paragraph), outside the candidates themselves."""
-    return _sentence_cue(line.text, (0, len(line.text)), candidates)
-
-
-def _sentence_cue(text: str, sentence: tuple[int, int], candidates: list[Candidate]) -> bool:
-    clause = text[sentence[0]:sentence[1]]
-    for other in candidates:
-        if sentence[0] <= other.start < sentence[1]:
-            offset = other.start - sentence[0]
-            clause = clause[:offset] + " " * (other.end - other.start) + clause[offset + other.end - other.start:]
-    return bool(context_cues("malicious").search(clause))

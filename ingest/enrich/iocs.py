@@ -8,11 +8,10 @@ its host and a malicious e-mail address its domain, unless that host is a shared
 from __future__ import annotations
 
 import ipaddress
-from collections import defaultdict
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from ingest.enrich.context import Verdict, judge, sentence_of
+from ingest.enrich.context import LineContext, Verdict, sentence_of
 from ingest.enrich.filters import domain_reason, hash_reason, host_class, ip_reason, looks_like_version, tlds
 from ingest.enrich.scan import Candidate, scan_line, url_host
 from ingest.enrich.textprep import Document, Line
@@ -21,6 +20,7 @@ from store.records import ArticleIoc
 
 # Order of the IOC list an article carries (the CLI groups by these keys in this order).
 IOC_ORDER: tuple[str, ...] = ("ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email")
+_MAX_MENTIONS = 8
 _HASHES = frozenset({"md5", "sha1", "sha256", "sha512"})
 _CONFIDENCE_RANK = {"high": 3, "medium": 2, "low": 1}
 # Registration-restricted zones (RFC 1591 edu/gov/mil/int, and gov/ac/edu/mil under a country code): an
@@ -78,23 +78,26 @@ def _host_reason(host: str, *, allow_shared: bool = True) -> str | None:
 
 def _defanged(candidate: Candidate, line: Line) -> bool:
     """True when the value does not appear as such in the line as written (it was refanged)."""
-    return candidate.value not in line.raw
+    return line.raw != line.text and candidate.value not in line.raw
 
 
 def _collect(document: Document) -> dict[tuple[str, str], _Evidence]:
-    evidence: dict[tuple[str, str], _Evidence] = defaultdict(_Evidence)
+    evidence: dict[tuple[str, str], _Evidence] = {}
     for line in document.lines:
         if line.is_heading and line.section != "ioc":
             continue
         candidates = scan_line(line.text, line.index)
+        context = LineContext(line, candidates)
         for index, candidate in enumerate(candidates):
+            key = (candidate.type, normalize(candidate.type, candidate.value))
+            entry = evidence.get(key)
+            if entry is not None and len(entry.verdicts) >= _MAX_MENTIONS:
+                continue  # enough evidence on this value; an IOC dump may repeat it thousands of times
             if _structural_reason(candidate, line) is not None:
                 continue
-            key = (candidate.type, normalize(candidate.type, candidate.value))
-            entry = evidence[key]
-            if not entry.verdicts:
-                entry.order = len(evidence)
-            entry.verdicts.append(judge(line, candidates, index))
+            if entry is None:
+                entry = evidence[key] = _Evidence(order=len(evidence))
+            entry.verdicts.append(context.judge(index))
             entry.defanged = entry.defanged or _defanged(candidate, line)
     return evidence
 

@@ -42,10 +42,11 @@ class Line:
     heading: str  # the text of the heading the line sits under ("" before the first one)
     is_heading: bool = False
     is_title: bool = False
+    spans: tuple[tuple[int, int], ...] = ()
 
     def sentences(self) -> list[tuple[int, int]]:
-        """(start, end) offsets of the sentences of the refanged text."""
-        return sentence_spans(self.text)
+        """(start, end) offsets of the sentences of the refanged text (computed once, when built)."""
+        return list(self.spans) if self.spans else sentence_spans(self.text)
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -120,7 +121,9 @@ def build_document(title: str, text: str) -> Document:
     """Lines of the title and body, refanged, each tagged with its heading and section."""
     document = Document(title=clean(title).strip())
     if document.title:
-        document.lines.append(Line(0, document.title, refang(document.title), "body", "", is_title=True))
+        refanged = refang(document.title)
+        document.lines.append(Line(0, document.title, refanged, "body", "", is_title=True,
+                                   spans=tuple(sentence_spans(refanged))))
     section, heading = "body", ""
     for raw in clean(text).splitlines():
         if not raw.strip():
@@ -129,7 +132,8 @@ def build_document(title: str, text: str) -> Document:
         if found is not None:
             section, heading = classify_heading(found), found
         refanged = refang(raw)
-        document.lines.append(Line(len(document.lines), raw, refanged, section, heading, is_heading=found is not None))
+        document.lines.append(Line(len(document.lines), raw, refanged, section, heading, is_heading=found is not None,
+                                   spans=tuple(sentence_spans(refanged))))
     return document
 
 
