@@ -148,8 +148,8 @@ def evaluate(tool: Callable[[str, str], dict[str, object]], articles: list[tuple
 
 
 def cell(score: Score | None) -> str:
-    if score is None:
-        return "-"
+    if score is None or not sum(score.counts.values()):
+        return "-"  # nothing labelled and nothing found
     precision, recall, f1 = score.prf()
     return f"{precision:.2f} / {recall:.2f} / {f1:.2f}"
 
