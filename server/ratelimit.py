@@ -6,6 +6,7 @@ process charges one shared budget. A request costs its format's multiplier (conf
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -13,8 +14,12 @@ from dataclasses import dataclass
 from limits import RateLimitItemPerDay, RateLimitItemPerMinute
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
+from limits.errors import StorageError
+from redis.exceptions import RedisError
 
 from config.tiers import Tier
+
+log = logging.getLogger("ctiwire.ratelimit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +51,23 @@ class RateLimiter:
         self.scale = max(scale, 1)
 
     async def charge(self, key_id: str, tier: Tier, cost: int) -> Verdict:
-        """Take ``cost`` from both budgets; refuse when either would be exceeded."""
+        """Take ``cost`` from both budgets; refuse when either would be exceeded.
+
+        When the shared limit store (Redis) is unreachable the request is served unmetered (fail open,
+        logged): a SIEM's export must not fail because the limiter's backing store is down. The headers
+        then report the full budget, and metering resumes by itself when Redis answers again.
+        """
+        try:
+            return await self._charge(key_id, tier, cost)
+        except (RedisError, StorageError, OSError) as exc:
+            return self._unmetered(tier, exc)
+
+    def _unmetered(self, tier: Tier, exc: Exception) -> Verdict:
+        log.warning("rate-limit store unavailable, serving unmetered: %s", type(exc).__name__)
+        limit = tier.requests_per_minute * self.scale
+        return Verdict(True, limit, limit, int(time.time()) + 60)
+
+    async def _charge(self, key_id: str, tier: Tier, cost: int) -> Verdict:
         minute = RateLimitItemPerMinute(tier.requests_per_minute * self.scale)
         day = RateLimitItemPerDay(tier.requests_per_day * self.scale)
         # `hit` is atomic per window (a Lua script on Redis), so two processes never both take the last slot.
