@@ -26,9 +26,10 @@ DEFAULT_LIMIT = {fmt: 10_000 if fmt == "misp" else jobs.DEFAULT_EXPORT_LIMIT for
 async def _seed(store, n: int) -> None:  # noqa: ANN001
     await store.open()
     now = utcnow()
-    rows = [Ioc(("domain", "ipv4", "sha256")[i % 3],
-                (f"c2-{i}.bad-example.org", f"45.{i // 65536}.{i // 256 % 256}.{i % 256}", f"{i:064x}")[i % 3], "high", "Feed",
-                "commercial", now - timedelta(hours=1, seconds=i), now, now, sources=["Feed"]) for i in range(n)]
+    values = [(f"c2-{i}.bad-example.org", f"45.{i // 65536}.{i // 256 % 256}.{i % 256}", f"{i:064x}")[i % 3]
+              for i in range(n)]
+    rows = [Ioc(("domain", "ipv4", "sha256")[i % 3], value, "high", "Feed", "commercial",
+                now - timedelta(hours=1, seconds=i), now, now, sources=["Feed"]) for i, value in enumerate(values)]
     await store.upsert_iocs(rows)
     await store.close()
 
