@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import ClassVar, NamedTuple
 
 from store.records import CTIWIRE_NAMESPACE, Ioc, iso, ms
@@ -83,15 +83,6 @@ def stable_uuid(*parts: str) -> str:
 def indicator_id(ioc: Ioc) -> str:
     """``ioc.stix_id`` (UUIDv5 of "type:value"), by the fast path."""
     return f"indicator--{stable_uuid(ioc.type, ioc.value)}"
-
-
-def iso_z(value: datetime) -> str:
-    """``store.records.iso`` (RFC 3339, milliseconds, ``Z``) by C-level ``isoformat``; naive means UTC."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    elif value.utcoffset():
-        value = value.astimezone(UTC)
-    return value.isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def records_digest(iocs: Sequence[Ioc]) -> str:

@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 
 import orjson
 
-from exporters.base import ExportContext, Exporter, chunked, indicator_id, iso_z, records_digest, stable_uuid
-from store.records import Ioc
+from exporters.base import ExportContext, Exporter, chunked, indicator_id, records_digest, stable_uuid
+from store.records import Ioc, iso
 
 IDENTITY_ID = f"identity--{stable_uuid('identity', 'ctiwire')}"
 # A fixed date: the identity never changes, so neither may its version (STIX 2.1 s. 3.2, "modified").
@@ -92,7 +92,7 @@ def _description(ioc: Ioc) -> str:
 
 def _dates(ioc: Ioc) -> tuple[str, str]:
     """created and modified; modified never precedes created (STIX 2.1 s. 3.2)."""
-    return iso_z(ioc.first_seen), iso_z(max(ioc.modified, ioc.first_seen))
+    return iso(ioc.first_seen), iso(max(ioc.modified, ioc.first_seen))
 
 
 def indicator_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:

@@ -1,14 +1,17 @@
 """GET /api/v1/articles, /api/v1/articles/{id} and /api/v1/sources (spec, Endpoints; issue 4).
 
-A page is streamed in chunks whatever its format. Its end is found first by a two-row peek at the
-page's last position, so ``X-Next-Cursor`` leaves with the headers; rows are then streamed up to that
-position (not merely ``limit`` rows), so an article inserted during the request is never skipped by
-the next page: cursor walks return every row exactly once.
+A JSON page (at most 1,000 rows) is read with one query for ``limit + 1`` rows: the extra row says
+whether a next page exists. An NDJSON/CSV export (up to 5,000 rows) is streamed instead: its end is
+found first by a two-row peek at the page's last position, so ``X-Next-Cursor`` leaves with the
+headers, and rows are then streamed up to that position (not merely ``limit`` rows), so an article
+inserted during the request is never skipped by the next page. Either way cursor walks return every
+row exactly once.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -34,6 +37,11 @@ MEDIA = {"json": "application/json; charset=utf-8", "ndjson": "application/x-ndj
 INSERT_SLACK = 1000
 
 
+async def _iterate(rows: list[Article]) -> AsyncIterator[Article]:
+    for row in rows:
+        yield row
+
+
 def _position(article: Article, field: str) -> tuple[Any, str]:
     return getattr(article, field), article.id
 
@@ -54,19 +62,28 @@ class ArticleListHandler(BaseHandler):
         for name, value in request.headers.items():
             self.set_header(name, value)
         self.set_header("X-Format-Cost-Multiplier", str(format_cost(request.fmt)))
-        end, more = await self._page_end(request)
-        next_url = self._next(request, end) if more and end is not None else None
+        articles, end = await self._plan(request)
+        next_url = self._next(request, end) if end is not None else None
         self.set_header("Content-Type", MEDIA[request.fmt])
         if request.fmt != "json":
             self.set_header("Content-Disposition",
                             f'attachment; filename="ctiwire-articles-{now:%Y%m%dT%H%M%SZ}.{request.fmt}"')
         writer = ChunkWriter(self, self.ctx.settings.stream_chunk_bytes)
         try:
-            await self._stream(writer, request, end if more else None, now, next_url)
+            await self._stream(writer, request, articles, now, next_url)
             await writer.flush()
         except ClientGone:  # the client left: stopping here closes the store iterator and its query
             return
         self.finish()
+
+    async def _plan(self, request: ArticleRequest) -> tuple[AsyncIterator[Article], Article | None]:
+        """The page's rows and, when another page follows, its last row (the next cursor's position)."""
+        q = request.query
+        if request.fmt == "json":  # at most 1,000 rows: one query reads the page and the row after it
+            rows = await self.ctx.store.all_articles(replace(q, limit=q.limit + 1))
+            return _iterate(rows[:q.limit]), (rows[q.limit - 1] if len(rows) > q.limit else None)
+        end, more = await self._page_end(request)
+        return self._rows(request, end if more else None), (end if more else None)
 
     async def _page_end(self, request: ArticleRequest) -> tuple[Article | None, bool]:
         """The page's last row and whether another row follows it (a two-row peek)."""
@@ -87,7 +104,7 @@ class ArticleListHandler(BaseHandler):
     def _base_url(self) -> str:
         return f"{self.request.protocol}://{self.request.host}{self.request.path}"
 
-    async def _rows(self, request: ArticleRequest, end: Article | None) -> Any:
+    async def _rows(self, request: ArticleRequest, end: Article | None) -> AsyncIterator[Article]:
         """Rows of the page: up to the peeked end when there is a next page, else up to ``limit``."""
         q = request.query
         field, stop = q.sort_field, (_position(end, q.sort_field) if end is not None else None)
@@ -98,9 +115,9 @@ class ArticleListHandler(BaseHandler):
                 if stop is not None and _position(article, field) == stop:
                     return
 
-    async def _stream(self, writer: ChunkWriter, request: ArticleRequest, end: Article | None, now: datetime,
-                      next_url: str | None) -> None:
-        rows = (sparse(list_row(a, request.expand), request.fields) async for a in self._rows(request, end))
+    async def _stream(self, writer: ChunkWriter, request: ArticleRequest, articles: AsyncIterator[Article],
+                      now: datetime, next_url: str | None) -> None:
+        rows = (sparse(list_row(a, request.expand), request.fields) async for a in articles)
         if request.fmt == "ndjson":
             async for row in rows:
                 await writer.write(ndjson_line(row))

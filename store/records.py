@@ -68,8 +68,16 @@ def ms(value: datetime) -> datetime:
 
 
 def iso(value: datetime) -> str:
-    """RFC 3339 with milliseconds and ``Z``: the one wire form of every timestamp."""
-    return ms(value).strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    """RFC 3339 with milliseconds and ``Z``: the one wire form of every timestamp (naive means UTC).
+
+    C-level ``isoformat`` (which truncates to milliseconds) rather than ``strftime``: exports and
+    article pages format several timestamps per row, and this is about three times faster.
+    """
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    elif value.utcoffset():
+        value = value.astimezone(UTC)
+    return value.isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def parse_iso(text: str) -> datetime:

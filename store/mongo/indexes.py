@@ -39,8 +39,9 @@ INDEXES: tuple[IndexSpec, ...] = (
     _plain("api_keys", "user_id", "created_at"),
     *(_plain("articles", name, "_id") for name in (
         "published_at", "modified_at", "fetched_at", "created_at", "severity_score", "rank_score")),
-    _plain("articles", "source_name"),
-    _plain("articles", "category"),
+    # Equality filters combined with the default sort: pages come off the index in order (as on SQLite).
+    _plain("articles", "source_name", "published_at", "_id"),
+    _plain("articles", "category", "published_at", "_id"),
     _plain("articles", "canonical_url"),
     _plain("articles", "content_hash"),
     _plain("articles", "mitre_techniques.id"),

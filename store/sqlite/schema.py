@@ -45,8 +45,12 @@ CREATE INDEX IF NOT EXISTS articles_fetched ON articles (fetched_at, id);
 CREATE INDEX IF NOT EXISTS articles_created ON articles (created_at, id);
 CREATE INDEX IF NOT EXISTS articles_severity ON articles (severity_score, id);
 CREATE INDEX IF NOT EXISTS articles_rank ON articles (rank_score, id);
-CREATE INDEX IF NOT EXISTS articles_source ON articles (source_name);
-CREATE INDEX IF NOT EXISTS articles_category ON articles (category);
+-- Equality filters users combine with the default sort: the index yields rows already in order, so a
+-- filtered page reads about `limit` rows instead of sorting every match (3 ms -> 0.1 ms at 20,000 rows).
+DROP INDEX IF EXISTS articles_source;
+DROP INDEX IF EXISTS articles_category;
+CREATE INDEX IF NOT EXISTS articles_source_published ON articles (source_name, published_at, id);
+CREATE INDEX IF NOT EXISTS articles_category_published ON articles (category, published_at, id);
 CREATE INDEX IF NOT EXISTS articles_canonical ON articles (canonical_url);
 CREATE INDEX IF NOT EXISTS articles_hash ON articles (content_hash);
 

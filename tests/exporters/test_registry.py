@@ -12,10 +12,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from exporters import jobs
-from exporters.base import Exporter, filename, indicator_id, iso_z, stable_uuid
+from exporters.base import Exporter, filename, indicator_id, stable_uuid
 from exporters.registry import EXPORTERS, UnknownFormat, get_exporter
 from server.exports import EXPORTS
-from store.records import CTIWIRE_NAMESPACE, Ioc, iso
+from store.records import CTIWIRE_NAMESPACE, Ioc, iso, parse_iso
 from store.sqlite import SqliteStore
 
 
@@ -71,9 +71,12 @@ def test_fast_uuid5_is_rfc4122_uuid5(name: str, other: str) -> None:
 
 @given(value=st.datetimes(min_value=datetime(1900, 1, 2), max_value=datetime(9999, 12, 30),
                           timezones=st.sampled_from([UTC, timezone(timedelta(hours=5, minutes=30))]) | st.none()))
-def test_iso_z_matches_the_record_codec(value: datetime) -> None:
-    # (years before 1000 differ: glibc's strftime does not pad %Y; iso_z writes the 4 digits RFC 3339 wants)
-    assert iso_z(value) == iso(value)
+def test_iso_is_rfc3339_utc_with_milliseconds(value: datetime) -> None:
+    utc = (value if value.tzinfo else value.replace(tzinfo=UTC)).astimezone(UTC)
+    expected = f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:{utc.second:02d}." \
+               f"{utc.microsecond // 1000:03d}Z"
+    assert iso(value) == expected
+    assert parse_iso(iso(value)) == utc.replace(microsecond=utc.microsecond // 1000 * 1000)
 
 
 def test_indicator_id_matches_the_records_stix_id(ioc: Any) -> None:
