@@ -82,15 +82,18 @@ _LIST_HEADERS = {
 OPENAPI_SCHEMAS: dict[str, Any] = {
     "Article": {"type": "object", "description": "List form: every field top-level. CSV: arrays and objects are "
                 "JSON in their cell, booleans true/false, absent values empty.", "required": ["id"], "properties": {
-        **{n: _S for n in ("id", "title", "url", "canonical_url", "summary", "ai_summary", "image_url",
-                           "source_name", "source_type", "category", "category_label", "category_legacy",
-                           "content_type", "severity_label", "categorized_by", "ai_classification",
-                           "submission_type", "audio_voice", "submitted_by_username", "audio_url")},
-        **{n: _DT for n in ("published_at", "fetched_at", "modified_at", "created_at", "categorized_at")},
+        **{n: _S for n in ("id", "title", "url", "canonical_url", "summary", "ai_summary", "source_name",
+                           "source_type", "category", "category_label", "category_legacy", "content_type",
+                           "severity_label", "categorized_by", "ai_classification", "submission_type")},
+        # Spec: "string or null" / "number or null"; an article may have no image or classification time.
+        **{n: {**_S, "nullable": True} for n in ("image_url", "audio_voice", "submitted_by_username",
+                                                 "audio_url")},
+        **{n: _DT for n in ("published_at", "fetched_at", "modified_at", "created_at")},
+        "categorized_at": {**_DT, "nullable": True},
         **{n: {"type": "integer"} for n in ("source_tier", "ioc_count", "score", "upvotes", "downvotes",
                                             "comment_count", "vouch_count")},
-        **{n: {"type": "number"} for n in ("severity_score", "ai_classification_confidence", "rank_score",
-                                           "audio_duration_seconds")},
+        **{n: {"type": "number"} for n in ("severity_score", "ai_classification_confidence", "rank_score")},
+        "audio_duration_seconds": {"type": "number", "nullable": True},
         **{n: _SL for n in ("tech_tags", "industry_tags", "threat_actors", "cve_ids")},
         "has_iocs": _FLAG, "is_archived": _FLAG,
         "mitre_techniques": {"type": "array", "items": {"type": "object", "properties": {

@@ -101,12 +101,28 @@ _HEADERS = {
 }
 
 
+# JSON documents are described by their outer shape (STIX 2.1 section 8 bundle; the spec's MISP event);
+# the text formats are strings of their media type.
+_BODY: dict[str, dict[str, Any]] = {
+    "stix": {"type": "object", "required": ["type", "id", "objects"], "properties": {
+        "type": {"type": "string", "enum": ["bundle"]}, "id": {"type": "string"},
+        "objects": {"type": "array", "items": {"type": "object", "required": ["type", "id"]}}}},
+    "misp": {"type": "object", "required": ["Event"], "properties": {"Event": {
+        "type": "object", "required": ["uuid", "info", "threat_level_id", "analysis", "distribution", "Attribute"],
+        "properties": {"uuid": {"type": "string"}, "info": {"type": "string"},
+                       "threat_level_id": {"type": "string"}, "analysis": {"type": "string"},
+                       "distribution": {"type": "string"},
+                       "Attribute": {"type": "array", "items": {"type": "object", "required": [
+                           "type", "category", "value", "to_ids"]}}}}}},
+}
+
+
 def _doc(fmt: str) -> dict[str, Any]:
     scope, media, summary = EXPORTS[fmt]
     media_type = media.split(";")[0] if fmt != "stix" else media
     return operation("exports", f"Export IOCs as {summary} (Pro)",
                      f"Pro plan, scope {scope}. An empty result is a valid empty document.", _PARAMS,
-                     {"200": ok(summary, {media_type: {"type": "string"}}, _HEADERS),
+                     {"200": ok(summary, {media_type: _BODY.get(fmt, {"type": "string"})}, _HEADERS),
                       "304": {"description": "Not modified (If-None-Match matched the ETag)"}})
 
 
