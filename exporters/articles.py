@@ -27,32 +27,11 @@ CSV_COLUMNS: tuple[str, ...] = (
 )
 EXPANSIONS: tuple[str, ...] = ("mitre", "iocs", "cves", "threat_actors")
 NVD_URL = "https://nvd.nist.gov/vuln/detail/"
-_SCALARS: tuple[str, ...] = (
-    "id", "title", "url", "canonical_url", "summary", "image_url", "source_name", "source_type", "source_tier",
-    "category", "category_label", "category_legacy", "content_type", "severity_score", "severity_label",
-    "categorized_by", "ai_classification", "ai_classification_confidence", "has_iocs", "ioc_count", "score",
-    "upvotes", "downvotes", "comment_count", "vouch_count", "rank_score", "submission_type",
-    "submitted_by_username", "audio_url", "audio_duration_seconds", "audio_voice", "is_archived",
-)
-_TIMES: tuple[str, ...] = ("published_at", "fetched_at", "modified_at", "created_at")
-LIST_FIELDS: tuple[str, ...] = (*_SCALARS, *_TIMES, "ai_summary", "categorized_at", "tech_tags", "industry_tags",
-                                "threat_actors", "cve_ids", "mitre_techniques")
 
 
 def list_row(article: Article, expand: Iterable[str] = ()) -> dict[str, Any]:
-    """The flat list form (every field top-level), plus the requested expansions.
-
-    ``ai_summary`` is omitted when there is none (spec: "may be absent for recent articles").
-    """
-    row: dict[str, Any] = {name: getattr(article, name) for name in _SCALARS}
-    row.update({name: iso(getattr(article, name)) for name in _TIMES})
-    if article.ai_summary:
-        row["ai_summary"] = article.ai_summary
-    row["categorized_at"] = iso(article.categorized_at) if article.categorized_at else None
-    for name in ("tech_tags", "industry_tags", "threat_actors", "cve_ids"):
-        row[name] = list(getattr(article, name))
-    row["mitre_techniques"] = [{"id": t.id, "name": t.name, "tactic": t.tactic, "confidence": t.confidence}
-                               for t in article.mitre_techniques]
+    """The flat list form (``Article.list_form``) plus the requested expansions."""
+    row = article.list_form()
     _expand(row, article, set(expand))
     return row
 
@@ -92,10 +71,6 @@ def single_form(article: Article) -> dict[str, Any]:
         "mitre_techniques": [{"id": t.id, "name": t.name} for t in article.mitre_techniques],
         "points": article.score, "comment_count": article.comment_count,
     }
-
-
-def ndjson_line(row: dict[str, Any]) -> bytes:
-    return orjson.dumps(row) + b"\n"
 
 
 def _cell(value: Any) -> str:

@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 import orjson
 
 from config.tiers import SCOPE_ARTICLES, SCOPE_ARTICLES_EXPORT, format_cost
-from exporters.articles import CSV_COLUMNS, csv_header, csv_line, list_row, ndjson_line, single_form, sparse
+from exporters.articles import CSV_COLUMNS, csv_header, csv_line, list_row, single_form, sparse
 from server.article_params import ArticleRequest, cursor_kind, encode_position, parse_article_request
 from server.articles_doc import OPENAPI_PATHS, OPENAPI_SCHEMAS
 from server.base import BaseHandler
@@ -28,7 +28,9 @@ from server.context import AppContext
 from server.errors import NotFoundError
 from server.streaming import ChunkWriter, ClientGone
 from server.tokens import sign
-from store.records import Article, Source, iso, utcnow
+from store.base import Position
+from store.query import ArticleQuery
+from store.records import Source, iso, utcnow
 
 __all__ = ["OPENAPI_PATHS", "OPENAPI_SCHEMAS", "routes"]
 MEDIA = {"json": "application/json; charset=utf-8", "ndjson": "application/x-ndjson",
@@ -37,13 +39,22 @@ MEDIA = {"json": "application/json; charset=utf-8", "ndjson": "application/x-ndj
 INSERT_SLACK = 1000
 
 
-async def _iterate(rows: list[Article]) -> AsyncIterator[Article]:
+Payload = bytes | dict[str, Any]  # a pre-encoded list-form row, or a row to encode (CSV, fields, expand)
+Row = tuple[Position, Payload]
+
+
+async def _iterate(rows: list[Row]) -> AsyncIterator[Row]:
     for row in rows:
         yield row
 
 
-def _position(article: Article, field: str) -> tuple[Any, str]:
-    return getattr(article, field), article.id
+def _pre_encoded(request: ArticleRequest) -> bool:
+    """Plain JSON and NDJSON rows stream the store's encoding of the list form as it is."""
+    return request.fmt != "csv" and not request.fields and not request.expand
+
+
+def _encode(payload: Payload) -> bytes:
+    return payload if isinstance(payload, bytes) else orjson.dumps(payload)
 
 
 class ArticleListHandler(BaseHandler):
@@ -76,24 +87,33 @@ class ArticleListHandler(BaseHandler):
             return
         self.finish()
 
-    async def _plan(self, request: ArticleRequest) -> tuple[AsyncIterator[Article], Article | None]:
-        """The page's rows and, when another page follows, its last row (the next cursor's position)."""
+    async def _batches(self, request: ArticleRequest, query: ArticleQuery) -> AsyncIterator[list[Row]]:
+        if _pre_encoded(request):
+            async for rows in self.ctx.store.iter_article_rows(query):
+                yield list(rows)
+            return
+        field = query.sort_field
+        async for batch in self.ctx.store.iter_articles(query):
+            yield [((getattr(a, field), a.id), sparse(list_row(a, request.expand), request.fields)) for a in batch]
+
+    async def _plan(self, request: ArticleRequest) -> tuple[AsyncIterator[Row], Position | None]:
+        """The page's rows and, when another page follows, its last position (the next cursor)."""
         q = request.query
         if request.fmt == "json":  # at most 1,000 rows: one query reads the page and the row after it
-            rows = await self.ctx.store.all_articles(replace(q, limit=q.limit + 1))
-            return _iterate(rows[:q.limit]), (rows[q.limit - 1] if len(rows) > q.limit else None)
-        end, more = await self._page_end(request)
-        return self._rows(request, end if more else None), (end if more else None)
+            rows = [row async for batch in self._batches(request, replace(q, limit=q.limit + 1)) for row in batch]
+            return _iterate(rows[:q.limit]), (rows[q.limit - 1][0] if len(rows) > q.limit else None)
+        end = await self._page_end(request)
+        return self._rows(request, end), end
 
-    async def _page_end(self, request: ArticleRequest) -> tuple[Article | None, bool]:
-        """The page's last row and whether another row follows it (a two-row peek)."""
+    async def _page_end(self, request: ArticleRequest) -> Position | None:
+        """The page's last position when another row follows it (a two-row peek), else None."""
         q = request.query
         peek = replace(q, offset=q.offset + q.limit - 1, limit=2)
-        rows = await self.ctx.store.all_articles(peek)
-        return (rows[0] if rows else None), len(rows) == 2
+        rows = [row async for batch in self.ctx.store.iter_article_rows(peek) for row in batch]
+        return rows[0][0] if len(rows) == 2 else None
 
-    def _next(self, request: ArticleRequest, end: Article) -> str:
-        value, last_id = _position(end, request.query.sort_field)
+    def _next(self, request: ArticleRequest, end: Position) -> str:
+        value, last_id = end
         token = sign(self.ctx.settings.secret_key, cursor_kind(request.query.sort),
                      {"v": encode_position(value), "id": last_id})
         self.set_header("X-Next-Cursor", token)
@@ -104,33 +124,31 @@ class ArticleListHandler(BaseHandler):
     def _base_url(self) -> str:
         return f"{self.request.protocol}://{self.request.host}{self.request.path}"
 
-    async def _rows(self, request: ArticleRequest, end: Article | None) -> AsyncIterator[Article]:
+    async def _rows(self, request: ArticleRequest, end: Position | None) -> AsyncIterator[Row]:
         """Rows of the page: up to the peeked end when there is a next page, else up to ``limit``."""
         q = request.query
-        field, stop = q.sort_field, (_position(end, q.sort_field) if end is not None else None)
-        query = q if stop is None else replace(q, limit=q.limit + INSERT_SLACK)
-        async for batch in self.ctx.store.iter_articles(query):
-            for article in batch:
-                yield article
-                if stop is not None and _position(article, field) == stop:
+        query = q if end is None else replace(q, limit=q.limit + INSERT_SLACK)
+        async for batch in self._batches(request, query):
+            for row in batch:
+                yield row
+                if row[0] == end:
                     return
 
-    async def _stream(self, writer: ChunkWriter, request: ArticleRequest, articles: AsyncIterator[Article],
+    async def _stream(self, writer: ChunkWriter, request: ArticleRequest, rows: AsyncIterator[Row],
                       now: datetime, next_url: str | None) -> None:
-        rows = (sparse(list_row(a, request.expand), request.fields) async for a in articles)
         if request.fmt == "ndjson":
-            async for row in rows:
-                await writer.write(ndjson_line(row))
+            async for _, payload in rows:
+                await writer.write(_encode(payload) + b"\n")
         elif request.fmt == "csv":
             columns = tuple(c for c in CSV_COLUMNS if not request.fields or c == "id" or c in request.fields)
             await writer.write(csv_header(columns))
-            async for row in rows:
-                await writer.write(csv_line(row, columns))
+            async for _, payload in rows:
+                await writer.write(csv_line(payload if isinstance(payload, dict) else orjson.loads(payload), columns))
         else:
             await writer.write(b'{"meta":' + orjson.dumps(await self._meta(request, now)) + b',"data":[')
             separator = b""
-            async for row in rows:
-                await writer.write(separator + orjson.dumps(row))
+            async for _, payload in rows:
+                await writer.write(separator + _encode(payload))
                 separator = b","
             links = {"self": self.request.full_url(), **({"next": next_url} if next_url else {})}
             await writer.write(b'],"links":' + orjson.dumps(links) + b"}")

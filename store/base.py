@@ -20,8 +20,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from store.query import ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Source, User
+
+# (sort value, id) of a row in its query's order: the keyset position cursors carry.
+Position = tuple[Any, str]
+ArticleRow = tuple[Position, bytes]
 
 
 class StoreError(Exception):
@@ -129,6 +135,12 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def iter_articles(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[Article]]:
         """Rows matching ``query`` in its sort order, ``query.limit`` at most, in batches."""
+
+    async def iter_article_rows(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[ArticleRow]]:
+        """Like ``iter_articles``, as (keyset position, list form encoded as JSON) pairs: exports stream the
+        bytes without decoding records. Backends that keep the encoding precomputed override this."""
+        async for batch in self.iter_articles(query, batch_size):
+            yield [((getattr(a, query.sort_field), a.id), orjson.dumps(a.list_form())) for a in batch]
 
     @abc.abstractmethod
     async def count_articles(self, query: ArticleQuery, exact: bool) -> int:

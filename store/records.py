@@ -121,6 +121,16 @@ class ArticleIoc:
     confidence: str = "medium"
 
 
+_LIST_SCALARS: tuple[str, ...] = (
+    "id", "title", "url", "canonical_url", "summary", "image_url", "source_name", "source_type", "source_tier",
+    "category", "category_label", "category_legacy", "content_type", "severity_score", "severity_label",
+    "categorized_by", "ai_classification", "ai_classification_confidence", "has_iocs", "ioc_count", "score",
+    "upvotes", "downvotes", "comment_count", "vouch_count", "rank_score", "submission_type",
+    "submitted_by_username", "audio_url", "audio_duration_seconds", "audio_voice", "is_archived",
+)
+_LIST_TIMES: tuple[str, ...] = ("published_at", "fetched_at", "modified_at", "created_at")
+
+
 @dataclass(slots=True)
 class Article:
     """One article; the list form of the spec is every field here but ``iocs``, ``tags`` and ``content``."""
@@ -193,6 +203,21 @@ class Article:
     @property
     def has_audio(self) -> bool:
         return self.audio_url is not None
+
+    def list_form(self) -> dict[str, Any]:
+        """The spec's flat list form (every field top-level); ``ai_summary`` absent when there is none
+        (spec: "may be absent for recent articles"). Stores may keep it pre-encoded (it depends on the
+        record alone), so exports stream it without decoding the record."""
+        row: dict[str, Any] = {name: getattr(self, name) for name in _LIST_SCALARS}
+        row.update({name: iso(getattr(self, name)) for name in _LIST_TIMES})
+        if self.ai_summary:
+            row["ai_summary"] = self.ai_summary
+        row["categorized_at"] = iso(self.categorized_at) if self.categorized_at else None
+        for name in ("tech_tags", "industry_tags", "threat_actors", "cve_ids"):
+            row[name] = list(getattr(self, name))
+        row["mitre_techniques"] = [{"id": t.id, "name": t.name, "tactic": t.tactic, "confidence": t.confidence}
+                                   for t in self.mitre_techniques]
+        return row
 
 
 @dataclass(slots=True)

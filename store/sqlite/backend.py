@@ -18,10 +18,10 @@ from typing import Any, TypeVar
 
 import orjson
 
-from store.base import Conflict, IocStats, NotFound, QuotaExceeded, Store, StoreUnavailable
+from store.base import ArticleRow, Conflict, IocStats, NotFound, QuotaExceeded, Store, StoreUnavailable
 from store.codec import from_doc, merge_ioc, to_doc
-from store.query import ArticleQuery, IocQuery
-from store.records import ApiKey, Article, Ioc, Source, User, iso, utcnow
+from store.query import TIME_FIELDS, ArticleQuery, IocQuery
+from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, utcnow
 from store.sqlite import queries
 from store.sqlite.schema import PRAGMAS, SCHEMA
 
@@ -30,7 +30,7 @@ _ARTICLE_COLUMNS = (
     "id", "title", "summary", "ai_summary", "canonical_url", "content_hash", "published_at", "fetched_at",
     "modified_at", "created_at", "source_name", "source_type", "source_tier", "category", "content_type",
     "severity_score", "rank_score", "has_iocs", "has_audio", "is_archived", "submission_type", "tech_tags",
-    "industry_tags", "threat_actors", "technique_ids", "doc",
+    "industry_tags", "threat_actors", "technique_ids", "doc", "list_json",
 )
 
 
@@ -49,7 +49,7 @@ def _article_row(a: Article) -> tuple[Any, ...]:
         a.id, a.title, a.summary, a.ai_summary, a.canonical_url, a.content_hash, iso(a.published_at),
         iso(a.fetched_at), iso(a.modified_at), iso(a.created_at), a.source_name, a.source_type, a.source_tier,
         a.category, a.content_type, a.severity_score, a.rank_score, int(a.has_iocs), int(a.has_audio),
-        int(a.is_archived), a.submission_type, *lists, _json(doc),
+        int(a.is_archived), a.submission_type, *lists, _json(doc), orjson.dumps(a.list_form()),
     )
 
 
@@ -95,6 +95,8 @@ class SqliteStore(Store):
         for pragma in PRAGMAS:
             db.execute(pragma)
         db.executescript(SCHEMA)
+        if "list_json" not in {row[1] for row in db.execute("PRAGMA table_info(articles)")}:
+            db.execute("ALTER TABLE articles ADD COLUMN list_json BLOB")  # databases made before the column
         self._db = db
 
     async def open(self) -> None:
@@ -244,16 +246,41 @@ class SqliteStore(Store):
 
         return fetch
 
-    async def iter_articles(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[Article]]:
+    def _row_page(self, q: ArticleQuery, size: int) -> Callable[[sqlite3.Connection], list[ArticleRow]]:
+        where, params = queries.article_where(q)
+        # The pre-encoded list form; the document only for rows written before the column existed.
+        sql = (f"SELECT {q.sort_field}, id, list_json, CASE WHEN list_json IS NULL THEN doc END FROM articles "
+               f"WHERE {where} ORDER BY {queries.article_order(q)} LIMIT ? OFFSET ?")
+        timed = q.sort_field in TIME_FIELDS
+
+        def fetch(db: sqlite3.Connection) -> list[ArticleRow]:
+            out: list[ArticleRow] = []
+            for value, row_id, encoded, doc in db.execute(sql, [*params, size, q.offset]).fetchall():
+                if encoded is None:
+                    encoded = orjson.dumps(from_doc(Article, orjson.loads(doc)).list_form())
+                out.append(((parse_iso(value) if timed else value, row_id), bytes(encoded)))
+            return out
+
+        return fetch
+
+    async def _walk(self, query: ArticleQuery, batch_size: int,
+                    page: Callable[[ArticleQuery, int], Callable[[sqlite3.Connection], list[T]]],
+                    position: Callable[[T], tuple[Any, str]]) -> AsyncIterator[list[T]]:
+        """Keyset pages of ``query`` (sort key, id), ``query.limit`` rows at most."""
         remaining, q = query.limit, query
         while remaining > 0:
-            batch = await self._run(self._article_page(q, min(batch_size, remaining)))
+            batch = await self._run(page(q, min(batch_size, remaining)))
             if not batch:
                 return
             yield batch
             remaining -= len(batch)
-            last = batch[-1]
-            q = dataclasses.replace(q, after=(getattr(last, q.sort_field), last.id), offset=0)
+            q = dataclasses.replace(q, after=position(batch[-1]), offset=0)
+
+    def iter_articles(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[Article]]:
+        return self._walk(query, batch_size, self._article_page, lambda a: (getattr(a, query.sort_field), a.id))
+
+    def iter_article_rows(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[ArticleRow]]:
+        return self._walk(query, batch_size, self._row_page, lambda row: row[0])
 
     async def count_articles(self, query: ArticleQuery, exact: bool) -> int:
         where, params = queries.article_where(dataclasses.replace(query, after=None))

@@ -33,7 +33,7 @@ async def test_a_client_that_leaves_stops_the_query(writable) -> None:
     await store.upsert_articles([replace(a, id=f"10000000-0000-4000-8000-{i:012d}", is_archived=False)
                                  for i, a in enumerate(x for b in generate(4000, utcnow(), seed=5) for x in b)])
     batches = 0
-    original = store.iter_articles
+    original = store.iter_article_rows
 
     async def counting(query, batch_size=500):  # noqa: ANN001, ANN202
         nonlocal batches
@@ -41,7 +41,7 @@ async def test_a_client_that_leaves_stops_the_query(writable) -> None:
             batches += 1
             yield batch
 
-    store.iter_articles = counting  # type: ignore[method-assign]
+    store.iter_article_rows = counting  # type: ignore[method-assign]
     reader, writer = await asyncio.open_connection("127.0.0.1", int(writable.server.url.rsplit(":", 1)[1]))
     writer.write(f"GET /api/v1/articles?format=ndjson&limit=5000 HTTP/1.1\r\nHost: x\r\n"
                  f"Authorization: Bearer {writable.server.pro_key}\r\n\r\n".encode())

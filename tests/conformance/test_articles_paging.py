@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import pytest
 from conformance.factories import article, at, ids
 
@@ -107,3 +108,18 @@ async def test_counts_ignore_after_offset_and_limit(loaded: Store) -> None:
     want = sum(1 for a in ROWS if a.severity_score >= 7.0)
     assert await loaded.count_articles(query, exact=True) == want
     assert await loaded.count_articles(query, exact=False) == want
+
+
+@pytest.mark.parametrize("sort", SORTS)
+async def test_encoded_rows_are_the_list_form_in_the_same_walk(loaded: Store, sort: str) -> None:
+    """``iter_article_rows`` (what exports stream) yields each row's list form and keyset position."""
+    query = ArticleQuery(sort=sort, limit=1000)
+    records = await loaded.all_articles(query)
+    rows = [row async for batch in loaded.iter_article_rows(query, batch_size=7) for row in batch]
+    field = ARTICLE_SORTS[sort][0]
+    assert [position for position, _ in rows] == [(getattr(a, field), a.id) for a in records]
+    assert [orjson.loads(encoded) for _, encoded in rows] == [a.list_form() for a in records]
+    first = records[len(records) // 2]
+    after = [row async for batch in loaded.iter_article_rows(
+        ArticleQuery(sort=sort, limit=1000, after=(getattr(first, field), first.id))) for row in batch]
+    assert [p[1] for p, _ in after] == reference_order(ROWS, sort)[len(records) // 2 + 1:]
