@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -26,6 +25,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+import benchlib  # noqa: E402
 from support import cli_env, ctiwire, spawn_server, start_redis  # noqa: E402
 
 from store.records import Ioc, utcnow  # noqa: E402
@@ -67,20 +67,7 @@ async def seed(data_dir: Path, n: int) -> None:
 
 
 def wrk(url: str, key: str | None, seconds: int, connections: int) -> dict[str, float]:
-    headers = ["-H", f"Authorization: Bearer {key}"] if key else []
-    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency", *headers, url],
-                         capture_output=True, text=True, check=True).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    return {"rps": rps, "p50": _latency(out, "50%"), "p99": _latency(out, "99%"),
-            "non2xx": float(m.group(1)) if (m := re.search(r"Non-2xx or 3xx responses: (\d+)", out)) else 0.0}
-
-
-def _latency(out: str, pct: str) -> float:
-    match = re.search(rf"{pct}\s+([\d.]+)(us|ms|s)\b", out)
-    if not match:
-        return float("nan")
-    value, unit = float(match.group(1)), match.group(2)
-    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+    return benchlib.wrk(url, [f"Authorization: Bearer {key}"] if key else [], seconds, connections)
 
 
 def main() -> None:

@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -30,6 +29,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from benchlib import settle, wrk  # noqa: E402
 from support import cli_env, ctiwire, free_port, spawn_server  # noqa: E402
 
 from store.records import Ioc, utcnow  # noqa: E402
@@ -127,41 +127,6 @@ def start(args: list[str], url: str, procs: list[subprocess.Popen[bytes]], timeo
         except httpx.HTTPError:
             time.sleep(0.2)
     raise SystemExit(f"{args[0]} did not start within {timeout:.0f} s")
-
-
-def settle(pid: int, quiet: float = 1.5, timeout: float = 180) -> None:
-    """Wait until process ``pid`` used no CPU for ``quiet`` seconds: a fresh ctiwire server precomputes the
-    exports in the background (embedded mode), which would otherwise be timed as part of the walk."""
-    ticks = os.sysconf("SC_CLK_TCK")
-
-    def cpu() -> float:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-        return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
-
-    deadline = time.monotonic() + timeout
-    last, still = cpu(), time.monotonic()
-    while time.monotonic() < deadline:
-        time.sleep(0.25)
-        now = cpu()
-        if now - last > 0.02:
-            last, still = now, time.monotonic()
-        elif time.monotonic() - still >= quiet:
-            return
-
-
-def wrk(url: str, headers: list[str], seconds: int, connections: int) -> dict[str, float]:
-    """requests/s and p99 (ms); wrk itself is bounded by -d plus a generous margin."""
-    flags = [x for h in headers for x in ("-H", h)]
-    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--timeout", f"{seconds}s", "--latency",
-                          *flags, url], capture_output=True, text=True, check=True, timeout=seconds + 60).stdout
-    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
-    match = re.search(r"99%\s+([\d.]+)(us|ms|s)\b", out)
-    p99 = float("nan")
-    if match:
-        value, unit = float(match.group(1)), match.group(2)
-        p99 = value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
-    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    return {"rps": rps, "p99": p99, "non2xx": float(bad.group(1)) if bad else 0.0}
 
 
 def main() -> None:

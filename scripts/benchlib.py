@@ -1,0 +1,48 @@
+"""Helpers shared by the scripts/bench_*.py benchmarks: load generation and waiting for a quiet server."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+
+def settle(pid: int, quiet: float = 1.5, timeout: float = 180) -> None:
+    """Wait until process ``pid`` used no CPU for ``quiet`` seconds: a fresh ctiwire server precomputes the
+    exports in the background (embedded mode), which would otherwise be timed as part of the measure."""
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def cpu() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+
+    deadline = time.monotonic() + timeout
+    last, still = cpu(), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.25)
+        now = cpu()
+        if now - last > 0.02:
+            last, still = now, time.monotonic()
+        elif time.monotonic() - still >= quiet:
+            return
+
+
+def _latency(out: str, pct: str) -> float:
+    match = re.search(rf"{pct}\s+([\d.]+)(us|ms|s)\b", out)
+    if not match:
+        return float("nan")
+    value, unit = float(match.group(1)), match.group(2)
+    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+
+def wrk(url: str, headers: list[str], seconds: int, connections: int) -> dict[str, float]:
+    """requests/s, p50 and p99 (ms) and non-2xx count; wrk is bounded by -d plus a generous margin."""
+    flags = [x for h in headers for x in ("-H", h)]
+    out = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--timeout", f"{seconds}s", "--latency",
+                          *flags, url], capture_output=True, text=True, check=True, timeout=seconds + 60).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return {"rps": rps, "p50": _latency(out, "50%"), "p99": _latency(out, "99%"),
+            "non2xx": float(bad.group(1)) if bad else 0.0}
