@@ -115,9 +115,9 @@ def main() -> None:
 
 def measure(client: httpx.Client, pid: int, repeats: int) -> dict[str, float]:
     before = rss_kb(pid)  # the idle server: growth counts everything the exports and the walk cost
-    out = {"ndjson": export_rate(client, "ndjson", repeats), "csv": export_rate(client, "csv", repeats)}
     sampler = PeakRss(pid)
     sampler.start()
+    out = {"ndjson": export_rate(client, "ndjson", repeats), "csv": export_rate(client, "csv", repeats)}
     out["walk_rows"], out["walk"] = walk(client)
     sampler.running = False
     sampler.join()
