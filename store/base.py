@@ -15,10 +15,11 @@ Both backends (``store.sqlite``, ``store.mongo``) implement every method with th
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator, Iterable, Sequence
+import dataclasses
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -28,6 +29,26 @@ from store.records import ApiKey, Article, Ioc, Source, User
 # (sort value, id) of a row in its query's order: the keyset position cursors carry.
 Position = tuple[Any, str]
 ArticleRow = tuple[Position, bytes]
+
+
+Q = TypeVar("Q", ArticleQuery, IocQuery)
+T = TypeVar("T")
+
+
+async def keyset_pages(query: Q, batch_size: int, fetch: Callable[[Q, int], Awaitable[list[T]]],
+                       after: Callable[[T], Any]) -> AsyncIterator[list[T]]:
+    """Pages of ``query`` by keyset (``after`` = the last row's position), ``query.limit`` rows at most.
+
+    Both backends page this way: only the query's own offset is ever skipped, never earlier pages.
+    """
+    remaining, q = query.limit, query
+    while remaining > 0:
+        batch = await fetch(q, min(batch_size, remaining))
+        if not batch:
+            return
+        yield batch
+        remaining -= len(batch)
+        q = dataclasses.replace(q, after=after(batch[-1]), offset=0)
 
 
 class StoreError(Exception):

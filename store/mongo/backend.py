@@ -16,7 +16,7 @@ from pymongo import AsyncMongoClient, ReplaceOne
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError
 
-from store.base import Conflict, IocStats, NotFound, QuotaExceeded, Store
+from store.base import Conflict, IocStats, NotFound, QuotaExceeded, Store, keyset_pages
 from store.mongo import iocs as ioc_ops
 from store.mongo.documents import Doc, article_doc, from_ioc, from_keyed, from_source, ioc_key, keyed_doc, source_doc
 from store.mongo.errors import guarded, translated
@@ -172,17 +172,8 @@ class MongoStore(Store):
         with translated():
             return [from_keyed(Article, d) for d in await cursor.to_list()]
 
-    async def iter_articles(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[Article]]:
-        # Keyset pages on (sort key, _id): only the query's own offset is ever skipped.
-        remaining, q = query.limit, query
-        while remaining > 0:
-            batch = await self._article_page(q, min(batch_size, remaining))
-            if not batch:
-                return
-            yield batch
-            remaining -= len(batch)
-            last = batch[-1]
-            q = dataclasses.replace(q, after=(getattr(last, q.sort_field), last.id), offset=0)
+    def iter_articles(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[Article]]:
+        return keyset_pages(query, batch_size, self._article_page, lambda a: (getattr(a, query.sort_field), a.id))
 
     @guarded
     async def count_articles(self, query: ArticleQuery, exact: bool) -> int:
@@ -224,16 +215,8 @@ class MongoStore(Store):
         with translated():
             return [from_ioc(d) for d in await cursor.to_list()]
 
-    async def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
-        remaining, q = query.limit, query
-        while remaining > 0:
-            batch = await self._ioc_page(q, min(batch_size, remaining))
-            if not batch:
-                return
-            yield batch
-            remaining -= len(batch)
-            last = batch[-1]
-            q = dataclasses.replace(q, after=(last.first_seen, last.type, last.value), offset=0)
+    def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
+        return keyset_pages(query, batch_size, self._ioc_page, lambda i: (i.first_seen, i.type, i.value))
 
     @guarded
     async def count_iocs(self, query: IocQuery) -> int:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from store.base import ArticleRow, Conflict, IocStats, NotFound, QuotaExceeded, Store, StoreUnavailable
+from store.base import ArticleRow, Conflict, IocStats, NotFound, QuotaExceeded, Store, StoreUnavailable, keyset_pages
 from store.codec import from_doc, merge_ioc, to_doc
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, utcnow
@@ -283,24 +283,12 @@ class SqliteStore(Store):
 
         return fetch
 
-    async def _walk(self, query: ArticleQuery, batch_size: int,
-                    page: Callable[[ArticleQuery, int], Callable[[sqlite3.Connection], list[T]]],
-                    position: Callable[[T], tuple[Any, str]]) -> AsyncIterator[list[T]]:
-        """Keyset pages of ``query`` (sort key, id), ``query.limit`` rows at most."""
-        remaining, q = query.limit, query
-        while remaining > 0:
-            batch = await self._run(page(q, min(batch_size, remaining)))
-            if not batch:
-                return
-            yield batch
-            remaining -= len(batch)
-            q = dataclasses.replace(q, after=position(batch[-1]), offset=0)
-
     def iter_articles(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[Article]]:
-        return self._walk(query, batch_size, self._article_page, lambda a: (getattr(a, query.sort_field), a.id))
+        return keyset_pages(query, batch_size, lambda q, n: self._run(self._article_page(q, n)),
+                            lambda a: (getattr(a, query.sort_field), a.id))
 
     def iter_article_rows(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[ArticleRow]]:
-        return self._walk(query, batch_size, self._row_page, lambda row: row[0])
+        return keyset_pages(query, batch_size, lambda q, n: self._run(self._row_page(q, n)), lambda row: row[0])
 
     async def count_articles(self, query: ArticleQuery, exact: bool) -> int:
         where, params = queries.article_where(dataclasses.replace(query, after=None))
@@ -351,16 +339,9 @@ class SqliteStore(Store):
         return lambda db: [from_doc(Ioc, orjson.loads(r[0]))
                            for r in db.execute(sql, [*params, size, q.offset]).fetchall()]
 
-    async def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
-        remaining, q = query.limit, query
-        while remaining > 0:
-            batch = await self._run(self._ioc_page(q, min(batch_size, remaining)))
-            if not batch:
-                return
-            yield batch
-            remaining -= len(batch)
-            last = batch[-1]
-            q = dataclasses.replace(q, after=(last.first_seen, last.type, last.value), offset=0)
+    def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
+        return keyset_pages(query, batch_size, lambda q, n: self._run(self._ioc_page(q, n)),
+                            lambda i: (i.first_seen, i.type, i.value))
 
     async def count_iocs(self, query: IocQuery) -> int:
         where, params = queries.ioc_where(dataclasses.replace(query, after=None))
