@@ -17,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import timedelta
 from pathlib import Path
 
 import httpx
@@ -27,9 +26,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import benchlib  # noqa: E402
 from support import cli_env, ctiwire, spawn_server, start_redis  # noqa: E402
-
-from store.records import Ioc, utcnow  # noqa: E402
-from store.sqlite import SqliteStore  # noqa: E402
 
 BARE_SERVER = r'''
 import sys, redis.asyncio as r, tornado.web, tornado.ioloop, asyncio
@@ -47,23 +43,7 @@ asyncio.run(main())
 
 
 async def seed(data_dir: Path, n: int) -> None:
-    store = SqliteStore(data_dir / "ctiwire.sqlite3")
-    await store.open()
-    now = utcnow()
-    kinds = ["ipv4", "domain", "url", "sha256", "md5"]
-    rows = []
-    for i in range(n):
-        kind = kinds[i % 5]
-        value = {"ipv4": f"45.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}", "domain": f"c2-{i}.bad-host.net",
-                 "url": f"http://c2-{i}.bad-host.net/gate.php?id={i}", "sha256": f"{i:064x}",
-                 "md5": f"{i:032x}"}[kind]
-        seen = now - timedelta(minutes=i % 10000)
-        rows.append(Ioc(kind, value, ("high", "medium", "low")[i % 3], f"Feed {i % 30}",
-                        ("government", "commercial", "community")[i % 3], seen, seen, seen,
-                        sources=[f"Feed {i % 30}"], techniques=["T1071.001"] if i % 4 == 0 else []))
-    for start in range(0, n, 5000):
-        await store.upsert_iocs(rows[start:start + 5000])
-    await store.close()
+    await benchlib.seed_iocs(data_dir, benchlib.synthetic_iocs(n, lambda i: i % 10000, technique_every=4))
 
 
 def wrk(url: str, key: str | None, seconds: int, connections: int) -> dict[str, float]:

@@ -20,7 +20,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +28,10 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+import benchlib  # noqa: E402
 from benchlib import settle, wrk  # noqa: E402
 from support import cli_env, ctiwire, free_port, spawn_server  # noqa: E402
 
-from store.records import Ioc, utcnow  # noqa: E402
-from store.sqlite import SqliteStore  # noqa: E402
 from taxii.media import TAXII_21, parse_timestamp, taxii_time  # noqa: E402
 
 COLLECTION = "all-iocs"
@@ -55,22 +53,7 @@ asyncio.run(main())
 
 async def seed(data_dir: Path, n: int) -> None:
     """``n`` indicators of five types, one minute apart, within the Pro lookback."""
-    store = SqliteStore(data_dir / "ctiwire.sqlite3")
-    await store.open()
-    now = utcnow()
-    kinds = ["ipv4", "domain", "url", "sha256", "md5"]
-    rows = []
-    for i in range(n):
-        kind = kinds[i % 5]
-        value = {"ipv4": f"45.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}", "domain": f"c2-{i}.bad-host.net",
-                 "url": f"http://c2-{i}.bad-host.net/gate.php?id={i}", "sha256": f"{i:064x}",
-                 "md5": f"{i:032x}"}[kind]
-        seen = now - timedelta(minutes=n - i)
-        rows.append(Ioc(kind, value, ("high", "medium", "low")[i % 3], f"Feed {i % 30}",
-                        ("government", "commercial", "community")[i % 3], seen, seen, seen, sources=[f"Feed {i % 30}"]))
-    for start in range(0, n, 5000):
-        await store.upsert_iocs(rows[start:start + 5000])
-    await store.close()
+    await benchlib.seed_iocs(data_dir, benchlib.synthetic_iocs(n, lambda i: n - i))
 
 
 def walk(base: str, path: str, headers: dict[str, str], limit: int, budget: float,

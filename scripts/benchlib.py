@@ -6,7 +6,12 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
+
+from store.records import Ioc, utcnow
+from store.sqlite import SqliteStore
 
 
 def settle(pid: int, quiet: float = 1.5, timeout: float = 180) -> None:
@@ -46,3 +51,29 @@ def wrk(url: str, headers: list[str], seconds: int, connections: int) -> dict[st
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return {"rps": rps, "p50": _latency(out, "50%"), "p99": _latency(out, "99%"),
             "non2xx": float(bad.group(1)) if bad else 0.0}
+
+
+def synthetic_iocs(n: int, minutes_ago: Callable[[int], float], technique_every: int = 0) -> list[Ioc]:
+    """``n`` distinct indicators of five types from 30 feeds; ``minutes_ago(i)`` places each in time."""
+    now = utcnow()
+    rows = []
+    for i in range(n):
+        kind = ("ipv4", "domain", "url", "sha256", "md5")[i % 5]
+        value = {"ipv4": f"45.{i // 65536 % 256}.{i // 256 % 256}.{i % 256}", "domain": f"c2-{i}.bad-host.net",
+                 "url": f"http://c2-{i}.bad-host.net/gate.php?id={i}", "sha256": f"{i:064x}",
+                 "md5": f"{i:032x}"}[kind]
+        seen = now - timedelta(minutes=minutes_ago(i))
+        techniques = ["T1071.001"] if technique_every and i % technique_every == 0 else []
+        rows.append(Ioc(kind, value, ("high", "medium", "low")[i % 3], f"Feed {i % 30}",
+                        ("government", "commercial", "community")[i % 3], seen, seen, seen,
+                        sources=[f"Feed {i % 30}"], techniques=techniques))
+    return rows
+
+
+async def seed_iocs(data_dir: Path, rows: list[Ioc]) -> None:
+    """Write ``rows`` into the embedded database of ``data_dir``."""
+    store = SqliteStore(data_dir / "ctiwire.sqlite3")
+    await store.open()
+    for start in range(0, len(rows), 5000):
+        await store.upsert_iocs(rows[start:start + 5000])
+    await store.close()
