@@ -43,6 +43,7 @@ class Settings:
     # Multiplies every tier's request budgets: load tests and benchmarks keep the limiter's work without its 429s.
     rate_limit_scale: int = 1
     cache_max_entries: int = 256
+    cache_max_bytes: int = 256 * 1024 * 1024
     cache_ttl_seconds: int = 3600
     on_demand_ttl_seconds: int = 300
     precompute_interval_seconds: int = 900

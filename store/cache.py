@@ -51,12 +51,15 @@ class Cache(abc.ABC):
 
 
 class MemoryCache(Cache):
-    """A bounded LRU with per-entry expiry, for one process."""
+    """An LRU with per-entry expiry for one process, bounded in entries and in bytes (bulk exports are
+    megabytes each: an entry bound alone would let the embedded server's memory grow with the data)."""
 
     name = "memory"
 
-    def __init__(self, max_entries: int = 256) -> None:
+    def __init__(self, max_entries: int = 256, max_bytes: int = 256 * 1024 * 1024) -> None:
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._bytes = 0
         self._data: OrderedDict[str, tuple[bytes, float | None]] = OrderedDict()
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -82,26 +85,37 @@ class MemoryCache(Cache):
             return None
         value, expires = item
         if expires is not None and expires < time.monotonic():
-            del self._data[key]
+            self._drop(key)
             return None
         self._data.move_to_end(key)
         return value
 
     async def set(self, key: str, value: bytes, ttl: int | None = None) -> None:
+        self._drop(key)
+        if len(value) > self.max_bytes:
+            return  # larger than the whole cache: served built, never kept
         self._data[key] = (value, None if ttl is None else time.monotonic() + ttl)
-        self._data.move_to_end(key)
-        while len(self._data) > self.max_entries:
-            self._data.popitem(last=False)
+        self._bytes += len(value)
+        while len(self._data) > self.max_entries or self._bytes > self.max_bytes:
+            self._drop(next(iter(self._data)))
+
+    def _drop(self, key: str) -> None:
+        item = self._data.pop(key, None)
+        if item is not None:
+            self._bytes -= len(item[0])
 
     async def delete(self, key: str) -> None:
-        self._data.pop(key, None)
+        self._drop(key)
 
     async def rename(self, src: str, dst: str) -> None:
         if src in self._data:
+            self._drop(dst)
             self._data[dst] = self._data.pop(src)
+            self._data.move_to_end(dst)
 
     async def ping(self) -> dict[str, Any]:
-        return {"cache": self.name, "entries": len(self._data), "max_entries": self.max_entries}
+        return {"cache": self.name, "entries": len(self._data), "max_entries": self.max_entries,
+                "bytes": self._bytes, "max_bytes": self.max_bytes}
 
 
 class RedisCache(Cache):

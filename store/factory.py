@@ -27,4 +27,4 @@ def make_cache(settings: Settings) -> Cache:
         return NullCache()
     if settings.redis_url:
         return RedisCache(settings.redis_url)
-    return MemoryCache(settings.cache_max_entries)
+    return MemoryCache(settings.cache_max_entries, settings.cache_max_bytes)

@@ -67,3 +67,18 @@ def test_entries_round_trip_and_etag_follows_bytes() -> None:
     assert make_entry(b"other", 1, 1, "t", "f").meta.etag != a.meta.etag
     assert Entry.decode(a.encode()) == a
     assert Entry.decode(make_entry(b"line\nbreak", 1, 1, "t", "f").encode()).body == b"line\nbreak"
+
+
+async def test_the_memory_cache_is_bounded_in_bytes_too() -> None:
+    cache = MemoryCache(max_entries=100, max_bytes=1000)
+    for i in range(5):
+        await cache.set(f"k{i}", bytes(300))
+    assert [await cache.get(f"k{i}") is not None for i in range(5)] == [False, False, True, True, True]
+    await cache.set("huge", bytes(1001))
+    assert await cache.get("huge") is None and await cache.get("k4") is not None
+    await cache.set("tmp", bytes(100))
+    await cache.rename("tmp", "k4")
+    facts = await cache.ping()
+    assert facts["bytes"] == 700 and await cache.get("k4") == bytes(100)
+    await cache.delete("k3")
+    assert (await cache.ping())["bytes"] == 400
