@@ -18,7 +18,17 @@ from datetime import datetime, timedelta
 from config.sources import SHIPPED, SourceConfig, parse_sources
 from ingest.aggregate import aggregate
 from store.base import Store
-from store.records import CATEGORIES, INDUSTRY_TAGS, Article, ArticleIoc, MitreTechnique, Source, ms, utcnow
+from store.records import (
+    CATEGORIES,
+    INDUSTRY_TAGS,
+    LEGACY_CATEGORIES,
+    Article,
+    ArticleIoc,
+    MitreTechnique,
+    Source,
+    ms,
+    utcnow,
+)
 
 DEMO_NAMESPACE = uuid.UUID("0c1d6f0e-2b7a-5e8e-9c55-8a3f1e1f4d21")
 BATCH = 500
@@ -113,7 +123,7 @@ def _article(i: int, rng: random.Random, source: SourceConfig, now: datetime) ->
         canonical_url=f"https://ctiwire.local/articles/{article_id}", summary=summary,
         published_at=published, fetched_at=fetched, modified_at=modified, created_at=fetched,
         source_name=source.name, source_type=source.source_type, source_tier=source.source_tier,
-        category=category, category_legacy=category.replace("-", " ").title(),
+        category=category, category_legacy=LEGACY_CATEGORIES[category],
         content_type=("security", "educational", "news")[i % 3] if i % 5 else "educational",
         severity_score=score, severity_reasons=[f"demo score {score}"], ai_summary=ai_summary,
         image_url=f"https://ctiwire.local/img/{i % 50}.png", categorized_at=fetched,

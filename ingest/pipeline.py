@@ -19,7 +19,7 @@ from ingest.enrich import enrich
 from ingest.feeds import FeedError, FeedItem, canonical_url, content_hash, extract_page, parse_feed
 from ingest.fetch import Fetcher, FetchError, FetchLimits
 from store.base import Store
-from store.records import Article, Source, utcnow
+from store.records import LEGACY_CATEGORIES, Article, Source, utcnow
 
 ARTICLE_NAMESPACE = uuid.UUID("5d0c2f4e-7a43-5b8e-a1f6-3e9b7c2d4a10")
 MAX_ITEMS_PER_SOURCE = 50
@@ -108,7 +108,8 @@ class SourceRun:
             url=item.link, canonical_url=url, summary=found.summary or item.summary, published_at=published,
             fetched_at=first, modified_at=self.now, created_at=held.created_at if held is not None else self.now,
             source_name=self.config.name, source_type=self.config.source_type, source_tier=self.config.source_tier,
-            category=found.category, content_type=found.content_type, severity_score=found.severity_score,
+            category=found.category, category_legacy=LEGACY_CATEGORIES.get(found.category, ""),
+            content_type=found.content_type, severity_score=found.severity_score,
             severity_reasons=list(found.severity_reasons), ai_summary=found.ai_summary or None, image_url=image,
             categorized_by=found.categorized_by, categorized_at=found.categorized_at,
             ai_classification=found.ai_classification,

@@ -36,6 +36,14 @@ CATEGORY_LABELS: dict[str, str] = {
     "iot-ot": "IoT/OT",
 }
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_LABELS)
+# Spec, Article.category_legacy ("older category label"): the coarse taxonomy before the 15 slugs.
+LEGACY_CATEGORIES: dict[str, str] = {
+    "attacks-breaches": "Breaches", "vulnerabilities": "Vulnerabilities", "threat-intel": "Threat Intelligence",
+    "malware": "Malware", "cloud-security": "Cloud", "endpoint-security": "Defense", "network-security": "Defense",
+    "identity-access": "Defense", "application-security": "Vulnerabilities", "data-security": "Privacy",
+    "security-operations": "Defense", "incident-response": "Breaches", "compliance": "Policy",
+    "ai-ml-security": "Research", "iot-ot": "ICS",
+}
 INDUSTRY_TAGS: tuple[str, ...] = (
     "finance", "healthcare", "government", "technology", "manufacturing", "retail", "energy",
     "education", "telecom", "transportation", "defense", "water", "unclassified",

@@ -116,7 +116,7 @@ async def test_enrichment_reaches_the_records(feeds: HTTPServer, store: SqliteSt
     await ingest_once(store, [_source(feeds, "RSS", "/rss")], limits=LIMITS)
     ransom = next(a for a in await store.all_articles(ArticleQuery(limit=10)) if "ransomware" in a.title)
     assert ("sha256", HASH) in [(i.type, i.value) for i in ransom.iocs]
-    assert ransom.category and ransom.summary and 0 <= ransom.severity_score <= 10
+    assert ransom.category and ransom.category_legacy and ransom.summary and 0 <= ransom.severity_score <= 10
     record = await store.get_ioc("sha256", HASH)
     assert record is not None and record.article_ids == [ransom.id] and record.feed_name == "RSS"
 
