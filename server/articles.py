@@ -11,7 +11,7 @@ row exactly once.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -87,10 +87,10 @@ class ArticleListHandler(BaseHandler):
             return
         self.finish()
 
-    async def _batches(self, request: ArticleRequest, query: ArticleQuery) -> AsyncIterator[list[Row]]:
+    async def _batches(self, request: ArticleRequest, query: ArticleQuery) -> AsyncIterator[Sequence[Row]]:
         if _pre_encoded(request):
             async for rows in self.ctx.store.iter_article_rows(query):
-                yield list(rows)
+                yield rows
             return
         field = query.sort_field
         async for batch in self.ctx.store.iter_articles(query):
@@ -117,12 +117,14 @@ class ArticleListHandler(BaseHandler):
         token = sign(self.ctx.settings.secret_key, cursor_kind(request.query.sort),
                      {"v": encode_position(value), "id": last_id})
         self.set_header("X-Next-Cursor", token)
-        args = [(k, v[-1].decode("utf-8", "replace")) for k, v in self.request.query_arguments.items()
-                if k not in ("cursor", "offset", "api_key")]
-        return self._base_url() + "?" + urlencode([*args, ("cursor", token)])
+        return self._url(drop=("cursor", "offset"), add=[("cursor", token)])
 
-    def _base_url(self) -> str:
-        return f"{self.request.protocol}://{self.request.host}{self.request.path}"
+    def _url(self, drop: tuple[str, ...] = (), add: list[tuple[str, str]] | None = None) -> str:
+        """This request's full URL, never with the ``api_key`` parameter: a key is never echoed."""
+        args = [(k, value.decode("utf-8", "replace")) for k, values in self.request.query_arguments.items()
+                if k not in (*drop, "api_key") for value in values]
+        query = urlencode([*args, *(add or [])])
+        return f"{self.request.protocol}://{self.request.host}{self.request.path}" + (f"?{query}" if query else "")
 
     async def _rows(self, request: ArticleRequest, end: Position | None) -> AsyncIterator[Row]:
         """Rows of the page: up to the peeked end when there is a next page, else up to ``limit``."""
@@ -143,14 +145,15 @@ class ArticleListHandler(BaseHandler):
             columns = tuple(c for c in CSV_COLUMNS if not request.fields or c == "id" or c in request.fields)
             await writer.write(csv_header(columns))
             async for _, payload in rows:
-                await writer.write(csv_line(payload if isinstance(payload, dict) else orjson.loads(payload), columns))
+                assert isinstance(payload, dict), "CSV rows are never pre-encoded (_pre_encoded)"
+                await writer.write(csv_line(payload, columns))
         else:
             await writer.write(b'{"meta":' + orjson.dumps(await self._meta(request, now)) + b',"data":[')
             separator = b""
             async for _, payload in rows:
                 await writer.write(separator + _encode(payload))
                 separator = b","
-            links = {"self": self.request.full_url(), **({"next": next_url} if next_url else {})}
+            links = {"self": self._url(), **({"next": next_url} if next_url else {})}
             await writer.write(b'],"links":' + orjson.dumps(links) + b"}")
 
     async def _meta(self, request: ArticleRequest, now: datetime) -> dict[str, Any]:

@@ -166,3 +166,13 @@ async def test_sparse_fields_and_expansions(seeded) -> None:
         assert [t["name"] for t in row["threat_actor_details"]] == article.threat_actors
     plain = (await _get(seeded, {"limit": 3})).json()["data"]
     assert all("iocs" not in row and "mitre_techniques" in row for row in plain)
+
+
+async def test_links_never_echo_a_key_sent_as_a_parameter(seeded) -> None:
+    async with seeded.server.client() as http:
+        response = await http.get("/api/v1/articles", params={"api_key": seeded.server.pro_key, "limit": 2,
+                                                             "category": "malware"})
+    links = response.json()["links"]
+    assert response.status_code == 200 and seeded.server.pro_key not in response.text
+    assert "api_key" not in links["self"] and "api_key" not in links["next"]
+    assert "category=malware" in links["self"] and "limit=2" in links["next"]
