@@ -166,8 +166,7 @@ async def seed_store(store: Store, n: int, now: datetime | None = None,
     """Load ``n`` demo articles and their IOC records; returns (articles, IOC records stored)."""
     sources = demo_sources()
     for s in sources:
-        await store.upsert_source(Source(s.name, s.homepage, s.feed_url, s.source_type, s.source_tier, s.category,
-                                         s.enabled))
+        await store.upsert_source(Source.configured(s))
     categories = {s.name: s.category for s in sources}
     done, keys = 0, set[tuple[str, str]]()
     for batch in generate(n, now or utcnow()):

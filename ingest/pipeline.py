@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from config.sources import SourceConfig
@@ -41,16 +41,6 @@ class IngestReport:
     @property
     def articles_changed(self) -> int:
         return self.articles_new + self.articles_updated
-
-
-def _source_record(config: SourceConfig, held: Source | None) -> Source:
-    """The stored record of ``config``, keeping its health and validators."""
-    base = Source(config.name, config.homepage, config.feed_url, config.source_type, config.source_tier,
-                  config.category, config.enabled)
-    if held is None:
-        return base
-    return replace(held, homepage=base.homepage, feed_url=base.feed_url, source_type=base.source_type,
-                   source_tier=base.source_tier, category=base.category, enabled=base.enabled)
 
 
 class SourceRun:
@@ -123,7 +113,7 @@ class SourceRun:
 async def _collect(store: Store, fetcher: Fetcher, config: SourceConfig, held: Source | None,
                    report: IngestReport, claimed: set[str]) -> None:
     now = utcnow()
-    record = _source_record(config, held)
+    record = Source.configured(config, held)
     record.last_attempt_at = now
     run = SourceRun(store, fetcher, config, record, now, claimed)
     try:

@@ -6,10 +6,14 @@ both backends must hand back identical records (one behavioural suite runs on ea
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from config.sources import SourceConfig
 
 IocType = Literal["ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email", "cve"]
 IOC_TYPES: tuple[str, ...] = (
@@ -318,3 +322,10 @@ class Source:
     items_seen: int = 0
     etag: str | None = None
     last_modified: str | None = None
+
+    @classmethod
+    def configured(cls, config: SourceConfig, held: Source | None = None) -> Source:
+        """The record of a configured feed: identity from ``config``, health and validators from ``held``."""
+        identity = {f: getattr(config, f) for f in ("name", "homepage", "feed_url", "source_type", "source_tier",
+                                                     "category", "enabled")}
+        return cls(**identity) if held is None else dataclasses.replace(held, **identity)
