@@ -48,9 +48,9 @@ async def _iterate(rows: list[Row]) -> AsyncIterator[Row]:
         yield row
 
 
-def _pre_encoded(request: ArticleRequest) -> bool:
+def _as_stored(request: ArticleRequest) -> bool:
     """Plain JSON and NDJSON rows stream the store's encoding of the list form as it is."""
-    return request.fmt != "csv" and not request.fields and not request.expand
+    return request.fmt != "csv" and not request.fields
 
 
 def _encode(payload: Payload) -> bytes:
@@ -88,9 +88,9 @@ class ArticleListHandler(BaseHandler):
         self.finish()
 
     async def _batches(self, request: ArticleRequest, query: ArticleQuery) -> AsyncIterator[Sequence[Row]]:
-        if _pre_encoded(request):
+        if not request.expand:  # the stored list form serves every request without expansions
             async for rows in self.ctx.store.iter_article_rows(query):
-                yield rows
+                yield rows if _as_stored(request) else [(p, sparse(orjson.loads(b), request.fields)) for p, b in rows]
             return
         field = query.sort_field
         async for batch in self.ctx.store.iter_articles(query):
@@ -145,7 +145,7 @@ class ArticleListHandler(BaseHandler):
             columns = tuple(c for c in CSV_COLUMNS if not request.fields or c == "id" or c in request.fields)
             await writer.write(csv_header(columns))
             async for _, payload in rows:
-                assert isinstance(payload, dict), "CSV rows are never pre-encoded (_pre_encoded)"
+                assert isinstance(payload, dict), "CSV rows are always decoded (_as_stored)"
                 await writer.write(csv_line(payload, columns))
         else:
             await writer.write(b'{"meta":' + orjson.dumps(await self._meta(request, now)) + b',"data":[')
