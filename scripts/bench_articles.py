@@ -25,6 +25,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+import benchlib  # noqa: E402
 from benchlib import settle  # noqa: E402
 from support import cli_env, ctiwire, spawn_server  # noqa: E402
 
@@ -100,8 +101,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="ctiwire-bench-articles-"))
     env = cli_env(work, CTIWIRE_RATE_LIMIT_SCALE="100000")
     ctiwire(env, "seed", "--articles", str(args.articles))
-    ctiwire(env, "users", "create", "bench@ctiwire.local", "--tier", "pro")
-    key = ctiwire(env, "keys", "create", "bench@ctiwire.local", "--name", "bench").strip().splitlines()[-1]
+    key = benchlib.pro_key(env)
     server = spawn_server(env, "--no-seed")
     settle(server.process.pid)  # the embedded server first precomputes the IOC exports; measure after it
     try:

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import benchlib  # noqa: E402
-from support import cli_env, ctiwire, spawn_server, start_redis  # noqa: E402
+from support import cli_env, spawn_server, start_redis  # noqa: E402
 
 BARE_SERVER = r'''
 import sys, redis.asyncio as r, tornado.web, tornado.ioloop, asyncio
@@ -64,8 +64,7 @@ def main() -> None:
     try:
         asyncio.run(seed(work, args.iocs))
         env = cli_env(work, CTIWIRE_REDIS_URL=redis.url, CTIWIRE_LOG_LEVEL="WARNING", CTIWIRE_RATE_LIMIT_SCALE="100000")
-        ctiwire(env, "users", "create", "bench@ctiwire.local", "--tier", "pro")
-        key = ctiwire(env, "keys", "create", "bench@ctiwire.local", "--name", "bench").strip().splitlines()[-1]
+        key = benchlib.pro_key(env)
         cached = spawn_server(env, "--no-seed")
         procs.append(cached.process)
         uncached = spawn_server({**env, "CTIWIRE_CACHE_ENABLED": "false"}, "--no-seed")

@@ -30,7 +30,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import benchlib  # noqa: E402
 from benchlib import settle, wrk  # noqa: E402
-from support import cli_env, ctiwire, free_port, spawn_server  # noqa: E402
+from support import cli_env, free_port, spawn_server  # noqa: E402
 
 from taxii.media import TAXII_21, parse_timestamp, taxii_time  # noqa: E402
 
@@ -138,8 +138,7 @@ def main() -> None:
 def run(args: argparse.Namespace, work: Path, procs: list[subprocess.Popen[Any]]) -> None:
     asyncio.run(seed(work, args.objects))
     env = cli_env(work, CTIWIRE_LOG_LEVEL="WARNING", CTIWIRE_RATE_LIMIT_SCALE="100000")
-    ctiwire(env, "users", "create", "bench@ctiwire.local", "--tier", "pro")
-    key = ctiwire(env, "keys", "create", "bench@ctiwire.local", "--name", "bench").strip().splitlines()[-1]
+    key = benchlib.pro_key(env)
     server = spawn_server(env, "--no-seed")
     procs.append(server.process)
     uncached = spawn_server({**env, "CTIWIRE_CACHE_ENABLED": "false"}, "--no-seed")

@@ -77,3 +77,11 @@ async def seed_iocs(data_dir: Path, rows: list[Ioc]) -> None:
     for start in range(0, len(rows), 5000):
         await store.upsert_iocs(rows[start:start + 5000])
     await store.close()
+
+
+def pro_key(env: dict[str, str]) -> str:
+    """A Pro user and key made through the CLI, as an operator would; returns the key's secret."""
+    from support import ctiwire
+
+    ctiwire(env, "users", "create", "bench@ctiwire.local", "--tier", "pro")
+    return ctiwire(env, "keys", "create", "bench@ctiwire.local", "--name", "bench").strip().splitlines()[-1]
