@@ -18,7 +18,7 @@ from config.settings import Settings
 from server import openapi
 from server.base import NotFoundHandler
 from server.context import AppContext
-from server.ratelimit import RateLimiter, make_storage
+from server.ratelimit import RateLimiter, make_counters
 from store.base import Store
 from store.factory import make_cache, make_store
 
@@ -67,10 +67,11 @@ async def build_context(settings: Settings, store: Store | None = None) -> AppCo
     store = store or make_store(settings)
     await store.open()
     ctx = AppContext(settings=settings, store=store, cache=make_cache(settings),
-                     limiter=RateLimiter(make_storage(settings.redis_url), settings.rate_limit_scale))
+                     limiter=RateLimiter(make_counters(settings.redis_url), settings.rate_limit_scale))
     return ctx
 
 
 async def close_context(ctx: AppContext) -> None:
     await ctx.cache.close()
+    await ctx.limiter.counters.close()
     await ctx.store.close()

@@ -1,25 +1,33 @@
-"""Per-key rate limits on rolling windows (spec, Limits 1-2), with the ``limits`` library.
+"""Per-key rate limits on rolling windows (spec, Limits 1-2): sliding-window counters, one round trip.
 
-Memory storage in the embedded mode; Redis storage when ``CTIWIRE_REDIS_URL`` is set, so every server
-process charges one shared budget. A request costs its format's multiplier (config.tiers.FORMAT_COSTS).
+Each window (a minute, a day) keeps one counter per fixed bucket; the rolling count is the current
+bucket plus the previous bucket weighted by how much of it still lies inside the window (the "sliding
+window counter" of Cloudflare's and Redis's rate-limiting write-ups). Why not an exact moving window
+(a list of timestamps, as the ``limits`` library keeps): a Pro key's day holds up to 1,000,000 of them,
+and each request then costs three Redis calls. Here a key costs four integers, and one request one
+atomic step that checks both windows and charges both or neither.
+
+Memory counters in the embedded mode; Redis (one Lua script) when ``CTIWIRE_REDIS_URL`` is set, so
+every server process charges one shared budget. A request costs its format's multiplier
+(config.tiers.FORMAT_COSTS).
 """
 
 from __future__ import annotations
 
+import abc
 import logging
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
-from limits import RateLimitItemPerDay, RateLimitItemPerMinute
-from limits.aio.storage import MemoryStorage, RedisStorage, Storage
-from limits.aio.strategies import MovingWindowRateLimiter
-from limits.errors import StorageError
 from redis.exceptions import RedisError
 
 from config.tiers import Tier
 
 log = logging.getLogger("ctiwire.ratelimit")
+
+Counts = tuple[int, int]  # (previous bucket, current bucket) of one window
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,56 +42,168 @@ class Verdict:
     exceeded_limit: int = 0
 
 
-def make_storage(redis_url: str | None) -> Storage:
-    """``limits`` storage for the mode: shared Redis, or this process's memory."""
-    if redis_url:
-        uri = redis_url.replace("redis://", "async+redis://", 1).replace("rediss://", "async+rediss://", 1)
-        return RedisStorage(uri, implementation="redispy", socket_timeout=2, socket_connect_timeout=2)
-    return MemoryStorage()
+@dataclass(frozen=True, slots=True)
+class Window:
+    """One budget: ``limit`` requests per ``seconds``, rolling."""
+
+    name: str
+    seconds: int
+    limit: int
+
+    def bucket(self, now: float) -> int:
+        return int(now // self.seconds)
+
+    def weight(self, now: float) -> float:
+        """Share of the previous bucket still inside the rolling window."""
+        return 1.0 - (now % self.seconds) / self.seconds
+
+    def admit_at(self, counts: Counts, cost: int, now: float) -> float:
+        """When a request of ``cost`` fits again, if nothing else is charged meanwhile."""
+        prev, curr = counts
+        start = self.bucket(now) * self.seconds
+        if curr + cost <= self.limit:  # the previous bucket's share must decay to the room left
+            return start + self.seconds * (1.0 - (self.limit - curr - cost) / prev) if prev else now
+        # after the rollover the current bucket becomes the previous one and decays in turn
+        return start + self.seconds * (2.0 - max(self.limit - cost, 0) / curr)
+
+    def full_at(self, counts: Counts, now: float) -> float:
+        """When the whole budget is back: both buckets have left the window."""
+        if not any(counts):
+            return now
+        return self.bucket(now) * self.seconds + self.seconds * (2 if counts[1] else 1)
+
+
+def rolling(counts: Counts, weight: float) -> float:
+    return counts[0] * weight + counts[1]
+
+
+class Counters(abc.ABC):
+    """Atomic check-and-charge of several windows of one key."""
+
+    @abc.abstractmethod
+    async def charge(self, key_id: str, windows: tuple[Window, ...], cost: int, now: float) -> tuple[int, list[Counts]]:
+        """Charge ``cost`` to every window when all admit it. Returns the index of the first window that
+        refused (-1: charged) and each window's counts after the step."""
+
+    async def close(self) -> None:  # noqa: B027 - only networked counters hold connections
+        """Release connections."""
+
+
+class MemoryCounters(Counters):
+    """This process's counters (embedded mode); no await inside a charge, so it is atomic on the loop."""
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, str, int], int] = {}
+        self._swept = 0.0
+
+    async def charge(self, key_id: str, windows: tuple[Window, ...], cost: int, now: float) -> tuple[int, list[Counts]]:
+        keys = [((key_id, w.name, w.bucket(now) - 1), (key_id, w.name, w.bucket(now))) for w in windows]
+        counts = [(self._counts.get(p, 0), self._counts.get(c, 0)) for p, c in keys]
+        refused = next((i for i, (w, n) in enumerate(zip(windows, counts, strict=True))
+                        if rolling(n, w.weight(now)) + cost > w.limit), -1)
+        if refused < 0:
+            for _, current in keys:
+                self._counts[current] = self._counts.get(current, 0) + cost
+            counts = [(p, c + cost) for p, c in counts]
+        self._sweep(windows, now)
+        return refused, counts
+
+    def _sweep(self, windows: tuple[Window, ...], now: float) -> None:
+        """Forget buckets older than the previous one, at most once a minute (bounded memory)."""
+        if now - self._swept < 60:
+            return
+        self._swept = now
+        oldest = {w.name: w.bucket(now) - 1 for w in windows}
+        self._counts = {k: v for k, v in self._counts.items() if k[2] >= oldest.get(k[1], k[2])}
+
+
+# KEYS: previous and current bucket of each window, in window order. ARGV: cost, then per window its
+# limit, the previous bucket's weight and the current bucket's lifetime in seconds. Returns the index
+# (1-based; 0: charged) of the first window that refused, then every counter after the step.
+_CHARGE_LUA = """
+local cost = tonumber(ARGV[1])
+local values = redis.call('MGET', unpack(KEYS))
+local counts, refused = {}, 0
+for i = 1, #KEYS do counts[i] = tonumber(values[i] or '0') end
+for w = 1, #KEYS / 2 do
+  local limit, weight = tonumber(ARGV[3 * w - 1]), tonumber(ARGV[3 * w])
+  if refused == 0 and counts[2 * w - 1] * weight + counts[2 * w] + cost > limit then refused = w end
+end
+if refused == 0 then
+  for w = 1, #KEYS / 2 do
+    counts[2 * w] = redis.call('INCRBY', KEYS[2 * w], cost)
+    redis.call('EXPIRE', KEYS[2 * w], ARGV[3 * w + 1])
+  end
+end
+table.insert(counts, 1, refused)
+return counts
+"""
+
+
+class RedisCounters(Counters):
+    """Counters shared by every process: one Lua script per request, atomic on the Redis server."""
+
+    def __init__(self, url: str, timeout: float = 2.0) -> None:
+        import redis.asyncio as aioredis
+
+        self.client = aioredis.from_url(url, socket_timeout=timeout,  # type: ignore[no-untyped-call]
+                                        socket_connect_timeout=timeout)
+        self.script = self.client.register_script(_CHARGE_LUA)
+
+    async def charge(self, key_id: str, windows: tuple[Window, ...], cost: int, now: float) -> tuple[int, list[Counts]]:
+        # The key id in braces is a Redis Cluster hash tag: all of one key's buckets share a slot.
+        keys = [f"ctiwire:rl:{{{key_id}}}:{w.name}:{b}" for w in windows for b in (w.bucket(now) - 1, w.bucket(now))]
+        args: list[Any] = [cost]
+        for w in windows:
+            args += [w.limit, repr(w.weight(now)), 2 * w.seconds]
+        refused, *values = await self.script(keys=keys, args=args)
+        return int(refused) - 1, [(int(values[i]), int(values[i + 1])) for i in range(0, len(values), 2)]
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+def make_counters(redis_url: str | None) -> Counters:
+    """Counters for the mode: shared Redis, or this process's memory."""
+    return RedisCounters(redis_url) if redis_url else MemoryCounters()
 
 
 class RateLimiter:
-    """Charges per-minute and per-day budgets of one key, on moving windows."""
+    """Charges the per-minute and per-day budgets of one key."""
 
-    def __init__(self, storage: Storage, scale: int = 1) -> None:
-        self.storage = storage
-        self.strategy = MovingWindowRateLimiter(storage)
+    def __init__(self, counters: Counters, scale: int = 1) -> None:
+        self.counters = counters
         self.scale = max(scale, 1)
 
-    async def charge(self, key_id: str, tier: Tier, cost: int) -> Verdict:
-        """Take ``cost`` from both budgets; refuse when either would be exceeded.
+    def windows(self, tier: Tier) -> tuple[Window, Window]:
+        return (Window("minute", 60, tier.requests_per_minute * self.scale),
+                Window("day", 86_400, tier.requests_per_day * self.scale))
 
-        When the shared limit store (Redis) is unreachable the request is served unmetered (fail open,
+    async def charge(self, key_id: str, tier: Tier, cost: int) -> Verdict:
+        """Take ``cost`` from both budgets, or from neither when either would be exceeded.
+
+        When the shared counters (Redis) are unreachable the request is served unmetered (fail open,
         logged): a SIEM's export must not fail because the limiter's backing store is down. The headers
         then report the full budget, and metering resumes by itself when Redis answers again.
         """
+        windows, now = self.windows(tier), time.time()
         try:
-            return await self._charge(key_id, tier, cost)
-        except (RedisError, StorageError, OSError) as exc:
-            return self._unmetered(tier, exc)
+            refused, counts = await self.counters.charge(key_id, windows, cost, now)
+        except (RedisError, OSError) as exc:
+            return self._unmetered(windows[0], exc)
+        minute = windows[0]
+        if refused < 0:
+            remaining = math.floor(minute.limit - rolling(counts[0], minute.weight(now)))
+            return Verdict(True, minute.limit, max(remaining, 0), _seconds(minute.full_at(counts[0], now), now))
+        window = windows[refused]
+        reset = _seconds(window.admit_at(counts[refused], cost, now), now)
+        return Verdict(False, minute.limit, 0, reset, exceeded=window.name, exceeded_limit=window.limit)
 
-    def _unmetered(self, tier: Tier, exc: Exception) -> Verdict:
+    def _unmetered(self, minute: Window, exc: Exception) -> Verdict:
         log.warning("rate-limit store unavailable, serving unmetered: %s", type(exc).__name__)
-        limit = tier.requests_per_minute * self.scale
-        return Verdict(True, limit, limit, int(time.time()) + 60)
-
-    async def _charge(self, key_id: str, tier: Tier, cost: int) -> Verdict:
-        minute = RateLimitItemPerMinute(tier.requests_per_minute * self.scale)
-        day = RateLimitItemPerDay(tier.requests_per_day * self.scale)
-        # `hit` is atomic per window (a Lua script on Redis), so two processes never both take the last slot.
-        for name, item in (("minute", minute), ("day", day)):
-            if not await self.strategy.hit(item, key_id, cost=cost):
-                return await self._refused(key_id, minute, name, item)
-        stats = await self.strategy.get_window_stats(minute, key_id)
-        return Verdict(True, minute.amount, max(stats.remaining, 0), _reset(stats.reset_time))
-
-    async def _refused(self, key_id: str, minute: RateLimitItemPerMinute, name: str,
-                       item: RateLimitItemPerMinute | RateLimitItemPerDay) -> Verdict:
-        stats = await self.strategy.get_window_stats(item, key_id)
-        reset = _reset(stats.reset_time)
-        return Verdict(False, minute.amount, 0, reset, exceeded=name, exceeded_limit=item.amount)
+        return Verdict(True, minute.limit, minute.limit, int(time.time()) + 60)
 
 
-def _reset(reset_time: float) -> int:
-    """Unix seconds (UTC) of the next free slot, never in the past."""
-    return max(math.ceil(reset_time), int(time.time()) + 1)
+def _seconds(at: float, now: float) -> int:
+    """Unix seconds (UTC) of ``at``, never before the next second."""
+    return max(math.ceil(at), int(now) + 1)

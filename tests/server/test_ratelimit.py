@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 
-from config.tiers import FREE, PRO
-from server.ratelimit import RateLimiter, make_storage
+from config.tiers import FREE, PRO, Tier
+from server.ratelimit import Counters, MemoryCounters, RateLimiter, RedisCounters, Window
 
 ROUTE = "/api/v1/iocs"
 
@@ -20,7 +22,8 @@ async def test_headers_on_every_authenticated_response(server) -> None:
     assert first.headers["X-RateLimit-Limit"] == "1000"
     assert int(first.headers["X-RateLimit-Remaining"]) == 999
     assert int(second.headers["X-RateLimit-Remaining"]) == 998
-    assert abs(int(first.headers["X-RateLimit-Reset"]) - (time.time() + 60)) < 5
+    # the whole budget is back once this minute's bucket has slid out of the window: 60 to 120 s away
+    assert time.time() + 55 <= int(first.headers["X-RateLimit-Reset"]) <= time.time() + 125
 
 
 async def test_free_key_gets_429_after_ten_requests(server) -> None:
@@ -35,7 +38,8 @@ async def test_free_key_gets_429_after_ten_requests(server) -> None:
     assert error["details"]["upgrade_url"]
     assert error["details"]["reset_at"]
     assert refused.headers["X-RateLimit-Remaining"] == "0"
-    assert 1 <= int(refused.headers["Retry-After"]) <= 61
+    # ten in this minute's bucket: after the rollover they must slide out until one slot is free (6 s)
+    assert 1 <= int(refused.headers["Retry-After"]) <= 67
 
 
 async def test_a_refused_request_still_refuses_other_routes_of_the_key(server) -> None:
@@ -48,21 +52,70 @@ async def test_a_refused_request_still_refuses_other_routes_of_the_key(server) -
         assert (await http.get(ROUTE)).status_code == 200
 
 
-async def test_costs_are_charged_from_the_same_budget() -> None:
-    limiter = RateLimiter(make_storage(None))
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+async def counters(request: pytest.FixtureRequest) -> AsyncIterator[Counters]:
+    """The embedded counters and the shared ones on a real redis-server: one behaviour."""
+    if request.param == "memory":
+        yield MemoryCounters()
+        return
+    redis_server = request.getfixturevalue("redis_server")
+    made = RedisCounters(redis_server.url)
+    await made.client.flushdb()
+    yield made
+    await made.close()
+
+
+def _tier(per_minute: int, per_day: int) -> Tier:
+    return dataclasses.replace(FREE, requests_per_minute=per_minute, requests_per_day=per_day)
+
+
+async def test_costs_are_charged_from_the_same_budget(counters: Counters) -> None:
+    limiter = RateLimiter(counters)
     assert (await limiter.charge("k", FREE, 5)).remaining == 5
     assert (await limiter.charge("k", FREE, 5)).remaining == 0
     refused = await limiter.charge("k", FREE, 1)
     assert not refused.allowed and refused.exceeded == "minute"
+    assert (await limiter.charge("other", FREE, 1)).remaining == 9  # budgets are per key
 
 
-async def test_daily_budget_is_enforced() -> None:
-    limiter = RateLimiter(make_storage(None))
-    tiny = FREE.__class__(**{**{f: getattr(FREE, f) for f in FREE.__slots__}, "requests_per_minute": 100,
-                             "requests_per_day": 3})
-    verdicts = [await limiter.charge("k", tiny, 1) for _ in range(4)]
+async def test_daily_budget_is_enforced(counters: Counters) -> None:
+    limiter = RateLimiter(counters)
+    verdicts = [await limiter.charge("k", _tier(100, 3), 1) for _ in range(4)]
     assert [v.allowed for v in verdicts] == [True, True, True, False]
     assert verdicts[-1].exceeded == "day" and verdicts[-1].exceeded_limit == 3
+
+
+async def test_a_refused_request_charges_neither_window(counters: Counters) -> None:
+    """All or nothing: a request the day refuses must not eat into the minute (and the reverse)."""
+    limiter = RateLimiter(counters)
+    tier = _tier(5, 2)
+    for _ in range(2):
+        assert (await limiter.charge("k", tier, 1)).allowed
+    assert not (await limiter.charge("k", tier, 1)).allowed
+    now = time.time()
+    refused, counts = await counters.charge("k", limiter.windows(tier), 0, now)
+    assert refused == -1 and [c[1] for c in counts] == [2, 2]
+
+
+async def test_the_previous_minute_still_counts_while_it_slides_out(counters: Counters) -> None:
+    """Rolling, not fixed: requests made just before a minute boundary still count just after it."""
+    windows = RateLimiter(counters).windows(_tier(10, 1000))
+    boundary = (time.time() // 60 + 1) * 60
+    for _ in range(10):
+        assert (await counters.charge("k", windows, 1, boundary - 1))[0] == -1
+    assert (await counters.charge("k", windows, 1, boundary + 1))[0] == 0  # 10 x 59/60 + 1 > 10
+    assert (await counters.charge("k", windows, 1, boundary + 7))[0] == -1  # 10 x 53/60 + 1 <= 10
+
+
+def test_reset_is_when_a_request_fits_again() -> None:
+    minute = Window("minute", 60, 10)
+    start = 6_000_000.0
+    # full current bucket: it must roll over and decay until one slot is free: 10 x (1 - g) + 1 <= 10
+    assert minute.admit_at((0, 10), 1, start + 30) == pytest.approx(start + 60 + 6)
+    # previous bucket full, current empty: its share must fall to 9 of 10
+    assert minute.admit_at((10, 0), 1, start + 3) == pytest.approx(start + 6)
+    assert minute.full_at((3, 4), start + 3) == start + 120
+    assert minute.full_at((3, 0), start + 3) == start + 60
 
 
 @pytest.mark.redis
