@@ -18,7 +18,9 @@ from server.context import AppContext
 _RATE_HEADERS = {
     "X-RateLimit-Limit": {"description": "Requests per minute of the key's tier", "schema": {"type": "integer"}},
     "X-RateLimit-Remaining": {"description": "Requests left in the rolling minute", "schema": {"type": "integer"}},
-    "X-RateLimit-Reset": {"description": "Unix time (UTC seconds): on a 429, when the request fits again (as Retry-After); otherwise when the whole per-minute budget is back", "schema": {"type": "integer"}},
+    "X-RateLimit-Reset": {"description": "Unix time (UTC seconds): on a 429, when the request fits again (as "
+                                         "Retry-After); otherwise when the whole per-minute budget is back",
+                          "schema": {"type": "integer"}},
     "X-Request-Id": {"description": "Request id (`req_...`), also in error envelopes", "schema": {"type": "string"}},
 }
 
