@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 import orjson
@@ -89,7 +88,7 @@ class PageHandler(TaxiiHandler):
             cached = CachedPage.build(body, first, last)
             await pages.put(key, cached)
         self.page_etag = cached.etag
-        self.date_headers(plan, cached.first, cached.last)
+        self.date_headers(plan, cached)
         self.write_taxii(cached.body)
 
     def compute_etag(self) -> str | None:
@@ -107,11 +106,15 @@ class PageHandler(TaxiiHandler):
         contexts = context_maker(self.ctx.store, utcnow(), plan.spec.lower, tier)
         return await read_page(self.ctx.store, plan.spec, contexts)
 
-    def date_headers(self, plan: Plan, first: datetime | None, last: datetime | None) -> None:
-        """Section 3.3.1; on an empty page, the bound it was read from (position or added_after)."""
-        bound = max(plan.spec.after.date_added, plan.spec.lower) if plan.spec.after else plan.spec.lower
-        self.set_header("X-TAXII-Date-Added-First", taxii_time(first or bound))
-        self.set_header("X-TAXII-Date-Added-Last", taxii_time(last or bound))
+    def date_headers(self, plan: Plan, page: CachedPage) -> None:
+        """Section 3.3.1, formatted when the page was built; on an empty page, the bound it was read
+        from (position or added_after)."""
+        first, last = page.first, page.last
+        if not first:
+            bound = max(plan.spec.after.date_added, plan.spec.lower) if plan.spec.after else plan.spec.lower
+            first = last = taxii_time(bound)
+        self.set_header("X-TAXII-Date-Added-First", first)
+        self.set_header("X-TAXII-Date-Added-Last", last)
 
     def envelope(self, plan: Plan, page: Page, key: str, items: list[Any]) -> bytes:
         """``{"more", "next"?, key?}``: ``next`` exactly when ``more``; no empty list (section 3.7)."""

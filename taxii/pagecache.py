@@ -15,55 +15,74 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 
 from store.base import StoreUnavailable
 from store.cache import Cache
-from store.records import iso, parse_iso
+from taxii.media import taxii_time
 
 MAX_CACHED_BYTES = 1 << 20
-_NONE = b"-"
+# The entry layout below; a new layout gets a new number, so a process never decodes the other's
+# entries when several versions share one Redis (a rolling deploy).
+PAGE_FORMAT = 2
+_NONE = "-"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def micros(value: datetime) -> int:
+    """Microseconds since the epoch: compares as the datetime does, and is parsed with one int()."""
+    return (value - _EPOCH) // _MICROSECOND
 
 
 @dataclass(frozen=True, slots=True)
 class CachedPage:
-    """An encoded page, the date_added of its first and last objects (None when empty), and its ETag.
+    """An encoded page with what a hit needs besides the body, computed once when the page is built.
 
-    The ETag is hashed once when the page is built; a hit reuses it rather than hashing the body again
-    as Tornado does for every response.
+    ``first_at`` is the date_added of the first object in epoch microseconds (None when the page is
+    empty), for :meth:`valid_from`; ``first`` and ``last`` are the X-TAXII-Date-Added headers of a
+    non-empty page, and ``etag`` the hash of the body (Tornado would hash it again on every response).
     """
 
     body: bytes
-    first: datetime | None
-    last: datetime | None
-    etag: str = ""
+    etag: str
+    first_at: int | None
+    first: str
+    last: str
 
     @classmethod
     def build(cls, body: bytes, first: datetime | None, last: datetime | None) -> CachedPage:
-        return cls(body, first, last, '"' + hashlib.sha1(body, usedforsecurity=False).hexdigest() + '"')
+        etag = '"' + hashlib.sha1(body, usedforsecurity=False).hexdigest() + '"'
+        if first is None or last is None:
+            return cls(body, etag, None, "", "")
+        return cls(body, etag, micros(first), taxii_time(first), taxii_time(last))
 
     def valid_from(self, lower: datetime) -> bool:
         """True when serving this page for a read from ``lower`` gives the same answer."""
-        return self.first is None or self.first > lower
+        return self.first_at is None or self.first_at > micros(lower)
 
     def encode(self) -> bytes:
-        stamps = [iso(d).encode() if d else _NONE for d in (self.first, self.last)]
-        return b"\n".join([*stamps, self.etag.encode(), self.body])
+        """One line ``etag first_at first last``, then the body: the ETag leads, as RedisCache.get expects."""
+        first_at = _NONE if self.first_at is None else str(self.first_at)
+        head = " ".join([self.etag, first_at, self.first or _NONE, self.last or _NONE])
+        return head.encode() + b"\n" + self.body
 
     @classmethod
     def decode(cls, raw: bytes) -> CachedPage:
-        first, last, etag, body = raw.split(b"\n", 3)
-        first_at, last_at = (None if s == _NONE else parse_iso(s.decode()) for s in (first, last))
-        return cls(body, first_at, last_at, etag.decode())
+        head, body = raw.split(b"\n", 1)
+        etag, first_at, first, last = head.decode().split(" ")
+        if first_at == _NONE:
+            return cls(body, etag, None, "", "")
+        return cls(body, etag, int(first_at), first, last)
 
 
 def page_key(data_version: int, parts: dict[str, Any]) -> str:
-    """``ctiwire:taxii:v<version>:<digest of the request's parts>``."""
+    """``ctiwire:taxii:p<format>:v<version>:<digest of the request's parts>``."""
     digest = hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).hexdigest()[:40]
-    return f"ctiwire:taxii:v{data_version}:{digest}"
+    return f"ctiwire:taxii:p{PAGE_FORMAT}:v{data_version}:{digest}"
 
 
 class PageCache:

@@ -25,8 +25,17 @@ async def test_empty_pages_stay_valid_and_big_pages_are_not_kept() -> None:
     pages = PageCache(MemoryCache(), ttl=60)
     await pages.put("empty", CachedPage.build(b'{"more":false}', None, None))
     assert await pages.get("empty", T0 + timedelta(days=400)) == CachedPage.build(b'{"more":false}', None, None)
-    await pages.put("big", CachedPage(b"x" * (MAX_CACHED_BYTES + 1), T0, T0))
+    await pages.put("big", CachedPage.build(b"x" * (MAX_CACHED_BYTES + 1), T0, T0))
     assert await pages.get("big", T0 - timedelta(days=1)) is None
+
+
+def test_an_entry_decodes_to_the_page_it_encodes_and_leads_with_its_etag() -> None:
+    page = CachedPage.build(b'{"more":false,\n"objects":[1]}', T0, T0 + timedelta(minutes=1))
+    assert CachedPage.decode(page.encode()) == page
+    assert page.encode().startswith(page.etag.encode())  # RedisCache's near copies compare entry heads
+    assert (page.first, page.last) == ("2026-04-01T12:00:00.005000Z", "2026-04-01T12:01:00.005000Z")
+    empty = CachedPage.build(b'{"more":false}', None, None)
+    assert CachedPage.decode(empty.encode()) == empty and (empty.first_at, empty.first) == (None, "")
 
 
 class DownCache(MemoryCache):
@@ -39,7 +48,7 @@ class DownCache(MemoryCache):
 
 async def test_a_cache_that_is_down_is_a_miss() -> None:
     pages = PageCache(DownCache(), ttl=60)
-    await pages.put("k", CachedPage(b"{}", T0, T0))
+    await pages.put("k", CachedPage.build(b"{}", T0, T0))
     assert await pages.get("k", T0 - timedelta(days=1)) is None
 
 
