@@ -63,7 +63,7 @@ class TaxiiHandler(BaseHandler):
         self.finish(orjson.dumps(body))
 
     def write_taxii(self, payload: Any) -> None:
-        self.set_header("Content-Type", TAXII_21)
+        # Content-Type is already TAXII_21: set_default_headers sets it, and nothing here changes it.
         self.finish(payload if isinstance(payload, bytes) else orjson.dumps(payload))
 
     def collection(self, collection_id: str) -> TaxiiCollection:

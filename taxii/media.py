@@ -38,6 +38,8 @@ def accepts_taxii21(accept: str | None) -> bool:
     such as ``*/*`` names no TAXII media type, and a missing header is treated the same way, because
     TAXII 2.1 section 1.6.8.1 requires clients to send one.
     """
+    if accept == TAXII_21:
+        return True  # what taxii2-client and most clients send: no need to parse it
     for media_range in (accept or "").split(","):
         media, *rest = media_range.split(";")
         if media.strip().lower() != _TAXII_BASE:

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from store.base import StoreUnavailable
 from store.cache import MemoryCache
+from taxii.media import TAXII_21
 from taxii.pagecache import MAX_CACHED_BYTES, CachedPage, PageCache, page_key
 
 T0 = datetime(2026, 4, 1, 12, 0, 0, 5000, tzinfo=UTC)
@@ -71,6 +72,7 @@ async def test_repeated_pages_come_from_the_cache_until_a_write(server, iocs, ta
         missing = [await http.get(url + "indicator--00000000-0000-5000-8000-000000000000/") for _ in range(2)]
     assert (first.headers["X-Cache"], second.headers["X-Cache"], third.headers["X-Cache"]) == ("miss", "hit", "miss")
     assert first.content == second.content and first.headers["ETag"] == second.headers["ETag"]
+    assert second.headers["Content-Type"] == TAXII_21
     assert first.headers["ETag"] != third.headers["ETag"]
     assert {k: v for k, v in first.headers.items() if k.startswith("x-taxii")} == {
         k: v for k, v in second.headers.items() if k.startswith("x-taxii")}

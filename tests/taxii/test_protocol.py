@@ -64,7 +64,7 @@ def test_filter_values_are_merged_sorted_and_ored() -> None:
     assert filters.added_after == datetime(2026, 1, 1, tzinfo=UTC)  # exact: date_added is in milliseconds
     both = parse_filters(q(match__type="indicator,vulnerability"))
     assert both == parse_filters(q(match__type=["vulnerability", "indicator"]))
-    assert parse_filters({}).empty
+    assert parse_filters({}).empty and parse_filters(q(limit="5", next="t")).empty
 
 
 @pytest.mark.parametrize(("args", "parameter"), [
