@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from exporters.stix import primary_id
 from server.errors import BadRequest, bad_param
-from store.records import IOC_TYPES, iso, parse_iso
+from store.records import IOC_TYPES, Ioc, iso, parse_iso
 from taxii.collections import stix_type_of
 from taxii.media import parse_timestamp, taxii_time
 
@@ -182,6 +183,10 @@ class Matcher:
     def narrows(self) -> bool:
         """True when some scanned records may be rejected after the store query."""
         return self.ids is not None or self.times is not None
+
+    def may_match(self, ioc: Ioc) -> bool:
+        """False when the record's id rules it out, decided without building its object."""
+        return self.ids is None or primary_id(ioc) in self.ids
 
     def __call__(self, obj: dict[str, Any]) -> bool:
         if self.ids is not None and obj["id"] not in self.ids:

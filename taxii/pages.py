@@ -88,15 +88,24 @@ async def read_page(store: Store, spec: PageSpec, contexts: Contexts) -> Page:
             await close()
 
 
+async def _objects(batch: list[Ioc], matcher: Matcher, contexts: Contexts) -> list[dict[str, Any] | None]:
+    """The object of each record, None where its id rules it out: ``match[id]`` and the object endpoint
+    then fetch articles for and build only the records they ask for, not every record scanned."""
+    keep = [matcher.may_match(ioc) for ioc in batch]
+    kept = [ioc for ioc, k in zip(batch, keep, strict=True) if k]
+    if not kept:
+        return [None] * len(batch)
+    ctx = await contexts(kept)
+    return [stix_object(ioc, ctx) if k else None for ioc, k in zip(batch, keep, strict=True)]
+
+
 async def _fill(rows: AsyncIterator[list[Ioc]], spec: PageSpec, contexts: Contexts, scan: int) -> Page:
     items: list[Item] = []
     last: Ioc | None = None
     scanned = 0
     async for batch in rows:
-        ctx = await contexts(batch)
-        for ioc in batch:
-            obj = stix_object(ioc, ctx)
-            if spec.matcher(obj):
+        for ioc, obj in zip(batch, await _objects(batch, spec.matcher, contexts), strict=True):
+            if obj is not None and spec.matcher(obj):
                 if len(items) == spec.limit:  # one match past the page: there is more
                     return Page(items, True, Position.of(items[-1][0]))
                 items.append((ioc, obj))

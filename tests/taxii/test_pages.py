@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -55,6 +55,24 @@ async def test_id_filters_scan_a_bounded_number_of_records_per_page(store, iocs)
     # 8 records a page: 0-7 finds one id, 32-39 the other; the tokens carry no memory of found ids, so
     # the scan runs to the budget, and the 40th record ending it exactly leaves one empty final page.
     assert len(pages) == 6 and pages[-1] == Page([], False)
+
+
+async def test_id_filters_fetch_articles_only_for_the_records_asked_for(store, iocs) -> None:
+    rows = iocs(30)
+    await store.upsert_iocs(rows)
+    floor = utcnow() - timedelta(days=365)
+    make = context_maker(store, utcnow(), floor, "pro")
+    asked: list[Ioc] = []
+
+    async def contexts(batch: Sequence[Ioc]) -> ExportContext:
+        asked.extend(batch)
+        return await make(batch)
+
+    wanted = stix_object(rows[17])
+    spec = PageSpec(None, floor, None, 10, Matcher(Filters(ids=(wanted["id"],))), unique_ids=1, budget=100)
+    page = await read_page(store, spec, contexts)
+    assert [o for _, o in page.items] == [wanted] and not page.more
+    assert [i.value for i in asked] == [rows[17].value]
 
 
 async def test_version_timestamps_decide_on_the_built_object(store, iocs) -> None:
