@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Literal
@@ -63,9 +64,31 @@ async def store_entry(cache: Cache, key: str, entry: Entry, ttl: int | None) -> 
     await cache.rename(temp, key)
 
 
+# Decoded large entries, by the very bytes object they came from: a cache hit on a near copy
+# (store.cache.RedisCache) hands back the same object, and decoding it again would copy megabytes.
+_DECODED: OrderedDict[int, tuple[bytes, Entry]] = OrderedDict()
+_DECODED_MAX = 8
+_DECODE_MEMO_MIN = 64 * 1024
+
+
+def decode_entry(raw: bytes) -> Entry:
+    """``Entry.decode``, remembered for large values (the memo holds ``raw`` so its id stays unique)."""
+    if len(raw) < _DECODE_MEMO_MIN:
+        return Entry.decode(raw)
+    known = _DECODED.get(id(raw))
+    if known is not None and known[0] is raw:
+        _DECODED.move_to_end(id(raw))
+        return known[1]
+    entry = Entry.decode(raw)
+    _DECODED[id(raw)] = (raw, entry)
+    while len(_DECODED) > _DECODED_MAX:
+        _DECODED.popitem(last=False)
+    return entry
+
+
 async def read_entry(cache: Cache, key: str) -> Entry | None:
     raw = await cache.get(key)
-    return None if raw is None else Entry.decode(raw)
+    return None if raw is None else decode_entry(raw)
 
 
 Builder = Callable[[], Awaitable[Entry]]

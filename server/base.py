@@ -6,7 +6,9 @@ Every error, Tornado's own 404 and 405 included, goes through ``write_error`` (t
 
 from __future__ import annotations
 
+import itertools
 import logging
+import os
 import secrets
 from datetime import datetime
 from typing import Any, ClassVar
@@ -36,8 +38,28 @@ class Principal:
         self.tier: Tier = TIERS[user.tier]
 
 
+class _RequestIds:
+    """A random per-process prefix and a counter: unique across processes and restarts without asking
+    the kernel for randomness on every request (request ids correlate logs; they guard nothing). A
+    forked server process (CTIWIRE_PROCESSES) draws its own prefix."""
+
+    def __init__(self) -> None:
+        self.reseed()
+        os.register_at_fork(after_in_child=self.reseed)
+
+    def reseed(self) -> None:
+        self.prefix = "req_" + secrets.token_hex(6)
+        self.numbers = itertools.count(1)
+
+    def next(self) -> str:
+        return f"{self.prefix}{next(self.numbers) & 0xFFFFFFFFFFFF:012x}"
+
+
+_request_ids = _RequestIds()
+
+
 def new_request_id() -> str:
-    return "req_" + secrets.token_hex(12)
+    return _request_ids.next()
 
 
 class BaseHandler(RequestHandler):
@@ -97,14 +119,15 @@ class BaseHandler(RequestHandler):
         if not raw:
             raise AuthError("an API key is required: send 'Authorization: Bearer <API_KEY>'", code="missing_api_key")
         digest = hash_key(raw)
-        key = await self.ctx.store.key_by_hash(digest) if looks_like_key(raw) else None
-        if key is None or not hashes_equal(key.key_hash, digest):
+        found = await self.ctx.store.key_with_user(digest) if looks_like_key(raw) else None
+        if found is None or not hashes_equal(found[0].key_hash, digest):
             if looks_like_key(raw) and await self.ctx.store.is_revoked(digest):
                 raise AuthError("this API key was deleted", code="expired_api_key")
             raise AuthError("the API key matches no active key", code="invalid_api_key")
+        key, user = found
         if not key.active or _expired(key.expires_at):
             raise AuthError("this API key is deactivated or expired", code="expired_api_key")
-        return Principal(key, await self.ctx.store.get_user(user_id=key.user_id))
+        return Principal(key, user)
 
     async def charge(self, principal: Principal, cost: int) -> None:
         verdict = await self.ctx.limiter.charge(principal.key.id, principal.tier, cost)

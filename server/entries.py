@@ -6,7 +6,6 @@ from email.utils import format_datetime
 
 from exporters.cached import Entry
 from server.base import BaseHandler
-from server.streaming import ChunkWriter, ClientGone
 from store.records import parse_iso
 
 
@@ -29,18 +28,7 @@ async def write_entry(handler: BaseHandler, entry: Entry, status: str, *, attach
     handler.set_header("Content-Type", entry.meta.media_type)
     if attachment:
         handler.set_header("Content-Disposition", f'attachment; filename="{entry.meta.filename}"')
-    handler.set_header("Content-Length", str(len(entry.body)))
-    await _send_in_chunks(handler, entry.body)
-
-
-async def _send_in_chunks(handler: BaseHandler, body: bytes) -> None:
-    """Large documents leave in chunks with flush(), so a slow client pushes back (server.streaming)."""
-    writer = ChunkWriter(handler, handler.ctx.settings.stream_chunk_bytes)
-    step = handler.ctx.settings.stream_chunk_bytes
-    try:
-        for start in range(0, len(body), step):
-            await writer.write(body[start:start + step])
-        await writer.flush()
-    except ClientGone:
-        return
-    handler.finish()
+    # One write: the body is already in memory, and Tornado sends a large bytes object without copying
+    # it (chunks would only add copies). Backpressure matters for bodies made while sending
+    # (server.streaming), not for one that exists whole.
+    handler.finish(entry.body)

@@ -123,6 +123,14 @@ class Store(abc.ABC):
     async def key_by_hash(self, key_hash: str) -> ApiKey | None:
         """The key (active or not) whose hash is ``key_hash``, or None."""
 
+    async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
+        """The key whose hash is ``key_hash`` and its owner, or None: what authenticating a request reads.
+
+        Backends may answer in one read and share the records between requests: treat them as read-only.
+        """
+        key = await self.key_by_hash(key_hash)
+        return None if key is None else (key, await self.get_user(user_id=key.user_id))
+
     @abc.abstractmethod
     async def list_keys(self, user_id: str) -> list[ApiKey]:
         """A user's keys, oldest first."""

@@ -118,18 +118,26 @@ class MemoryCache(Cache):
                 "bytes": self._bytes, "max_bytes": self.max_bytes}
 
 
+# Near copies (RedisCache.get): values this large are kept in the process; the first NEAR_HEAD bytes
+# validate them, and NEAR_TTL_SECONDS bounds how long one is kept without being read again.
+NEAR_MIN_BYTES = 64 * 1024
+NEAR_HEAD = 512
+NEAR_TTL_SECONDS = 300
+
+
 class RedisCache(Cache):
     """Redis through ``redis.asyncio``; every operation fails fast when Redis is down."""
 
     name = "redis"
 
-    def __init__(self, url: str, timeout: float = 2.0) -> None:
+    def __init__(self, url: str, timeout: float = 2.0, near: MemoryCache | None = None) -> None:
         import redis.asyncio as aioredis
 
         self.url = url
         self.client = aioredis.from_url(  # type: ignore[no-untyped-call]
             url, socket_timeout=timeout, socket_connect_timeout=timeout
         )
+        self.near = near
 
     async def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         import redis.exceptions
@@ -140,8 +148,24 @@ class RedisCache(Cache):
             raise StoreUnavailable(f"Redis: {exc}") from exc
 
     async def get(self, key: str) -> bytes | None:
+        """The value; a large one from this process's near copy while Redis's head of it still matches.
+
+        Every value written here begins with a digest of its content (an entry's ETag, a TAXII page's
+        hash; exporters.cached, taxii.pagecache), so equal heads mean equal values: a hit on a
+        megabytes-long export moves ``NEAR_HEAD`` bytes from Redis instead of all of them, and a
+        replaced or expired key is still seen at once, as is Redis being down.
+        """
+        copy = await self.near.get(key) if self.near is not None else None
+        if copy is not None:
+            head = await self._call("getrange", key, 0, NEAR_HEAD - 1)
+            if head == copy[:NEAR_HEAD]:
+                return copy
         value = await self._call("get", key)
-        return None if value is None else bytes(value)
+        if value is None:
+            return None
+        if self.near is not None and len(value) >= NEAR_MIN_BYTES:
+            await self.near.set(key, value, NEAR_TTL_SECONDS)
+        return bytes(value)
 
     async def set(self, key: str, value: bytes, ttl: int | None = None) -> None:
         await self._call("set", key, value, ex=ttl)

@@ -25,6 +25,5 @@ def make_cache(settings: Settings) -> Cache:
     """Redis when ``CTIWIRE_REDIS_URL`` is set, else a bounded in-process cache."""
     if not settings.cache_enabled:
         return NullCache()
-    if settings.redis_url:
-        return RedisCache(settings.redis_url)
-    return MemoryCache(settings.cache_max_entries, settings.cache_max_bytes)
+    near = MemoryCache(settings.cache_max_entries, settings.cache_max_bytes)
+    return RedisCache(settings.redis_url, near=near) if settings.redis_url else near

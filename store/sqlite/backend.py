@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -190,7 +191,7 @@ class SqliteStore(Store):
         return key
 
     @staticmethod
-    def _key(row: sqlite3.Row) -> ApiKey:
+    def _key(row: sqlite3.Row | dict[str, Any]) -> ApiKey:
         doc = dict(row)
         doc["scopes"] = orjson.loads(doc["scopes"])
         doc["active"] = bool(doc["active"])
@@ -199,6 +200,12 @@ class SqliteStore(Store):
     async def key_by_hash(self, key_hash: str) -> ApiKey | None:
         row = await self._point("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,))
         return None if row is None else self._key(row)
+
+    async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
+        # One indexed join per authenticated request; decoding is remembered per distinct row, so a
+        # changed key or user (deactivated, new tier, new scopes) is a new row and decoded afresh.
+        row = await self._point(_KEY_WITH_USER, (key_hash,))
+        return None if row is None else _key_and_user(tuple(row))
 
     async def list_keys(self, user_id: str) -> list[ApiKey]:
         rows = await self._all(
@@ -382,3 +389,18 @@ def _stats(db: sqlite3.Connection, since: str, top: int) -> IocStats:
     return IocStats(total=int(total), by_type=grouped("type"), by_confidence=grouped("confidence"),
                     by_category=grouped("source_category"), top_sources=[(r[0], int(r[1])) for r in sources],
                     daily=[(r[0], int(r[1])) for r in daily])
+
+
+_KEY_COLUMNS = ("id", "user_id", "name", "key_hash", "prefix", "scopes", "created_at", "active", "expires_at",
+                "last_used_at")
+_KEY_WITH_USER = (f"SELECT {', '.join('k.' + c for c in _KEY_COLUMNS)}, u.email, u.tier, u.created_at "
+                  "FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?")
+
+
+@functools.lru_cache(maxsize=1024)
+def _key_and_user(row: tuple[Any, ...]) -> tuple[ApiKey, User]:
+    n = len(_KEY_COLUMNS)
+    key = SqliteStore._key(dict(zip(_KEY_COLUMNS, row[:n], strict=True)))
+    email, tier, created_at = row[n:]
+    return key, User(key.user_id, email, tier, parse_iso(created_at))
+

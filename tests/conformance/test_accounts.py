@@ -37,6 +37,8 @@ async def test_keys_are_listed_oldest_first_and_found_by_hash(store: Store) -> N
     assert await store.key_by_hash(early.key_hash) == early
     assert await store.key_by_hash("0" * 64) is None
     assert await store.list_keys("someone-else") == []
+    assert await store.key_with_user(late.key_hash) == (late, ana)
+    assert await store.key_with_user("0" * 64) is None
 
 
 async def test_same_created_at_lists_by_name(store: Store) -> None:
@@ -86,8 +88,10 @@ async def test_delete_key_remembers_the_hash_as_revoked(store: Store) -> None:
     ana = await store.create_user(user())
     key = await store.create_key(api_key(ana, "main"), 3)
     assert not await store.is_revoked(key.key_hash)
+    assert await store.key_with_user(key.key_hash) == (key, ana)
     await store.delete_key(ana.id, "main")
     assert await store.key_by_hash(key.key_hash) is None
+    assert await store.key_with_user(key.key_hash) is None  # a deleted key stops at once
     assert await store.is_revoked(key.key_hash)
     assert not await store.is_revoked("never-existed")
     with pytest.raises(NotFound):
@@ -100,11 +104,15 @@ async def test_deactivate_and_reactivate(store: Store) -> None:
     await store.set_key_active(ana.id, "main", False)
     stored = await store.key_by_hash(key.key_hash)
     assert stored is not None and stored.active is False
+    found = await store.key_with_user(key.key_hash)
+    assert found is not None and found[0].active is False
     assert not await store.is_revoked(key.key_hash)
     await store.set_key_active(ana.id, "main", False)  # idempotent: still found
     await store.set_key_active(ana.id, "main", True)
     stored = await store.key_by_hash(key.key_hash)
     assert stored is not None and stored.active is True
+    found = await store.key_with_user(key.key_hash)
+    assert found is not None and found[0].active is True  # not a remembered inactive copy
     with pytest.raises(NotFound):
         await store.set_key_active(ana.id, "missing", True)
     with pytest.raises(NotFound):

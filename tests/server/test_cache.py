@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from exporters.cached import Entry, get_or_build, make_entry, read_entry
+from exporters.cached import Entry, get_or_build, make_entry, read_entry, store_entry
 from store.base import StoreUnavailable
 from store.cache import MemoryCache, RedisCache
 
@@ -82,3 +82,40 @@ async def test_the_memory_cache_is_bounded_in_bytes_too() -> None:
     assert facts["bytes"] == 700 and await cache.get("k4") == bytes(100)
     await cache.delete("k3")
     assert (await cache.ping())["bytes"] == 400
+
+
+@pytest.mark.redis
+async def test_large_values_are_served_from_a_near_copy_that_redis_still_vouches_for(redis_server) -> None:
+    """A hit on a large entry reuses this process's copy while Redis's head of it matches; a rebuilt
+    entry, an expired one and Redis going away are all seen at once."""
+    cache = RedisCache(redis_server.url, near=MemoryCache(16))
+    try:
+        old = make_entry(bytes(200_000), 1, 1, "t", "f")
+        await store_entry(cache, "big", old, 60)
+        first, second = await cache.get("big"), await cache.get("big")
+        assert first == old.encode() and second is first  # the near copy, not a new transfer
+        decoded = await read_entry(cache, "big")
+        assert decoded == old and await read_entry(cache, "big") is decoded  # decoded once, too
+        new = make_entry(b"\x01" * 200_000, 1, 1, "t", "f")
+        await store_entry(cache, "big", new, 60)  # another process rebuilds it
+        assert await cache.get("big") == new.encode()
+        await cache.delete("big")
+        assert await cache.get("big") is None
+    finally:
+        await cache.close()
+
+
+@pytest.mark.redis
+async def test_a_near_copy_is_not_served_when_redis_is_down(tmp_path) -> None:
+    from support import start_redis
+
+    redis = start_redis(tmp_path / "redis")
+    cache = RedisCache(redis.url, timeout=0.5, near=MemoryCache(16))
+    try:
+        await store_entry(cache, "big", make_entry(bytes(200_000), 1, 1, "t", "f"), 60)
+        assert await cache.get("big") is not None
+        redis.stop()
+        with pytest.raises(StoreUnavailable):
+            await cache.get("big")
+    finally:
+        await cache.close()

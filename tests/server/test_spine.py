@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import multiprocessing
+
 from openapi_spec_validator import validate
 
 from server.app import openapi_document
+from server.base import new_request_id
 
 
 async def test_healthz_needs_no_key_and_names_backends(server) -> None:
@@ -53,3 +56,19 @@ async def test_request_ids_are_unique(server) -> None:
     async with server.client() as http:
         ids = {(await http.get("/healthz")).headers["X-Request-Id"] for _ in range(5)}
     assert len(ids) == 5
+
+
+def test_forked_server_processes_draw_their_own_request_ids() -> None:
+    """CTIWIRE_PROCESSES forks after import: each child must not repeat its siblings' ids."""
+    children = []
+    for n in range(2):  # two separate children: one pool worker could otherwise run both calls
+        with multiprocessing.get_context("fork").Pool(1) as pool:
+            children.append(pool.apply(_two_ids, (n,)))
+    ours = _two_ids(0)
+    prefixes = {ids[0][:16] for ids in [*children, ours]}
+    assert len(prefixes) == 3
+    assert all(a != b and a[:16] == b[:16] for a, b in [*children, ours])
+
+
+def _two_ids(_: int) -> tuple[str, str]:
+    return new_request_id(), new_request_id()
