@@ -136,7 +136,8 @@ class BaseHandler(RequestHandler):
             "X-RateLimit-Remaining": str(verdict.remaining),
             "X-RateLimit-Reset": str(verdict.reset),
         }
-        self.set_default_headers()
+        for name, value in self._limit_headers.items():  # and again by set_default_headers after an error
+            self.set_header(name, value)
         if not verdict.allowed:
             retry = max(verdict.reset - int(utcnow().timestamp()), 1)
             raise RateLimited(
