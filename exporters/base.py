@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar, NamedTuple
 
-from store.records import CTIWIRE_NAMESPACE, Ioc, iso, ms
+from store.records import Ioc, iso, ms
+from store.stixids import stable_uuid as stable_uuid  # re-exported: formats name their ids through here
 
 CHUNK_SIZE = 64 * 1024
 PRODUCT = "ctiwire"
@@ -64,25 +65,9 @@ def filename(fmt: str, dt: datetime) -> str:
     return f"ctiwire-iocs-{stamp}.{EXTENSIONS.get(fmt, fmt)}"
 
 
-_NAMESPACE_BYTES = CTIWIRE_NAMESPACE.bytes
-
-
-def stable_uuid(*parts: str) -> str:
-    """A UUIDv5 under the project namespace: rebuilding an export never changes its ids (STIX 2.1 s. 2.9).
-
-    Equal to ``str(uuid.uuid5(CTIWIRE_NAMESPACE, ":".join(parts)))`` (RFC 4122 s. 4.3), computed without
-    building UUID objects: exports make several ids per record, and ``uuid.uuid5`` was their largest cost.
-    """
-    digest = bytearray(hashlib.sha1(_NAMESPACE_BYTES + ":".join(parts).encode()).digest()[:16])
-    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
-    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
-    h = digest.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
 def indicator_id(ioc: Ioc) -> str:
-    """``ioc.stix_id`` (UUIDv5 of "type:value"), by the fast path."""
-    return f"indicator--{stable_uuid(ioc.type, ioc.value)}"
+    """The record's indicator id; the rule lives in ``store.stixids``, where the store indexes it."""
+    return ioc.stix_id
 
 
 def records_digest(iocs: Sequence[Ioc]) -> str:

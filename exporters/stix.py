@@ -18,6 +18,7 @@ import orjson
 
 from exporters.base import ExportContext, Exporter, chunked, indicator_id, records_digest, stable_uuid
 from store.records import Ioc, iso
+from store.stixids import vulnerability_id as vulnerability_id
 
 IDENTITY_ID = f"identity--{stable_uuid('identity', 'ctiwire')}"
 # A fixed date: the identity never changes, so neither may its version (STIX 2.1 s. 3.2, "modified").
@@ -52,10 +53,6 @@ CONFIDENCE_SCORES: dict[str, int] = {"high": 85, "medium": 50, "low": 15}
 def identity_object() -> dict[str, Any]:
     """The ctiwire ``identity`` (a fresh copy: callers may add to it)."""
     return dict(IDENTITY)
-
-
-def vulnerability_id(cve: str) -> str:
-    return f"vulnerability--{stable_uuid('vulnerability', cve.upper())}"
 
 
 def attack_pattern_id(technique: str) -> str:
@@ -124,8 +121,9 @@ def vulnerability_object(cve: str, created: str, modified: str, extra_refs: list
 
 
 def primary_id(ioc: Ioc) -> str:
-    """The id of :func:`stix_object` for ``ioc`` without building it (other formats cite it)."""
-    return vulnerability_id(ioc.value) if ioc.type == "cve" else indicator_id(ioc)
+    """The id of :func:`stix_object` for ``ioc`` without building it (other formats cite it; the store
+    indexes it as ``Ioc.object_id``)."""
+    return ioc.object_id
 
 
 def stix_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:

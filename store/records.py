@@ -7,10 +7,12 @@ both backends must hand back identical records (one behavioural suite runs on ea
 from __future__ import annotations
 
 import dataclasses
-import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
+
+from store.stixids import CTIWIRE_NAMESPACE as CTIWIRE_NAMESPACE
+from store.stixids import indicator_id, object_id
 
 if TYPE_CHECKING:
     from config.sources import SourceConfig
@@ -61,11 +63,6 @@ SEVERITY_BUCKETS: dict[str, tuple[float, float]] = {
     "low": (0.1, 3.9),
 }
 
-# The project's own UUIDv5 namespace for STIX ids of indicators (STIX 2.1 section 2.9 allows
-# deterministic ids; the SCO namespace 00abedb4-... is reserved for cyber-observables).
-CTIWIRE_NAMESPACE = uuid.UUID("6f7c3a52-8d1e-5b43-9a0e-4c7d2b1e9f30")
-
-
 def utcnow() -> datetime:
     """Now, in UTC, at millisecond precision."""
     return ms(datetime.now(UTC))
@@ -107,11 +104,6 @@ def severity_label(score: float) -> str:
     if score >= 4.0:
         return "medium"
     return "low"
-
-
-def stix_indicator_id(ioc_type: str, value: str) -> str:
-    """Stable STIX id of the indicator for (type, value): UUIDv5 under the project namespace."""
-    return f"indicator--{uuid.uuid5(CTIWIRE_NAMESPACE, f'{ioc_type}:{value}')}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +245,14 @@ class Ioc:
 
     @property
     def stix_id(self) -> str:
-        return stix_indicator_id(self.type, self.value)
+        """The indicator id of (type, value), even for a CVE (the REST resource's documented field)."""
+        return indicator_id(self.type, self.value)
+
+    @property
+    def object_id(self) -> str:
+        """The id of the record's STIX object (``vulnerability--`` for a CVE): what TAXII serves and
+        both stores index."""
+        return object_id(self.type, self.value)
 
     @property
     def date_added(self) -> datetime:
