@@ -84,6 +84,7 @@ class IocQuery:
 
     ``since`` bounds ``modified`` (spec: "IOCs added or updated after this time"). ``added_after`` bounds
     ``first_seen`` (TAXII date_added) and ``after`` is the keyset position (first_seen, type, value).
+    ``stix_ids`` keeps records whose STIX object id (``Ioc.object_id``) is any of them, read by index.
     """
 
     types: tuple[str, ...] = ()
@@ -92,6 +93,7 @@ class IocQuery:
     industries: tuple[str, ...] = ()
     values: tuple[str, ...] = ()
     value_contains: str | None = None
+    stix_ids: tuple[str, ...] = ()
     since: datetime | None = None
     added_after: datetime | None = None
     after: tuple[datetime, str, str] | None = None

@@ -47,6 +47,7 @@ class MongoStore(Store):
     async def open(self) -> None:
         for spec in INDEXES:
             await self._c(spec.collection).create_index(spec.keys, **spec.options)
+        await ioc_ops.backfill_stix_ids(self._c("iocs"))  # documents from before the field was written
 
     async def close(self) -> None:
         await self.client.close()

@@ -2,7 +2,8 @@
 
 Each record's natural key becomes ``_id`` (article, user and key ids; source names; ``type:value`` of an
 IOC) so lookups and upserts need no second unique index. Articles also carry the derived flags the
-filters use (``has_iocs``, ``has_audio``, ``has_ai_summary``); ``from_doc`` ignores them on the way back.
+filters use (``has_iocs``, ``has_audio``, ``has_ai_summary``), IOCs their STIX id (``stix_id``);
+``from_doc`` ignores them on the way back.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ def from_keyed(kind: type[K], doc: Doc) -> K:
 
 
 def ioc_doc(ioc: Ioc, version: str) -> Doc:
-    """An IOC document; ``_v`` changes on every write, for compare-and-swap merges."""
-    return {"_id": ioc_key(ioc.type, ioc.value), **to_doc(ioc), "_v": version}
+    """An IOC document; ``_v`` changes on every write, for compare-and-swap merges. ``stix_id`` is the
+    record's STIX object id, indexed for TAXII ``match[id]`` and the object endpoints."""
+    return {"_id": ioc_key(ioc.type, ioc.value), **to_doc(ioc), "stix_id": ioc.object_id, "_v": version}
 
 
 def source_doc(source: Source) -> Doc:

@@ -49,4 +49,5 @@ INDEXES: tuple[IndexSpec, ...] = (
     _plain("iocs", "first_seen", "type", "value"),
     _plain("iocs", "modified"),
     _plain("iocs", "value"),
+    _plain("iocs", "stix_id"),  # TAXII match[id] and object lookups; a few records per id, then sorted
 )

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from pymongo import InsertOne, ReplaceOne
+from pymongo import InsertOne, ReplaceOne, UpdateOne
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
@@ -24,8 +24,10 @@ from store.base import IocStats, StoreError
 from store.codec import merge_ioc
 from store.mongo.documents import Doc, from_ioc, ioc_doc, ioc_key
 from store.records import Ioc
+from store.stixids import object_id
 
 MAX_ROUNDS = 20
+BACKFILL_BATCH = 1_000
 _DUPLICATE_KEY = 11000
 Collection = AsyncCollection[dict[str, Any]]
 Op = InsertOne[dict[str, Any]] | ReplaceOne[dict[str, Any]]
@@ -93,6 +95,22 @@ async def upsert(coll: Collection, incoming: Iterable[Ioc]) -> None:
             return
         pending = await _round(coll, pending)
     raise StoreError(f"{len(pending)} IOC records kept changing under concurrent writers; retry")
+
+
+async def backfill_stix_ids(coll: Collection) -> int:
+    """Give documents written before ``stix_id`` existed their STIX object id (run by ``open``).
+
+    ``$set`` of a value derived from ``_id`` alone, leaving ``_v`` as it is: a concurrent merge that
+    replaces the document writes the same id, so no compare-and-swap is needed.
+    """
+    done, ops = 0, []
+    async for doc in coll.find({"stix_id": {"$exists": False}}, {"type": 1, "value": 1}):
+        ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": {"stix_id": object_id(doc["type"], doc["value"])}}))
+        if len(ops) == BACKFILL_BATCH:
+            done, ops = done + (await coll.bulk_write(ops, ordered=False)).modified_count, []
+    if ops:
+        done += (await coll.bulk_write(ops, ordered=False)).modified_count
+    return done
 
 
 async def _grouped(coll: Collection, since: datetime, key: str) -> dict[str, int]:

@@ -24,7 +24,8 @@ from store.codec import from_doc, merge_ioc, to_doc
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, utcnow
 from store.sqlite import queries
-from store.sqlite.schema import PRAGMAS, SCHEMA
+from store.sqlite.schema import ADDED_COLUMNS, BACKFILL_STIX_IDS, LATE_SCHEMA, PRAGMAS, SCHEMA, STIX_ID_FUNCTION
+from store.stixids import object_id
 
 T = TypeVar("T")
 _ARTICLE_COLUMNS = (
@@ -33,6 +34,17 @@ _ARTICLE_COLUMNS = (
     "severity_score", "rank_score", "has_iocs", "has_audio", "is_archived", "submission_type", "tech_tags",
     "industry_tags", "threat_actors", "technique_ids", "doc", "list_json",
 )
+
+
+def _migrate(db: sqlite3.Connection) -> None:
+    """Bring a database made by an earlier release up to the schema: added columns, their indexes, and
+    the STIX ids of IOC rows written before the column (idempotent: a second open finds nothing to do)."""
+    for table, column, kind in ADDED_COLUMNS:
+        if column not in {row[1] for row in db.execute(f"PRAGMA table_info({table})")}:
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+    db.executescript(LATE_SCHEMA)
+    db.create_function(STIX_ID_FUNCTION, 2, object_id, deterministic=True)
+    SqliteStore._write(db, lambda d: d.execute(BACKFILL_STIX_IDS))
 
 
 def _regexp(pattern: str, value: str | None) -> bool:
@@ -54,9 +66,13 @@ def _article_row(a: Article) -> tuple[Any, ...]:
     )
 
 
+_IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confidence", "feed_name",
+                "source_category", "industries", "doc", "stix_id")
+
+
 def _ioc_row(i: Ioc) -> tuple[Any, ...]:
     return (i.type, i.value, iso(i.first_seen), iso(i.last_seen), iso(i.modified), i.confidence, i.feed_name,
-            i.source_category, _json(i.industries), _json(to_doc(i)))
+            i.source_category, _json(i.industries), _json(to_doc(i)), i.object_id)
 
 
 class SqliteStore(Store):
@@ -110,8 +126,7 @@ class SqliteStore(Store):
         for pragma in PRAGMAS:
             db.execute(pragma)
         db.executescript(SCHEMA)
-        if "list_json" not in {row[1] for row in db.execute("PRAGMA table_info(articles)")}:
-            db.execute("ALTER TABLE articles ADD COLUMN list_json BLOB")  # databases made before the column
+        _migrate(db)
         self._db = db
 
     async def open(self) -> None:
@@ -329,7 +344,8 @@ class SqliteStore(Store):
         incoming = list(iocs)
         if not incoming:
             return 0
-        sql = "INSERT OR REPLACE INTO iocs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        # Named columns: a migrated database has ``stix_id`` last, whatever order a new one would have.
+        sql = f"INSERT OR REPLACE INTO iocs ({', '.join(_IOC_COLUMNS)}) VALUES ({', '.join('?' * len(_IOC_COLUMNS))})"
 
         def upsert(db: sqlite3.Connection) -> int:
             for ioc in incoming:

@@ -149,7 +149,7 @@ def ioc_where(q: IocQuery) -> Clause:
     """WHERE clause for an IOC query, keyset on (first_seen, type, value) included."""
     clauses: list[Clause] = []
     for column, values in (("type", q.types), ("confidence", q.confidences),
-                           ("source_category", q.categories), ("value", q.values)):
+                           ("source_category", q.categories), ("value", q.values), ("stix_id", q.stix_ids)):
         if values:
             clauses.append(_in(column, values))
     if q.industries:

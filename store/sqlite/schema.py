@@ -82,3 +82,17 @@ CREATE INDEX IF NOT EXISTS iocs_modified ON iocs (modified);
 
 CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
 """
+
+# Columns added after databases existed: (table, column, type). ``open`` adds each one missing with
+# ALTER TABLE (appended, nullable), so every database has them whatever release made it.
+ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("articles", "list_json", "BLOB"),  # the pre-encoded list form; NULL rows fall back to ``doc``
+    ("iocs", "stix_id", "TEXT"),  # the record's STIX object id (store.stixids), backfilled at open
+)
+# Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
+LATE_SCHEMA = """
+CREATE INDEX IF NOT EXISTS iocs_stix_id ON iocs (stix_id);
+"""
+# The function the backfill calls; registered on the writing connection only.
+STIX_ID_FUNCTION = "ctiwire_stix_id"
+BACKFILL_STIX_IDS = f"UPDATE iocs SET stix_id = {STIX_ID_FUNCTION}(type, value) WHERE stix_id IS NULL"

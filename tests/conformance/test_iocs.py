@@ -94,6 +94,7 @@ CORPUS = [
     ioc("CVE-2024-3094", "cve", first_seen=at(days=1), modified=at(days=1), sources=["Gov"]),
     ioc("203.0.113.5", "ipv4", first_seen=at(minutes=1), modified=at(minutes=40), sources=["Alpha"]),
 ]
+UNKNOWN_ID = "indicator--00000000-0000-5000-8000-000000000000"
 ORDER = sorted(CORPUS, key=lambda i: (i.first_seen, i.type, i.value))
 
 Case = tuple[str, dict[str, Any], Callable[[Ioc], bool]]
@@ -112,6 +113,11 @@ CASES: list[Case] = [
     ("added after bounds first_seen", {"added_after": at(minutes=1)}, lambda i: i.first_seen > at(minutes=1)),
     ("combined", {"types": ("domain", "url"), "since": at(minutes=5)},
      lambda i: i.type in ("domain", "url") and i.modified >= at(minutes=5)),
+    ("stix ids ORed, unknown ignored", {"stix_ids": (CORPUS[0].object_id, CORPUS[5].object_id, UNKNOWN_ID)},
+     lambda i: i in (CORPUS[0], CORPUS[5])),
+    ("stix ids ANDed with the other filters",
+     {"stix_ids": tuple(i.object_id for i in CORPUS), "types": ("domain",), "added_after": at(minutes=0)},
+     lambda i: i.type == "domain"),
 ]
 
 

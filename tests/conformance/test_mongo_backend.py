@@ -94,6 +94,8 @@ def test_ioc_filter_by_parameters() -> None:
     assert keyset([("a", 1), ("b", 2), ("c", 3)], False) == {"$or": [
         {"a": {"$gt": 1}}, {"a": 1, "b": {"$gt": 2}}, {"a": 1, "b": 2, "c": {"$gt": 3}}]}
     assert ioc_filter(IocQuery()) == {}
+    assert ioc_filter(IocQuery(stix_ids=("indicator--a", "indicator--b"))) == {
+        "stix_id": {"$in": ["indicator--a", "indicator--b"]}}
     assert and_([]) == {}
 
 
@@ -152,6 +154,7 @@ def test_documents_key_records_naturally_and_carry_derived_flags() -> None:
     assert doc["_id"] == article(1).id and "id" not in doc
     assert (doc["has_iocs"], doc["has_ai_summary"], doc["has_audio"]) == (True, False, True)
     assert ioc_doc(ioc("x.example"), "v1")["_id"] == "domain:x.example"
+    assert ioc_doc(ioc("CVE-2024-1", "cve"), "v1")["stix_id"] == ioc("CVE-2024-1", "cve").object_id
 
 
 async def test_open_creates_the_indexes(mongo: MongoStore) -> None:
@@ -165,6 +168,7 @@ async def test_open_creates_the_indexes(mongo: MongoStore) -> None:
     assert (await names("users"))["email_1"]["unique"]
     keys = await names("api_keys")
     assert keys["key_hash_1"]["unique"] and keys["user_id_1_name_1"]["unique"]
+    assert "stix_id_1" in await names("iocs")  # TAXII match[id] and object lookups
     await mongo.open()  # idempotent
 
 
