@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from exporters.stix import primary_id
 from server.errors import BadRequest, bad_param
-from store.records import IOC_TYPES, Ioc, iso, parse_iso
+from store.records import IOC_TYPES, iso, parse_iso
 from taxii.collections import stix_type_of
 from taxii.media import parse_timestamp, taxii_time
 
@@ -165,7 +164,10 @@ def parse_limit(args: Mapping[str, Sequence[bytes]], default: int, maximum: int)
 
 
 class Matcher:
-    """The part of the filters decided on a built object: ids, types and version timestamps.
+    """The filters checked on each built object: ids, types and version timestamps.
+
+    The store already applies ids and types (``IocQuery.stix_ids``, :func:`store_types`); checking them
+    again costs a set lookup and keeps a page exact whatever the store returned.
 
     Each record has one version, its ``modified``: ``first``, ``last`` and ``all`` all select it, and
     a timestamp selects it only when equal (TAXII 2.1 section 3.4.2, ``match[version]``).
@@ -181,12 +183,9 @@ class Matcher:
 
     @property
     def narrows(self) -> bool:
-        """True when some scanned records may be rejected after the store query."""
-        return self.ids is not None or self.times is not None
-
-    def may_match(self, ioc: Ioc) -> bool:
-        """False when the record's id rules it out, decided without building its object."""
-        return self.ids is None or primary_id(ioc) in self.ids
+        """True when some records the store returns may be rejected here: only a version timestamp,
+        since ids and types are filtered by the store."""
+        return self.times is not None
 
     def __call__(self, obj: dict[str, Any]) -> bool:
         if self.ids is not None and obj["id"] not in self.ids:

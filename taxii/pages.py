@@ -5,11 +5,12 @@ date_added order as TAXII requires, and a page boundary is a position rather tha
 added while a client walks the collection land after every position already handed out, and none is
 returned twice.
 
-``added_after``, the tier lookback and ``match[type]`` are pushed down to the store. ``match[id]`` and a
-``match[version]`` timestamp can only be decided on a built object (ids are UUIDv5 of the record), so a
-page that filters on them scans at most ``SCAN_BUDGET`` records; it may come back short, or even empty,
-with ``more`` and a ``next`` that continues after the last record scanned ("the server may return
-fewer", section 3.4.2). Every request is bounded that way, whatever the filters.
+``added_after``, the tier lookback, ``match[type]`` and ``match[id]`` are pushed down to the store, which
+indexes each record's STIX object id (``store.stixids``), so the object and versions endpoints (sections
+5.5, 5.7) read only the records they name. A ``match[version]`` timestamp can only be decided on a built
+object, so a page that filters on one scans at most ``SCAN_BUDGET`` records; it may come back short, or
+even empty, with ``more`` and a ``next`` that continues after the last record scanned ("the server may
+return fewer", section 3.4.2). Every request is bounded that way, whatever the filters.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from taxii.filters import Matcher
 from taxii.paging import Position
 
 SCAN_BUDGET = 20_000
-UNBOUNDED = 10**12  # the object endpoint must find its object or answer 404 with certainty
+# The object endpoint must find its object or answer 404 with certainty; its reads stay bounded all the
+# same, since the store returns only the records carrying that id.
+UNBOUNDED = 10**12
 _NARROW_BATCH = 1_000
 
 Contexts = Callable[[Sequence[Ioc]], Awaitable[ExportContext]]
@@ -46,6 +49,11 @@ class PageSpec:
     matcher: Matcher
     unique_ids: int = 0
     budget: int = SCAN_BUDGET
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """The STIX ids the store filters on (``match[id]``, the object endpoints); () for any id."""
+        return tuple(sorted(self.matcher.ids)) if self.matcher.ids else ()
 
     def scan_limit(self) -> int:
         """Rows to read: one past the page when every row matches, else the scan budget."""
@@ -77,8 +85,8 @@ async def read_page(store: Store, spec: PageSpec, contexts: Contexts) -> Page:
     if spec.types == ():
         return Page([], False)
     scan = spec.scan_limit()
-    query = IocQuery(types=spec.types or (), added_after=spec.lower, after=spec.after.key() if spec.after else None,
-                     limit=scan)
+    query = IocQuery(types=spec.types or (), stix_ids=spec.ids, added_after=spec.lower,
+                     after=spec.after.key() if spec.after else None, limit=scan)
     rows = store.iter_iocs(query, min(scan, _NARROW_BATCH if spec.matcher.narrows else scan))
     try:
         return await _fill(rows, spec, contexts, scan)
@@ -88,15 +96,10 @@ async def read_page(store: Store, spec: PageSpec, contexts: Contexts) -> Page:
             await close()
 
 
-async def _objects(batch: list[Ioc], matcher: Matcher, contexts: Contexts) -> list[dict[str, Any] | None]:
-    """The object of each record, None where its id rules it out: ``match[id]`` and the object endpoint
-    then fetch articles for and build only the records they ask for, not every record scanned."""
-    keep = [matcher.may_match(ioc) for ioc in batch]
-    kept = [ioc for ioc, k in zip(batch, keep, strict=True) if k]
-    if not kept:
-        return [None] * len(batch)
-    ctx = await contexts(kept)
-    return [stix_object(ioc, ctx) if k else None for ioc, k in zip(batch, keep, strict=True)]
+async def _objects(batch: list[Ioc], contexts: Contexts) -> list[dict[str, Any]]:
+    """The object of each record, its reporting articles fetched once for the whole batch."""
+    ctx = await contexts(batch)
+    return [stix_object(ioc, ctx) for ioc in batch]
 
 
 async def _fill(rows: AsyncIterator[list[Ioc]], spec: PageSpec, contexts: Contexts, scan: int) -> Page:
@@ -104,8 +107,8 @@ async def _fill(rows: AsyncIterator[list[Ioc]], spec: PageSpec, contexts: Contex
     last: Ioc | None = None
     scanned = 0
     async for batch in rows:
-        for ioc, obj in zip(batch, await _objects(batch, spec.matcher, contexts), strict=True):
-            if obj is not None and spec.matcher(obj):
+        for ioc, obj in zip(batch, await _objects(batch, contexts), strict=True):
+            if spec.matcher(obj):
                 if len(items) == spec.limit:  # one match past the page: there is more
                     return Page(items, True, Position.of(items[-1][0]))
                 items.append((ioc, obj))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -10,6 +11,7 @@ from taxii2client.v21 import Collection, as_pages
 
 from exporters.base import ArticleRef, ExportContext
 from exporters.stix import stix_object
+from store.query import IocQuery
 from store.records import Article, Ioc, iso, utcnow
 from taxii.media import taxii_time
 
@@ -150,6 +152,34 @@ async def test_manifest_object_and_versions(server, iocs, bearer, taxii_http) ->
         headers = await http.get(f"{COLLECTIONS}cves/objects/{cve['id']}/versions/")
     assert wrong_collection.status_code == 404 and other_version.status_code == 404
     assert headers.headers["X-TAXII-Date-Added-First"] == taxii_time(datetime.fromisoformat(cve["created"]))
+
+
+async def test_id_requests_read_only_the_records_they_name(server, iocs, taxii_http, monkeypatch) -> None:
+    rows = await _seed(server, iocs, 300)
+    read: list[Ioc] = []
+    iter_iocs = server.ctx.store.iter_iocs
+
+    def counting(query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
+        async def batches() -> AsyncIterator[list[Ioc]]:
+            async for batch in iter_iocs(query, batch_size):
+                read.extend(batch)
+                yield batch
+        return batches()
+
+    monkeypatch.setattr(server.ctx.store, "iter_iocs", counting)
+    first, last = rows[0], rows[-1]  # the last record is the one a scan would reach at the end
+    async with taxii_http(server.pro_key) as http:
+        one = await http.get(f"{COLLECTIONS}all-iocs/objects/{last.object_id}/")
+        versions = await http.get(f"{COLLECTIONS}all-iocs/objects/{last.object_id}/versions/")
+        matched = await http.get(COLLECTIONS + "all-iocs/objects/", params={"match[id]": f"{last.object_id},"
+                                                                                      f"{first.object_id}"})
+        missing = await http.get(f"{COLLECTIONS}all-iocs/objects/indicator--{'0' * 8}-0000-5000-8000-{'0' * 12}/")
+    assert [o["id"] for o in one.json()["objects"]] == [last.object_id]
+    assert versions.json() == {"more": False, "versions": [one.json()["objects"][0]["modified"]]}
+    assert [o["id"] for o in matched.json()["objects"]] == [first.object_id, last.object_id]
+    assert missing.status_code == 404
+    # Four requests, four records read in all: the store found them by index instead of scanning 300.
+    assert sorted(r.value for r in read) == sorted([last.value, last.value, first.value, last.value])
 
 
 async def test_tier_lookback_applies(server, iocs, taxii_http) -> None:

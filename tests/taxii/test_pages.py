@@ -1,4 +1,5 @@
-"""Reading pages from a real SQLite store: keyset positions, bounded scans for object-side filters."""
+"""Reading pages from a real SQLite store: keyset positions, ids read by index, bounded scans for version
+timestamps."""
 
 from __future__ import annotations
 
@@ -45,15 +46,27 @@ async def test_plain_pages_are_full_and_continue_after_the_last_object(store, io
     assert [i.value for p in pages for i, _ in p.items] == [r.value for r in rows]
 
 
-async def test_id_filters_scan_a_bounded_number_of_records_per_page(store, iocs) -> None:
+async def test_id_filters_read_only_the_records_asked_for(store, iocs) -> None:
     rows = iocs(40)
     await store.upsert_iocs(rows)
     wanted = [stix_object(rows[3]), stix_object(rows[33])]
-    pages = await _walk(store, rows, Filters(ids=tuple(sorted(o["id"] for o in wanted))), limit=2, budget=8)
-    assert [o for p in pages for _, o in p.items] == wanted
+    ids = tuple(sorted(o["id"] for o in wanted))
+    pages = await _walk(store, rows, Filters(ids=ids), limit=1, budget=8)
+    # The store returns the two records by index: no empty pages between them, whatever the budget.
+    assert [[o for _, o in p.items] for p in pages] == [[wanted[0]], [wanted[1]]]
+    assert [p.more for p in pages] == [True, False]
+
+
+async def test_version_timestamps_scan_a_bounded_number_of_records_per_page(store, iocs) -> None:
+    rows = iocs(40)
+    await store.upsert_iocs(rows)
+    ctx = ExportContext(utcnow(), utcnow(), utcnow(), "pro", {})
+    wanted = [stix_object(rows[n], ctx)["modified"].replace("Z", "000Z") for n in (3, 33)]
+    pages = await _walk(store, rows, Filters(versions=tuple(sorted(wanted))), limit=2, budget=8)
+    assert [o["id"] for p in pages for _, o in p.items] == [stix_object(rows[n])["id"] for n in (3, 33)]
     assert pages[1].items == [] and pages[1].more  # an empty page that is not the end: more with a next
-    # 8 records a page: 0-7 finds one id, 32-39 the other; the tokens carry no memory of found ids, so
-    # the scan runs to the budget, and the 40th record ending it exactly leaves one empty final page.
+    # 8 records a page: 0-7 finds one version, 32-39 the other; the scan runs to the budget, and the
+    # 40th record ending it exactly leaves one empty final page.
     assert len(pages) == 6 and pages[-1] == Page([], False)
 
 

@@ -116,7 +116,9 @@ def test_matcher_decides_ids_and_version_timestamps() -> None:
     assert Matcher(Filters(versions=("2026-01-01T00:00:00.250000Z",)))(obj)
     assert not Matcher(Filters(versions=("2026-01-01T00:00:00.000000Z",)))(obj)
     assert Matcher(Filters(versions=("2026-01-01T00:00:00.000000Z", "first")))(obj)  # ORed: first selects it
-    assert not Matcher(Filters(ids=("indicator--y",)))(obj) and Matcher(Filters(ids=("indicator--y",))).narrows
+    assert not Matcher(Filters(ids=("indicator--y",)))(obj)
+    assert not Matcher(Filters(ids=("indicator--y",))).narrows  # the store filters ids (IocQuery.stix_ids)
+    assert Matcher(Filters(versions=("2026-01-01T00:00:00.000000Z",))).narrows
 
 
 def _token(filters: Filters, where: str = "") -> str:
