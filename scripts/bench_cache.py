@@ -61,6 +61,8 @@ def main() -> None:
     parser.add_argument("--iocs", type=int, default=50_000)
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--connections", type=int, default=50)
+    parser.add_argument("--processes", type=int, default=1,
+                        help="server processes of the cached ctiwire (CTIWIRE_PROCESSES); the ceiling stays one")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install wrk")
@@ -71,7 +73,7 @@ def main() -> None:
         asyncio.run(seed(work, args.iocs))
         env = cli_env(work, CTIWIRE_REDIS_URL=redis.url, CTIWIRE_LOG_LEVEL="WARNING", CTIWIRE_RATE_LIMIT_SCALE="100000")
         key = benchlib.pro_key(env)
-        cached = spawn_server(env, "--no-seed")
+        cached = spawn_server({**env, "CTIWIRE_PROCESSES": str(args.processes)}, "--no-seed")
         procs.append(cached.process)
         uncached = spawn_server({**env, "CTIWIRE_CACHE_ENABLED": "false"}, "--no-seed")
         procs.append(uncached.process)
@@ -110,8 +112,8 @@ def _entry_key(redis_url: str, pattern: str) -> str:
 
 
 def print_table(rows: list[tuple[str, dict[str, float]]], args: argparse.Namespace, size: int) -> None:
-    print(f"\n`scripts/bench cache --iocs {args.iocs} --seconds {args.seconds} --connections {args.connections}`"
-          f" ({os.cpu_count()} cores; STIX export body {size / 1e6:.1f} MB)\n")
+    print(f"\n`scripts/bench cache --iocs {args.iocs} --seconds {args.seconds} --connections {args.connections}"
+          f" --processes {args.processes}` ({os.cpu_count()} cores; STIX export body {size / 1e6:.1f} MB)\n")
     print("| request | requests/s | p50 ms | p99 ms | non-2xx |")
     print("|---|---:|---:|---:|---:|")
     for name, r in rows:

@@ -212,7 +212,24 @@ def serve_processes(settings: Settings, args: argparse.Namespace) -> int:
     asyncio.run(_bootstrap_only(settings, seed_empty=not args.no_seed and settings.backend_name == "sqlite"))
     sockets = bind_sockets(settings.port, settings.host)
     fork_processes(settings.processes)  # returns in each child; the parent restarts children that crash
+    _stop_with_parent()
     return asyncio.run(serve(settings, args, sockets))
+
+
+def _stop_with_parent() -> None:
+    """Ask Linux to send this child SIGTERM when the parent dies (prctl PR_SET_PDEATHSIG).
+
+    Stopping the server means signalling the process that was started; fork_processes' parent does not
+    forward signals, so without this its children would go on serving the port as orphans.
+    """
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() == 1:  # the parent died before the request took effect
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 async def _bootstrap_only(settings: Settings, seed_empty: bool) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+from pathlib import Path
 
 from openapi_spec_validator import validate
 
@@ -72,3 +73,31 @@ def test_forked_server_processes_draw_their_own_request_ids() -> None:
 
 def _two_ids(_: int) -> tuple[str, str]:
     return new_request_id(), new_request_id()
+
+
+def test_several_server_processes_serve_one_port_and_stop_together(tmp_path) -> None:
+    """CTIWIRE_PROCESSES=2: both children answer; stopping the started process stops them too."""
+    import httpx
+    from support import cli_env, spawn_server, wait_for
+
+    server = spawn_server(cli_env(tmp_path, CTIWIRE_PROCESSES="2"), "--no-seed")
+    children = _children(server.process.pid)
+    try:
+        wait_for(lambda: len(_children(server.process.pid)) == 2, 30, "two server processes")
+        children = _children(server.process.pid)
+        assert all(httpx.get(server.url + "/healthz", timeout=5).status_code == 200 for _ in range(10))
+    finally:
+        server.stop()
+    wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in children), 30, "the children to stop")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
