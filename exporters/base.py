@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar, NamedTuple
 
+from store import stixids
 from store.records import Ioc, iso, ms
 from store.stixids import stable_uuid as stable_uuid  # re-exported: formats name their ids through here
 
@@ -66,8 +67,8 @@ def filename(fmt: str, dt: datetime) -> str:
 
 
 def indicator_id(ioc: Ioc) -> str:
-    """The record's indicator id; the rule lives in ``store.stixids``, where the store indexes it."""
-    return ioc.stix_id
+    """The record's ``indicator`` id (a CVE's is not its object id: that is its vulnerability's)."""
+    return stixids.indicator_id(ioc.type, ioc.value)
 
 
 def records_digest(iocs: Sequence[Ioc]) -> str:

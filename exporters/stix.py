@@ -122,8 +122,8 @@ def vulnerability_object(cve: str, created: str, modified: str, extra_refs: list
 
 def primary_id(ioc: Ioc) -> str:
     """The id of :func:`stix_object` for ``ioc`` without building it (other formats cite it; the store
-    indexes it as ``Ioc.object_id``)."""
-    return ioc.object_id
+    indexes it as ``Ioc.stix_id``)."""
+    return ioc.stix_id
 
 
 def stix_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:

@@ -17,6 +17,10 @@ from server.openapi_parts import csv_param, header, ok, operation, param
 from server.streaming import ChunkWriter, ClientGone
 from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES, utcnow
 
+# The id under which the STIX export and TAXII carry the record, so a REST result leads straight to it.
+STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export and TAXII: `indicator--` plus "
+               "the UUIDv5 of type and value, or `vulnerability--` for a CVE")
+
 
 async def stream_ioc_list(handler: BaseHandler, request: IocRequest, total: int) -> None:
     """``{"meta": {...}, "data": [...]}`` written in chunks, so 10,000 rows never sit in memory twice."""
@@ -103,7 +107,7 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "article_ids": {"type": "array", "items": {"type": "string", "format": "uuid"}},
         "cves": {"type": "array", "items": {"type": "string"}},
         "techniques": {"type": "array", "items": {"type": "string"}},
-        "stix_id": {"type": "string", "description": "Stable STIX indicator id (UUIDv5 of type and value)"},
+        "stix_id": {"type": "string", "description": STIX_ID_DOC},
     }},
     "IocList": {"type": "object", "required": ["meta", "data"], "properties": {
         "meta": {"type": "object", "properties": {"total": {"type": "integer"}, "limit": {"type": "integer"},

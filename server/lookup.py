@@ -11,7 +11,7 @@ from server.base import BaseHandler
 from server.context import AppContext
 from server.errors import bad_param
 from server.ioc_params import parse_ioc_request
-from server.iocs import WINDOW_HEADERS, stream_ioc_list
+from server.iocs import STIX_ID_DOC, WINDOW_HEADERS, stream_ioc_list
 from server.openapi_parts import csv_param, ok, operation, param
 from store.base import NotFound
 from store.indicators import detect_type, normalize, refang
@@ -109,7 +109,7 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
     "Lookup": {"type": "object", "required": ["found", "type", "value"], "properties": {
         "found": {"type": "boolean"}, "type": {"type": "string", "enum": list(IOC_TYPES)},
         "value": {"type": "string", "description": "normalised (refanged, lowercased where case is not meaningful)"},
-        "stix_id": {"type": "string"}, "confidence": {"type": "string"},
+        "stix_id": {"type": "string", "description": STIX_ID_DOC}, "confidence": {"type": "string"},
         "first_seen": {"type": "string", "format": "date-time"}, "last_seen": {"type": "string", "format": "date-time"},
         "reporting_sources": {"type": "array", "items": {"type": "string"}},
         "related_articles": {"type": "array", "items": {"type": "object"}},

@@ -84,7 +84,7 @@ class IocQuery:
 
     ``since`` bounds ``modified`` (spec: "IOCs added or updated after this time"). ``added_after`` bounds
     ``first_seen`` (TAXII date_added) and ``after`` is the keyset position (first_seen, type, value).
-    ``stix_ids`` keeps records whose STIX object id (``Ioc.object_id``) is any of them, read by index.
+    ``stix_ids`` keeps records whose STIX object id (``Ioc.stix_id``) is any of them, read by index.
     """
 
     types: tuple[str, ...] = ()

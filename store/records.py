@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from store.stixids import CTIWIRE_NAMESPACE as CTIWIRE_NAMESPACE
-from store.stixids import indicator_id, object_id
+from store.stixids import object_id
 
 if TYPE_CHECKING:
     from config.sources import SourceConfig
@@ -245,13 +245,8 @@ class Ioc:
 
     @property
     def stix_id(self) -> str:
-        """The indicator id of (type, value), even for a CVE (the REST resource's documented field)."""
-        return indicator_id(self.type, self.value)
-
-    @property
-    def object_id(self) -> str:
-        """The id of the record's STIX object (``vulnerability--`` for a CVE): what TAXII serves and
-        both stores index."""
+        """The id of the record's one STIX object: ``vulnerability--`` for a CVE, else ``indicator--``.
+        The REST field, the STIX export and TAXII all name the record by it, and both stores index it."""
         return object_id(self.type, self.value)
 
     @property

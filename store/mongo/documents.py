@@ -46,7 +46,7 @@ def from_keyed(kind: type[K], doc: Doc) -> K:
 def ioc_doc(ioc: Ioc, version: str) -> Doc:
     """An IOC document; ``_v`` changes on every write, for compare-and-swap merges. ``stix_id`` is the
     record's STIX object id, indexed for TAXII ``match[id]`` and the object endpoints."""
-    return {"_id": ioc_key(ioc.type, ioc.value), **to_doc(ioc), "stix_id": ioc.object_id, "_v": version}
+    return {"_id": ioc_key(ioc.type, ioc.value), **to_doc(ioc), "stix_id": ioc.stix_id, "_v": version}
 
 
 def source_doc(source: Source) -> Doc:

@@ -72,7 +72,7 @@ _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confide
 
 def _ioc_row(i: Ioc) -> tuple[Any, ...]:
     return (i.type, i.value, iso(i.first_seen), iso(i.last_seen), iso(i.modified), i.confidence, i.feed_name,
-            i.source_category, _json(i.industries), _json(to_doc(i)), i.object_id)
+            i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id)
 
 
 class SqliteStore(Store):

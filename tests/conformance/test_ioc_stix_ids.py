@@ -29,7 +29,7 @@ def _key(i: Ioc) -> tuple[object, str, str]:
 
 async def test_ids_keep_the_keyset_order_and_walk(store: Store) -> None:
     await store.upsert_iocs(ROWS)
-    query = IocQuery(stix_ids=tuple(i.object_id for i in WANTED), limit=2)
+    query = IocQuery(stix_ids=tuple(i.stix_id for i in WANTED), limit=2)
     first = await store.all_iocs(query)
     rest = await store.all_iocs(IocQuery(stix_ids=query.stix_ids, after=_key(first[-1]), limit=10))
     assert first + rest == sorted(WANTED, key=_key)
@@ -41,14 +41,14 @@ async def test_ids_keep_the_keyset_order_and_walk(store: Store) -> None:
 async def test_spellings_of_one_cve_are_one_vulnerability(store: Store) -> None:
     spellings = [ioc("CVE-2024-3400", "cve"), ioc("cve-2024-3400", "cve"), ioc("CVE-2024-3401", "cve")]
     await store.upsert_iocs(spellings)
-    rows = await store.all_iocs(IocQuery(stix_ids=(spellings[0].object_id,), limit=10))
+    rows = await store.all_iocs(IocQuery(stix_ids=(spellings[0].stix_id,), limit=10))
     assert [r.value for r in rows] == ["CVE-2024-3400", "cve-2024-3400"]
 
 
 async def test_records_written_without_the_id_are_backfilled_at_open(store: Store) -> None:
     await store.upsert_iocs(ROWS)
     await _forget_stix_ids(store)
-    query = IocQuery(stix_ids=(WANTED[0].object_id,), limit=10)
+    query = IocQuery(stix_ids=(WANTED[0].stix_id,), limit=10)
     assert await store.all_iocs(query) == []  # as a database from before the column would answer
     await store.open()
     assert await store.all_iocs(query) == [WANTED[0]]
@@ -82,10 +82,10 @@ async def test_an_old_sqlite_database_gains_the_column_index_and_ids(tmp_path: P
     store = SqliteStore(path)
     await store.open()
     try:
-        wanted = IocQuery(stix_ids=tuple(i.object_id for i in WANTED), limit=10)
+        wanted = IocQuery(stix_ids=tuple(i.stix_id for i in WANTED), limit=10)
         assert await store.all_iocs(wanted) == sorted(WANTED, key=_key)
         await store.upsert_iocs([ioc("new.example")])  # named columns: the appended column is written too
-        assert await store.all_iocs(IocQuery(stix_ids=(ioc("new.example").object_id,))) == [ioc("new.example")]
+        assert await store.all_iocs(IocQuery(stix_ids=(ioc("new.example").stix_id,))) == [ioc("new.example")]
         plan = await store._all(f"EXPLAIN QUERY PLAN SELECT doc FROM iocs WHERE {ioc_where(wanted)[0]}",
                                 ioc_where(wanted)[1])
         assert any("iocs_stix_id" in row[3] for row in plan), [tuple(r) for r in plan]  # read by index

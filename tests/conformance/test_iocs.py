@@ -113,10 +113,10 @@ CASES: list[Case] = [
     ("added after bounds first_seen", {"added_after": at(minutes=1)}, lambda i: i.first_seen > at(minutes=1)),
     ("combined", {"types": ("domain", "url"), "since": at(minutes=5)},
      lambda i: i.type in ("domain", "url") and i.modified >= at(minutes=5)),
-    ("stix ids ORed, unknown ignored", {"stix_ids": (CORPUS[0].object_id, CORPUS[5].object_id, UNKNOWN_ID)},
+    ("stix ids ORed, unknown ignored", {"stix_ids": (CORPUS[0].stix_id, CORPUS[5].stix_id, UNKNOWN_ID)},
      lambda i: i in (CORPUS[0], CORPUS[5])),
     ("stix ids ANDed with the other filters",
-     {"stix_ids": tuple(i.object_id for i in CORPUS), "types": ("domain",), "added_after": at(minutes=0)},
+     {"stix_ids": tuple(i.stix_id for i in CORPUS), "types": ("domain",), "added_after": at(minutes=0)},
      lambda i: i.type == "domain"),
 ]
 

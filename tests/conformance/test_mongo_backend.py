@@ -154,7 +154,7 @@ def test_documents_key_records_naturally_and_carry_derived_flags() -> None:
     assert doc["_id"] == article(1).id and "id" not in doc
     assert (doc["has_iocs"], doc["has_ai_summary"], doc["has_audio"]) == (True, False, True)
     assert ioc_doc(ioc("x.example"), "v1")["_id"] == "domain:x.example"
-    assert ioc_doc(ioc("CVE-2024-1", "cve"), "v1")["stix_id"] == ioc("CVE-2024-1", "cve").object_id
+    assert ioc_doc(ioc("CVE-2024-1", "cve"), "v1")["stix_id"] == ioc("CVE-2024-1", "cve").stix_id
 
 
 async def test_open_creates_the_indexes(mongo: MongoStore) -> None:

@@ -169,14 +169,14 @@ async def test_id_requests_read_only_the_records_they_name(server, iocs, taxii_h
     monkeypatch.setattr(server.ctx.store, "iter_iocs", counting)
     first, last = rows[0], rows[-1]  # the last record is the one a scan would reach at the end
     async with taxii_http(server.pro_key) as http:
-        one = await http.get(f"{COLLECTIONS}all-iocs/objects/{last.object_id}/")
-        versions = await http.get(f"{COLLECTIONS}all-iocs/objects/{last.object_id}/versions/")
-        matched = await http.get(COLLECTIONS + "all-iocs/objects/", params={"match[id]": f"{last.object_id},"
-                                                                                      f"{first.object_id}"})
+        one = await http.get(f"{COLLECTIONS}all-iocs/objects/{last.stix_id}/")
+        versions = await http.get(f"{COLLECTIONS}all-iocs/objects/{last.stix_id}/versions/")
+        matched = await http.get(COLLECTIONS + "all-iocs/objects/", params={"match[id]": f"{last.stix_id},"
+                                                                                      f"{first.stix_id}"})
         missing = await http.get(f"{COLLECTIONS}all-iocs/objects/indicator--{'0' * 8}-0000-5000-8000-{'0' * 12}/")
-    assert [o["id"] for o in one.json()["objects"]] == [last.object_id]
+    assert [o["id"] for o in one.json()["objects"]] == [last.stix_id]
     assert versions.json() == {"more": False, "versions": [one.json()["objects"][0]["modified"]]}
-    assert [o["id"] for o in matched.json()["objects"]] == [first.object_id, last.object_id]
+    assert [o["id"] for o in matched.json()["objects"]] == [first.stix_id, last.stix_id]
     assert missing.status_code == 404
     # Four requests, four records read in all: the store found them by index instead of scanning 300.
     assert sorted(r.value for r in read) == sorted([last.value, last.value, first.value, last.value])
@@ -224,3 +224,17 @@ async def test_malformed_requests_are_400(server, iocs, taxii_http) -> None:
 def test_taxii_time_of_exporter_dates_round_trips() -> None:
     when = datetime(2026, 5, 6, 7, 8, 9, 10000, tzinfo=UTC)
     assert taxii_time(datetime.fromisoformat(iso(when))) == "2026-05-06T07:08:09.010000Z"
+
+
+async def test_the_rest_stix_id_of_every_type_names_its_taxii_object(server, iocs, taxii_http) -> None:
+    """A REST result leads straight to its STIX object: a CVE's stix_id is its vulnerability's id."""
+    await _seed(server, iocs, 20)
+    async with server.client(server.pro_key) as rest:
+        records = (await rest.get("/api/v1/iocs", params={"limit": 100})).json()["data"]
+    assert {r["type"] for r in records} >= {"cve", "ipv4", "domain"}
+    async with taxii_http(server.pro_key) as http:
+        for record in records:
+            found = await http.get(f"{COLLECTIONS}all-iocs/objects/{record['stix_id']}/")
+            assert found.status_code == 200, record
+            obj = found.json()["objects"][0]
+            assert obj["type"] == ("vulnerability" if record["type"] == "cve" else "indicator")

@@ -14,7 +14,6 @@ import httpx
 from support import cli_env, spawn_server
 from taxii2client.v21 import Collection, as_pages
 
-from exporters.stix import vulnerability_id
 from store.records import Ioc, utcnow
 from store.sqlite import SqliteStore
 from taxii.media import TAXII_21
@@ -51,14 +50,10 @@ async def test_walk_returns_each_object_once_while_records_arrive(server, iocs, 
     objects = await asyncio.to_thread(walk)
     ids = [o["id"] for o in objects]
     assert len(ids) == len(set(ids)) == TOTAL + 300
-    assert set(ids) == {_stix_id(r) for r in seeded + added}
+    assert set(ids) == {r.stix_id for r in seeded + added}
     created = [o["created"] for o in objects]
     assert created == sorted(created)  # ascending date_added (created is the date the record was first seen)
     stix_valid(random.Random(7).sample(objects, 400) + [o for o in objects if o["type"] == "vulnerability"][:20])
-
-
-def _stix_id(record: Ioc) -> str:
-    return vulnerability_id(record.value) if record.type == "cve" else record.stix_id
 
 
 async def test_limit_never_exceeds_the_server_maximum(server, iocs, taxii_http) -> None:
