@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from email.utils import format_datetime
 
 from exporters.cached import Entry
@@ -15,10 +16,16 @@ def _matches(if_none_match: str, etag: str) -> bool:
     return "*" in tags or etag in tags
 
 
+@functools.lru_cache(maxsize=512)
+def _http_date(built_at: str) -> str:
+    """RFC 9110 IMF-fixdate of an entry's build time; entries are served many times, built once."""
+    return format_datetime(parse_iso(built_at), usegmt=True)
+
+
 async def write_entry(handler: BaseHandler, entry: Entry, status: str, *, attachment: bool) -> None:
     """Send ``entry`` (or 304) with its validators and cache status."""
     handler.set_header("ETag", entry.meta.etag)
-    handler.set_header("Last-Modified", format_datetime(parse_iso(entry.meta.built_at), usegmt=True))
+    handler.set_header("Last-Modified", _http_date(entry.meta.built_at))
     handler.set_header("X-Cache", status)
     handler.set_header("Cache-Control", "private, max-age=0, must-revalidate")
     if _matches(handler.request.headers.get("If-None-Match", ""), entry.meta.etag):
