@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 
 from store.records import Ioc, utcnow
 
@@ -33,6 +34,9 @@ async def test_stats_come_from_the_cache_with_validators(server) -> None:
     assert (first.headers["X-Cache"], second.headers["X-Cache"]) == ("miss", "hit")
     assert first.headers["ETag"] == second.headers["ETag"] and first.content == second.content
     assert not_modified.status_code == 304 and not_modified.content == b""
+    built = parsedate_to_datetime(first.headers["Last-Modified"])  # RFC 9110 IMF-fixdate of the build
+    assert second.headers["Last-Modified"] == first.headers["Last-Modified"]
+    assert abs((datetime.now(UTC) - built).total_seconds()) < 60
     body = first.json()
     assert body["total"] == 30
     assert body["by_type"] == dict(Counter(r.type for r in rows))
