@@ -63,6 +63,8 @@ class Window:
         start = self.bucket(now) * self.seconds
         if curr + cost <= self.limit:  # the previous bucket's share must decay to the room left
             return start + self.seconds * (1.0 - (self.limit - curr - cost) / prev) if prev else now
+        if not curr:  # a cost above the whole limit never fits: point at the next bucket, not a division by 0
+            return start + self.seconds
         # after the rollover the current bucket becomes the previous one and decays in turn
         return start + self.seconds * (2.0 - max(self.limit - cost, 0) / curr)
 

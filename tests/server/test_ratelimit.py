@@ -114,6 +114,7 @@ def test_reset_is_when_a_request_fits_again() -> None:
     assert minute.admit_at((0, 10), 1, start + 30) == pytest.approx(start + 60 + 6)
     # previous bucket full, current empty: its share must fall to 9 of 10
     assert minute.admit_at((10, 0), 1, start + 3) == pytest.approx(start + 6)
+    assert minute.admit_at((0, 0), 11, start + 3) == start + 60  # more than the whole limit: no division by 0
     assert minute.full_at((3, 4), start + 3) == start + 120
     assert minute.full_at((3, 0), start + 3) == start + 60
 
