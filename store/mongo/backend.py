@@ -112,6 +112,18 @@ class MongoStore(Store):
         return None if doc is None else from_keyed(ApiKey, doc)
 
     @guarded
+    async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
+        """One round trip per authenticated request: the key and, by $lookup, its owner."""
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"key_hash": key_hash}}, {"$limit": 1},
+            {"$lookup": {"from": "users", "localField": "user_id", "foreignField": "_id", "as": "owner"}}]
+        found = await (await self._c("api_keys").aggregate(pipeline)).to_list()
+        if not found or not found[0]["owner"]:
+            return None
+        doc = found[0]
+        return from_keyed(ApiKey, doc), from_keyed(User, doc["owner"][0])
+
+    @guarded
     async def list_keys(self, user_id: str) -> list[ApiKey]:
         cursor = self._c("api_keys").find({"user_id": user_id}).sort([("created_at", 1), ("name", 1)])
         return [from_keyed(ApiKey, d) async for d in cursor]
