@@ -1,4 +1,4 @@
-"""Fixtures shared by every test folder: a real redis-server, a running ctiwire server."""
+"""Fixtures shared by every test folder: a real redis-server, a running ctiwire server, an open SQLite store."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from support import RedisServer, RunningServer, make_settings, start_redis, start_server, stop_server
+
+from store.sqlite import SqliteStore
 
 
 @pytest.fixture(scope="session")
@@ -23,3 +25,10 @@ async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
     await stop_server(running)
 
 
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
+    """An open SQLite store in the test's own folder (tests/conformance overrides it, once per backend)."""
+    opened = SqliteStore(tmp_path / "ctiwire.sqlite3")
+    await opened.open()
+    yield opened
+    await opened.close()

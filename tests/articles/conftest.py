@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from mongo_support import NO_TEXT_ON_MOCK, mock_store, real_mongodb_uri, real_store
+from mongo_support import NO_TEXT_ON_MOCK, backend_store, real_mongodb_uri
 from support import RunningServer, make_settings, start_server, stop_server
 
 from ingest.demo import generate, seed_store
-from store.base import Store
 from store.mongo import MongoStore
 from store.records import Article, utcnow
 
@@ -42,17 +41,9 @@ class Seeded:
             pytest.skip(NO_TEXT_ON_MOCK)
 
 
-def _store(backend: str) -> Store | None:
-    if backend == "mongomock":
-        return mock_store()
-    if backend == "mongodb":
-        return real_store(real_mongodb_uri() or "")
-    return None
-
-
 async def _seeded(backend: str, tmp_path: Path) -> AsyncIterator[Seeded]:
     # Scaled limits: these tests send more than a Free key's 10 requests per minute.
-    running = await start_server(make_settings(tmp_path, rate_limit_scale=100), _store(backend))
+    running = await start_server(make_settings(tmp_path, rate_limit_scale=100), backend_store(backend))
     now = utcnow()
     await seed_store(running.ctx.store, SEEDED_ROWS, now=now)
     yield Seeded(running, [a for batch in generate(SEEDED_ROWS, now) for a in batch], backend)

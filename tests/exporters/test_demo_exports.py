@@ -3,9 +3,7 @@ each document checked by its own validator (issue 8, "Done means")."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,14 +23,9 @@ LIMIT = 120
 
 
 @pytest.fixture
-async def demo_store(tmp_path: Path, now: datetime) -> AsyncIterator[tuple[SqliteStore, int]]:
-    store = SqliteStore(tmp_path / "demo.sqlite3")
-    await store.open()
-    try:
-        _articles, records = await seed_store(store, DEMO_ARTICLES, now)
-        yield store, records
-    finally:
-        await store.close()
+async def demo_store(store: SqliteStore, now: datetime) -> tuple[SqliteStore, int]:
+    _articles, records = await seed_store(store, DEMO_ARTICLES, now)
+    return store, records
 
 
 async def test_demo_exports_pass_their_validators(demo_store: tuple[SqliteStore, int], now: datetime,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,21 +42,16 @@ def test_dated_file_names() -> None:
     assert all(name.endswith(cls.extension) for name, cls in zip(names.values(), EXPORTERS.values(), strict=True))
 
 
-async def test_export_job_builds_every_format_from_a_store(tmp_path: Path, records: list[Ioc], now: datetime,
+async def test_export_job_builds_every_format_from_a_store(store: SqliteStore, records: list[Ioc], now: datetime,
                                                           check: Any) -> None:
-    store = SqliteStore(tmp_path / "ctiwire.sqlite3")
-    await store.open()
-    try:
-        await store.upsert_iocs(records)
-        validate = {"stix": check.stix, "misp": check.misp, "cef": check.cef, "openioc": check.openioc,
-                    "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
-        for fmt in EXPORTERS:
-            entry = await jobs.build_export(store, jobs.ExportRequest(fmt, "pro", "30d", limit=1000), now, 1)
-            assert entry.meta.media_type == EXPORTS[fmt][1] and entry.meta.rows == len(records)
-            assert entry.meta.filename == filename(fmt, now)
-            validate[fmt](entry.body)
-    finally:
-        await store.close()
+    await store.upsert_iocs(records)
+    validate = {"stix": check.stix, "misp": check.misp, "cef": check.cef, "openioc": check.openioc,
+                "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
+    for fmt in EXPORTERS:
+        entry = await jobs.build_export(store, jobs.ExportRequest(fmt, "pro", "30d", limit=1000), now, 1)
+        assert entry.meta.media_type == EXPORTS[fmt][1] and entry.meta.rows == len(records)
+        assert entry.meta.filename == filename(fmt, now)
+        validate[fmt](entry.body)
 
 
 @given(name=st.text(max_size=40), other=st.text(max_size=10))

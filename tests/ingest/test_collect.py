@@ -86,14 +86,6 @@ def _source(server: HTTPServer, name: str, path: str) -> SourceConfig:
     return SourceConfig(name, server.url_for("/"), server.url_for(path), "rss", 2, "commercial", True)
 
 
-@pytest.fixture
-async def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    db = SqliteStore(tmp_path / "collect.db")
-    await db.open()
-    yield db
-    await db.close()
-
-
 async def test_good_feeds_are_collected_and_bad_ones_recorded(feeds: HTTPServer, store: SqliteStore) -> None:
     sources = [_source(feeds, name, path) for name, path in (
         ("RSS", "/rss"), ("Atom", "/atom"), ("Broken", "/broken"), ("Fails", "/fails"), ("Huge", "/huge"),

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 from datetime import timedelta
-from pathlib import Path
 
 from ingest.aggregate import aggregate
 from ingest.demo import generate, seed_store
@@ -58,15 +57,10 @@ def test_confidence_rises_with_corroboration_and_government_sources() -> None:
     assert aggregate(articles[:1], {"S0": "government"})[0].confidence == "high"
 
 
-async def test_seeding_fills_the_store_idempotently(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "demo.db")
-    await store.open()
-    try:
-        articles, iocs = await seed_store(store, 700)
-        again = await seed_store(store, 700)
-        stored = await store.count_articles(ArticleQuery(include_archived=True), exact=True)
-        assert articles == stored == 700 and again[0] == 700
-        assert await store.count_iocs(IocQuery()) == iocs > 0
-        assert len(await store.list_sources()) >= 30
-    finally:
-        await store.close()
+async def test_seeding_fills_the_store_idempotently(store: SqliteStore) -> None:
+    articles, iocs = await seed_store(store, 700)
+    again = await seed_store(store, 700)
+    stored = await store.count_articles(ArticleQuery(include_archived=True), exact=True)
+    assert articles == stored == 700 and again[0] == 700
+    assert await store.count_iocs(IocQuery()) == iocs > 0
+    assert len(await store.list_sources()) >= 30

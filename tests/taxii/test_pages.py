@@ -3,11 +3,8 @@ timestamps."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from datetime import timedelta
-from pathlib import Path
-
-import pytest
 
 from exporters.base import ExportContext
 from exporters.stix import stix_object
@@ -15,14 +12,6 @@ from store.records import Ioc, utcnow
 from store.sqlite import SqliteStore
 from taxii.filters import Filters, Matcher
 from taxii.pages import Page, PageSpec, context_maker, read_page
-
-
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    opened = SqliteStore(tmp_path / "pages.sqlite3")
-    await opened.open()
-    yield opened
-    await opened.close()
 
 
 async def _walk(store: SqliteStore, rows: list[Ioc], filters: Filters, limit: int, budget: int) -> list[Page]:
