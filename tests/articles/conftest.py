@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from mongo_support import NO_TEXT_ON_MOCK, backend_store, real_mongodb_uri
+from mongo_support import NO_TEXT_ON_MOCK, backend_store, server_backends
 from support import RunningServer, make_settings, start_server, stop_server
 
 from ingest.demo import generate, seed_store
@@ -18,11 +18,7 @@ from store.mongo import MongoStore
 from store.records import Article, utcnow
 
 SEEDED_ROWS = 800
-BACKENDS = [
-    pytest.param("sqlite", id="sqlite"),
-    pytest.param("mongomock", id="mongomock", marks=pytest.mark.mongo),
-    *([pytest.param("mongodb", id="mongodb", marks=pytest.mark.mongo)] if real_mongodb_uri() else []),
-]
+BACKENDS = server_backends()
 
 
 @dataclass

@@ -11,33 +11,21 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from mongo_support import dispose, mock_store, real_mongodb_uri, real_store
+from mongo_support import backend_store, dispose, server_backends
 
 from store.base import Store
 from store.mongo import MongoStore
 from store.sqlite import SqliteStore
 
-BACKENDS = [
-    pytest.param("sqlite", id="sqlite"),
-    pytest.param("mongomock", id="mongomock", marks=pytest.mark.mongo),
-    *([pytest.param("mongodb", id="mongodb", marks=pytest.mark.mongo)] if real_mongodb_uri() else []),
-]
 
-
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=server_backends())
 def backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
 @pytest.fixture
 async def store(backend: str, tmp_path: Path) -> AsyncIterator[Store]:
-    opened: Store
-    if backend == "sqlite":
-        opened = SqliteStore(tmp_path / "ctiwire.db")
-    elif backend == "mongomock":
-        opened = mock_store()
-    else:
-        opened = real_store(real_mongodb_uri() or "")
+    opened: Store = backend_store(backend) or SqliteStore(tmp_path / "ctiwire.db")
     await opened.open()
     yield opened
     if isinstance(opened, MongoStore):
