@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import ClassVar
 
 from exporters.base import PRODUCT, ExportContext, Exporter
-from exporters.stix import primary_id
 from store.records import Ioc
 
 CEF_VERSION = "0"
@@ -85,7 +84,7 @@ def extension(ioc: Ioc) -> str:
     for n, label, raw in custom:
         if raw:  # a label without its value would only confuse a parser's field mapping
             fields.append(f"cs{n}Label={label} cs{n}={ext_escape(raw)}")
-    fields.append(f"cs5Label=STIX id cs5={primary_id(ioc)}")
+    fields.append(f"cs5Label=STIX id cs5={ioc.stix_id}")
     fields.append(f"start={_ms(ioc.first_seen)} end={_ms(ioc.last_seen)} rt={_ms(ioc.modified)}")
     return " ".join(fields)
 

@@ -120,12 +120,6 @@ def vulnerability_object(cve: str, created: str, modified: str, extra_refs: list
     return obj
 
 
-def primary_id(ioc: Ioc) -> str:
-    """The id of :func:`stix_object` for ``ioc`` without building it (other formats cite it; the store
-    indexes it as ``Ioc.stix_id``)."""
-    return ioc.stix_id
-
-
 def stix_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:
     """The primary STIX 2.1 object of one IOC record: an ``indicator``, or a ``vulnerability`` for a CVE.
 

@@ -9,7 +9,7 @@ import cefp
 
 from exporters.base import ExportContext
 from exporters.cef import CefExporter, ext_escape, header_escape
-from exporters.stix import primary_id
+from exporters.stix import stix_object
 from store.records import Ioc
 
 
@@ -23,7 +23,7 @@ def test_one_line_per_ioc_parsed_back(records: list[Ioc], ctx: ExportContext, ch
         ext = line["extension"]
         assert ext["cs1"] == record.value and ext["cs1Label"] == "Indicator"
         assert ext["cs2"] == record.feed_name and ext["cs4"] == record.confidence
-        assert ext["cs5"] == primary_id(record)
+        assert ext["cs5"] == stix_object(record)["id"]  # the id the STIX export gives the record
         assert int(ext["start"]) == int(record.first_seen.timestamp() * 1000)
         assert line["severity"] == {"high": "8", "medium": "5", "low": "3"}[record.confidence]
 
