@@ -82,6 +82,9 @@ class BaseHandler(RequestHandler):
             self.request_id = new_request_id()
         self.set_header("X-Request-Id", self.request_id)
         self.set_header("Server", "ctiwire")
+        self._set_limit_headers()
+
+    def _set_limit_headers(self) -> None:
         for name, value in getattr(self, "_limit_headers", {}).items():
             self.set_header(name, value)
 
@@ -136,8 +139,7 @@ class BaseHandler(RequestHandler):
             "X-RateLimit-Remaining": str(verdict.remaining),
             "X-RateLimit-Reset": str(verdict.reset),
         }
-        for name, value in self._limit_headers.items():  # and again by set_default_headers after an error
-            self.set_header(name, value)
+        self._set_limit_headers()  # and set_default_headers sets them again after an error's clear()
         if not verdict.allowed:
             retry = max(verdict.reset - int(utcnow().timestamp()), 1)
             raise RateLimited(
