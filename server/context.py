@@ -14,7 +14,7 @@ from store.records import utcnow
 
 @dataclass(slots=True)
 class AppContext:
-    """The service's dependencies, built once at start-up by ``server.app.build_context``."""
+    """The service's dependencies, built once at start-up by ``application.app.build_context``."""
 
     settings: Settings
     store: Store

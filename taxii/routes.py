@@ -1,4 +1,4 @@
-"""Mounts the TAXII 2.1 server (listed by name in ``server.app.ROUTE_MODULES``) and documents it.
+"""Mounts the TAXII 2.1 server (listed in ``application.app.ROUTE_MODULES``) and documents it.
 
 Paths end with ``/`` as TAXII 2.1 writes them; the slash is optional here. Anything else under the
 TAXII prefixes answers a TAXII 404 rather than the API's envelope.

@@ -15,8 +15,8 @@ import httpx
 import pytest
 from tornado.httpserver import HTTPServer
 
+from application.app import build_context, close_context, make_app
 from config.settings import Settings, load_settings
-from server.app import build_context, close_context, make_app
 from server.context import AppContext
 from store import accounts
 from store.base import Store

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from openapi_spec_validator import validate
 
-from server.app import openapi_document
+from application.app import openapi_document
 from server.base import new_request_id
 
 

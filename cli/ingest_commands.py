@@ -8,12 +8,12 @@ import json
 import sys
 from pathlib import Path
 
+from cli.commands import CommandError, opened_store, progress_bar
 from config.settings import Settings
 from config.sources import SourceConfigError, load_sources
 from exporters import jobs, stats
 from ingest.enrich import enrich_file
 from ingest.pipeline import IngestReport, ingest_once
-from server.commands import CommandError, opened_store, progress_bar
 from store.base import Store
 from store.factory import make_cache
 from store.records import utcnow

@@ -10,8 +10,8 @@ import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
+from cli import commands, ingest_commands
 from config.settings import Settings, SettingsError, load_settings
-from server import commands, ingest_commands
 
 Handler = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
 

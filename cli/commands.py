@@ -16,11 +16,11 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from tornado.httpserver import HTTPServer
 
+from application import scheduler
+from application.app import build_context, close_context, make_app
+from cli.bootstrap import ensure_demo_keys
 from config.settings import Settings
 from config.tiers import TIERS
-from server import scheduler
-from server.app import build_context, close_context, make_app
-from server.bootstrap import ensure_demo_keys
 from server.context import AppContext
 from store import accounts
 from store.base import Conflict, NotFound, QuotaExceeded, Store

@@ -1,0 +1,1 @@
+"""``ctiwire``, the one command line: it assembles what it runs and sits above every other room."""
