@@ -12,7 +12,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from exporters import jobs, stats
+from exporters import ioc_stats, precompute
 from server.context import AppContext
 from store.base import StoreError
 from store.records import utcnow
@@ -21,14 +21,14 @@ log = logging.getLogger("ctiwire.scheduler")
 Job = Callable[[AppContext], Awaitable[object]]
 
 
-async def precompute(ctx: AppContext) -> None:
+async def precompute_all(ctx: AppContext) -> None:
     """Every standard export and the stats, unless the data version already has them."""
     ttl = ctx.settings.cache_ttl_seconds
     version = await ctx.store.data_version()
     if ctx.extras.get("precomputed_version") == version:
         return
-    built = await jobs.precompute_exports(ctx.store, ctx.cache, utcnow(), ttl=ttl)
-    await stats.precompute_stats(ctx.store, ctx.cache, "pro", utcnow(), ttl)
+    built = await precompute.precompute_exports(ctx.store, ctx.cache, utcnow(), ttl=ttl)
+    await ioc_stats.precompute_stats(ctx.store, ctx.cache, "pro", utcnow(), ttl)
     ctx.extras["precomputed_version"] = version
     log.info("precomputed %d exports and the stats for data version %d", built, version)
 
@@ -60,7 +60,7 @@ def embedded_jobs(ctx: AppContext) -> list[tuple[float, Job]]:
     """The schedule of the embedded mode; empty in production (Celery beat owns it there)."""
     if ctx.settings.redis_url:
         return []
-    schedule: list[tuple[float, Job]] = [(float(ctx.settings.precompute_interval_seconds), precompute)]
+    schedule: list[tuple[float, Job]] = [(float(ctx.settings.precompute_interval_seconds), precompute_all)]
     if ctx.settings.ingest:
         schedule.append((float(ctx.settings.ingest_interval_seconds), ingest))
     return schedule
@@ -72,4 +72,4 @@ async def ingest(ctx: AppContext) -> None:
     from ingest.pipeline import ingest_once
 
     await ingest_once(ctx.store, load_sources(ctx.settings))
-    await precompute(ctx)
+    await precompute_all(ctx)

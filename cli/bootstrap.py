@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 
 from store import accounts
+from store.apikeys import hash_key
 from store.base import NotFound, Store
-from store.keys import hash_key
 
 DEMO_KEY_NAME = "demo"
 

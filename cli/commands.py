@@ -113,20 +113,20 @@ async def keys(settings: Settings, args: argparse.Namespace) -> int:
 
 async def export(settings: Settings, args: argparse.Namespace) -> int:
     """``ctiwire export FORMAT --tier pro --window 7d -o FILE`` (the same build the workers cache)."""
-    from exporters import jobs
+    from exporters import precompute
 
     tier = TIERS[args.tier]
-    window = args.window or jobs.default_window(tier.name)
-    if jobs.WINDOWS[window] > tier.ioc_lookback_days:
+    window = args.window or precompute.default_window(tier.name)
+    if precompute.WINDOWS[window] > tier.ioc_lookback_days:
         raise CommandError(f"window {window} exceeds the {tier.name} lookback of {tier.ioc_lookback_days} days")
     limit = min(args.limit or tier.ioc_results_max, tier.ioc_results_max)
-    request = jobs.ExportRequest(args.format, tier.name, window, limit=limit)
+    request = precompute.ExportRequest(args.format, tier.name, window, limit=limit)
     now = utcnow()
     async with opened_store(settings) as store:
         total = await store.count_iocs(request.query(now))
         with progress_bar() as bar:
             task = bar.add_task(f"exporting {args.format}", total=min(total, limit))
-            entry = await jobs.build_export(store, request, now, await store.data_version(),
+            entry = await precompute.build_export(store, request, now, await store.data_version(),
                                             progress=lambda done: bar.update(task, completed=done))
     _write_output(args.output, entry.body)
     print(f"wrote {entry.meta.rows} IOCs as {args.format} ({len(entry.body)} bytes) to {args.output}",

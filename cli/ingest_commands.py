@@ -11,7 +11,7 @@ from pathlib import Path
 from cli.commands import CommandError, opened_store, progress_bar
 from config.settings import Settings
 from config.sources import SourceConfigError, load_sources
-from exporters import jobs, stats
+from exporters import ioc_stats, precompute
 from ingest.enrich import enrich_file
 from ingest.pipeline import IngestReport, ingest_once
 from store.base import Store
@@ -50,8 +50,8 @@ async def _rebuild(settings: Settings, store: Store) -> None:
         return
     cache = make_cache(settings)
     try:
-        await jobs.precompute_exports(store, cache, utcnow(), ttl=settings.cache_ttl_seconds)
-        await stats.precompute_stats(store, cache, "pro", utcnow(), settings.cache_ttl_seconds)
+        await precompute.precompute_exports(store, cache, utcnow(), ttl=settings.cache_ttl_seconds)
+        await ioc_stats.precompute_stats(store, cache, "pro", utcnow(), settings.cache_ttl_seconds)
     finally:
         await cache.close()
 

@@ -20,8 +20,8 @@ from config.tiers import TIERS, Tier, format_cost
 from server.context import AppContext
 from server.errors import CODE_BY_STATUS, ApiError, AuthError, NotFoundError, RateLimited, ScopeError, Unavailable
 from server.params import Params
+from store.apikeys import hash_key, hashes_equal, looks_like_key
 from store.base import NotFound, StoreUnavailable
-from store.keys import hash_key, hashes_equal, looks_like_key
 from store.records import ApiKey, User, utcnow
 
 log = logging.getLogger("ctiwire.server")

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from config.tiers import SCOPE_EXPORTS, SCOPE_MISP, SCOPE_STIX, format_cost
-from exporters import jobs
+from exporters import precompute
 from server.base import BaseHandler
+from server.cached_responses import write_entry
 from server.context import AppContext
-from server.entries import write_entry
 from server.errors import BadRequest
 from server.ioc_params import parse_ioc_request
 from server.openapi_parts import csv_param, header, ok, operation, param
@@ -44,20 +44,20 @@ class ExportHandler(BaseHandler):
     def required_scope(self) -> str | None:
         return EXPORTS[self.fmt][0]
 
-    def _request(self) -> tuple[jobs.ExportRequest, dict[str, str]]:
+    def _request(self) -> tuple[precompute.ExportRequest, dict[str, str]]:
         tier = self.principal.tier
-        default_limit = tier.ioc_results_max if self.fmt == "misp" else jobs.DEFAULT_EXPORT_LIMIT
+        default_limit = tier.ioc_results_max if self.fmt == "misp" else precompute.DEFAULT_EXPORT_LIMIT
         parsed = parse_ioc_request(self.params, tier, utcnow(), default_limit)
-        window = self.params.text("window", None, jobs.WINDOWS)
+        window = self.params.text("window", None, precompute.WINDOWS)
         if window and self.params.has("since"):
             raise BadRequest("give either 'window' or 'since', not both", code="conflicting_parameters",
                              details={"parameters": ["window", "since"]})
-        if window and jobs.WINDOWS[window] > tier.ioc_lookback_days:
+        if window and precompute.WINDOWS[window] > tier.ioc_lookback_days:
             raise BadRequest(f"window {window} exceeds the {tier.name} lookback", details={"parameter": "window"})
         q = parsed.query
         explicit = self.params.has("since")
-        request = jobs.ExportRequest(
-            self.fmt, tier.name, None if explicit else (window or jobs.default_window(tier.name)),
+        request = precompute.ExportRequest(
+            self.fmt, tier.name, None if explicit else (window or precompute.default_window(tier.name)),
             since=q.since if explicit else None, types=q.types, confidences=q.confidences,
             categories=q.categories, industries=q.industries, limit=q.limit)
         return request, parsed.headers
@@ -68,7 +68,7 @@ class ExportHandler(BaseHandler):
             self.set_header(name, value)
         self.set_header("X-Format-Cost-Multiplier", str(format_cost(self.fmt)))
         settings = self.ctx.settings
-        entry, status = await jobs.cached_export(self.ctx.store, self.ctx.cache, request, utcnow(),
+        entry, status = await precompute.cached_export(self.ctx.store, self.ctx.cache, request, utcnow(),
                                                  ttl=settings.cache_ttl_seconds,
                                                  on_demand_ttl=settings.on_demand_ttl_seconds)
         await write_entry(self, entry, status, attachment=True)
@@ -85,7 +85,7 @@ _PARAMS = [
     csv_param("industry", "Sectors (aliases such as financial-services are folded).", INDUSTRY_TAGS),
     param("since", {"type": "string", "format": "date-time"},
           "IOCs added or updated since; clamped to the tier lookback. Exclusive with `window`."),
-    param("window", {"type": "string", "enum": list(jobs.WINDOWS)},
+    param("window", {"type": "string", "enum": list(precompute.WINDOWS)},
           "Named window ending at the current hour (default: the tier's whole lookback). Named windows without "
           "filters, at the default or maximum limit, are precomputed by the workers."),
     param("limit", {"type": "integer", "minimum": 1},

@@ -7,10 +7,10 @@ from typing import Any
 import orjson
 
 from config.tiers import SCOPE_IOCS, SCOPE_STATS
-from exporters.stats import STATS_WINDOWS, cached_stats
+from exporters.ioc_stats import STATS_WINDOWS, cached_stats
 from server.base import BaseHandler
+from server.cached_responses import write_entry
 from server.context import AppContext
-from server.entries import write_entry
 from server.errors import bad_param
 from server.ioc_params import IocRequest, parse_ioc_request
 from server.openapi_parts import csv_param, header, ok, operation, param

@@ -6,7 +6,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from config.tiers import SCOPE_IOCS
-from exporters.lookup import hunting_queries, risk_score
+from exporters.lookup_risk import hunting_queries, risk_score
 from server.base import BaseHandler
 from server.context import AppContext
 from server.errors import bad_param

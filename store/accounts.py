@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from config.tiers import SCOPES, TIERS
+from store.apikeys import display_prefix, generate_key, hash_key
 from store.base import Store, StoreError
-from store.keys import display_prefix, generate_key, hash_key
 from store.records import ApiKey, User, utcnow
 
 

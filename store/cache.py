@@ -151,7 +151,7 @@ class RedisCache(Cache):
         """The value; a large one from this process's near copy while Redis's head of it still matches.
 
         Every value written here begins with a digest of its content (an entry's ETag, a TAXII page's
-        hash; exporters.cached, taxii.pagecache), so equal heads mean equal values: a hit on a
+        hash; exporters.build_once, taxii.page_cache), so equal heads mean equal values: a hit on a
         megabytes-long export moves ``NEAR_HEAD`` bytes from Redis instead of all of them, and a
         replaced or expired key is still seen at once, as is Redis being down.
         """

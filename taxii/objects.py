@@ -2,7 +2,7 @@
 
 Every request, first page or follow-up, is planned afresh: the tier lookback is applied to
 ``added_after`` and to the token's position alike, the page size is capped at the server maximum, and
-the filters come from the request or from the signed token (:mod:`taxii.paging`). Pages carry
+the filters come from the request or from the signed token (:mod:`taxii.next_tokens`). Pages carry
 ``X-TAXII-Date-Added-First`` and ``-Last`` (section 3.3.1); an empty page carries the lower bound it
 was read from in both, so passing ``-Last`` as the next ``added_after`` is always safe.
 """
@@ -32,9 +32,9 @@ from taxii.filters import (
 )
 from taxii.handlers import TaxiiHandler
 from taxii.media import STIX_21, taxii_time
-from taxii.pagecache import CachedPage, PageCache, page_key
-from taxii.pages import SCAN_BUDGET, UNBOUNDED, Page, PageSpec, context_maker, read_page
-from taxii.paging import Position, make_token, resume, scope
+from taxii.next_tokens import Position, make_token, resume, scope
+from taxii.page_cache import CachedPage, PageCache, page_key
+from taxii.page_query import SCAN_BUDGET, UNBOUNDED, Page, PageSpec, context_maker, read_page
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

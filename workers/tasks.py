@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from config.tiers import TIERS
-from exporters import jobs, stats
-from exporters.cached import store_entry
+from exporters import ioc_stats, precompute
+from exporters.build_once import store_entry
 from store.base import Store, StoreUnavailable
 from store.cache import Cache
 from store.factory import make_cache, make_store
@@ -45,14 +45,14 @@ def run(job: Callable[[Store, Cache], Awaitable[T]]) -> T:
 
 
 @app.task(name="ctiwire.build_export", **RETRYING)
-def build_export(fmt: str, tier: str, window: str, limit: int = jobs.DEFAULT_EXPORT_LIMIT) -> str:
+def build_export(fmt: str, tier: str, window: str, limit: int = precompute.DEFAULT_EXPORT_LIMIT) -> str:
     """Build one standard export into the cache; returns its key."""
-    request = jobs.ExportRequest(fmt, tier, window, limit=limit)
+    request = precompute.ExportRequest(fmt, tier, window, limit=limit)
 
     async def job(store: Store, cache: Cache) -> str:
         now = utcnow()
         version = await store.data_version()
-        entry = await jobs.build_export(store, request, now, version, delay=SETTINGS.build_delay_ms / 1000)
+        entry = await precompute.build_export(store, request, now, version, delay=SETTINGS.build_delay_ms / 1000)
         key = request.cache_key(version, now)
         await store_entry(cache, key, entry, SETTINGS.cache_ttl_seconds)
         return key
@@ -62,18 +62,19 @@ def build_export(fmt: str, tier: str, window: str, limit: int = jobs.DEFAULT_EXP
 
 @app.task(name="ctiwire.precompute_stats", **RETRYING)
 def precompute_stats(tier: str = "pro") -> int:
-    return run(lambda store, cache: stats.precompute_stats(store, cache, tier, utcnow(), SETTINGS.cache_ttl_seconds))
+    ttl = SETTINGS.cache_ttl_seconds
+    return run(lambda store, cache: ioc_stats.precompute_stats(store, cache, tier, utcnow(), ttl))
 
 
 @app.task(name="ctiwire.precompute_all", **RETRYING)
 def precompute_all() -> int:
     """Fan out one task per standard export (so a kill loses one build, not all) plus the stats."""
-    for request in jobs.standard_requests():
+    for request in precompute.standard_requests():
         build_export.delay(request.format, request.tier, request.window or "365d", request.limit)
     for tier in TIERS.values():
         if tier.name == "pro":
             precompute_stats.delay(tier.name)
-    return len(jobs.standard_requests())
+    return len(precompute.standard_requests())
 
 
 @app.task(name="ctiwire.rebuild_after_ingest", **RETRYING)

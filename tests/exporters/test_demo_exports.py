@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from exporters import jobs
+from exporters import precompute
 from exporters.base import filename
 from exporters.registry import EXPORTERS
 from ingest.demo import seed_store
@@ -35,9 +35,9 @@ async def test_demo_exports_pass_their_validators(demo_store: tuple[SqliteStore,
     validate = {"stix": check.stix, "misp": check.misp, "cef": check.cef, "openioc": check.openioc,
                 "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
     for fmt in EXPORTERS:
-        entry = await jobs.build_export(store, jobs.ExportRequest(fmt, "pro", "365d", limit=LIMIT), now, 1)
+        entry = await precompute.build_export(store, precompute.ExportRequest(fmt, "pro", "365d", limit=LIMIT), now, 1)
         assert entry.meta.rows == LIMIT and entry.meta.media_type == EXPORTS[fmt][1]
-        assert entry.meta.filename == filename(fmt, jobs.as_of(now))
+        assert entry.meta.filename == filename(fmt, precompute.as_of(now))
         document = validate[fmt](entry.body)
         if fmt == "stix":
             assert any(o.get("external_references") for o in document["objects"] if o["type"] == "indicator")

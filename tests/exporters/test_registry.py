@@ -1,4 +1,4 @@
-"""The registry, the shared interface, and the export job (exporters/jobs.py) driving every format end to end."""
+"""The registry, the shared interface, and the export job (exporters/precompute.py) driving every format end to end."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from exporters import jobs
+from exporters import precompute
 from exporters.base import Exporter, filename, indicator_id, stable_uuid
 from exporters.registry import EXPORTERS, UnknownFormat, get_exporter
 from server.exports import EXPORTS
@@ -19,7 +19,7 @@ from store.sqlite import SqliteStore
 
 
 def test_registry_covers_every_export_with_the_servers_media_types() -> None:
-    assert set(EXPORTERS) == set(jobs.EXPORT_FORMATS) == set(EXPORTS)
+    assert set(EXPORTERS) == set(precompute.EXPORT_FORMATS) == set(EXPORTS)
     for fmt, cls in EXPORTERS.items():
         assert issubclass(cls, Exporter) and cls.format_id == fmt
         assert cls.media_type == EXPORTS[fmt][1]
@@ -48,7 +48,7 @@ async def test_export_job_builds_every_format_from_a_store(store: SqliteStore, r
     validate = {"stix": check.stix, "misp": check.misp, "cef": check.cef, "openioc": check.openioc,
                 "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
     for fmt in EXPORTERS:
-        entry = await jobs.build_export(store, jobs.ExportRequest(fmt, "pro", "30d", limit=1000), now, 1)
+        entry = await precompute.build_export(store, precompute.ExportRequest(fmt, "pro", "30d", limit=1000), now, 1)
         assert entry.meta.media_type == EXPORTS[fmt][1] and entry.meta.rows == len(records)
         assert entry.meta.filename == filename(fmt, now)
         validate[fmt](entry.body)

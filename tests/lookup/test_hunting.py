@@ -8,7 +8,7 @@ from datetime import timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exporters.lookup import hunting_queries, risk_score
+from exporters.lookup_risk import hunting_queries, risk_score
 from store.records import Ioc, utcnow
 
 QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from store import accounts
-from store.keys import hash_key
+from store.apikeys import hash_key
 from store.records import utcnow
 
 ROUTE = "/api/v1/iocs"

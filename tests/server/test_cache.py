@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from exporters.cached import Entry, get_or_build, make_entry, read_entry, store_entry
+from exporters.build_once import Entry, get_or_build, make_entry, read_entry, store_entry
 from store.base import StoreUnavailable
 from store.cache import MemoryCache, RedisCache
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from store.base import StoreUnavailable
 from store.cache import MemoryCache
 from taxii.media import TAXII_21
-from taxii.pagecache import MAX_CACHED_BYTES, CachedPage, PageCache, page_key
+from taxii.page_cache import MAX_CACHED_BYTES, CachedPage, PageCache, page_key
 
 T0 = datetime(2026, 4, 1, 12, 0, 0, 5000, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ from exporters.stix import stix_object
 from store.records import Ioc, utcnow
 from store.sqlite import SqliteStore
 from taxii.filters import Filters, Matcher
-from taxii.pages import Page, PageSpec, context_maker, read_page
+from taxii.page_query import Page, PageSpec, context_maker, read_page
 
 
 async def _walk(store: SqliteStore, rows: list[Ioc], filters: Filters, limit: int, budget: int) -> list[Page]:

@@ -12,7 +12,7 @@ from server.errors import BadRequest
 from store.records import IOC_TYPES
 from taxii.filters import OBJECT_FIELDS, Filters, Matcher, parse_filters, parse_limit, store_types
 from taxii.media import accepts_taxii21, parse_timestamp, taxii_time
-from taxii.paging import Position, make_token, resume, scope
+from taxii.next_tokens import Position, make_token, resume, scope
 
 SECRET = "s" * 40
 

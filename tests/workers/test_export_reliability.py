@@ -13,14 +13,14 @@ import pytest
 import redis
 from support import make_settings, start_server, stop_server, wait_for
 
-from exporters import jobs
-from exporters.cached import Entry
+from exporters import precompute
+from exporters.build_once import Entry
 from store.records import Ioc, utcnow
 
 pytestmark = pytest.mark.redis
 FORMATS = ("stix", "misp", "cef", "openioc", "sigma")
 # The server's default limit: 100 IOCs, except MISP whose default is the tier cap (server/exports.py).
-DEFAULT_LIMIT = {fmt: 10_000 if fmt == "misp" else jobs.DEFAULT_EXPORT_LIMIT for fmt in FORMATS}
+DEFAULT_LIMIT = {fmt: 10_000 if fmt == "misp" else precompute.DEFAULT_EXPORT_LIMIT for fmt in FORMATS}
 
 
 async def _seed(store, n: int) -> None:  # noqa: ANN001
@@ -53,8 +53,8 @@ async def test_worker_builds_are_served_byte_identical_to_on_demand(worker_env, 
         version = await server.ctx.store.data_version()
         for fmt, response in served.items():
             assert response.status_code == 200 and response.headers["X-Cache"] == "hit", (fmt, response.text[:200])
-            request = jobs.ExportRequest(fmt, "pro", "7d", limit=DEFAULT_LIMIT[fmt])
-            fresh = await jobs.build_export(server.ctx.store, request, utcnow(), version)
+            request = precompute.ExportRequest(fmt, "pro", "7d", limit=DEFAULT_LIMIT[fmt])
+            fresh = await precompute.build_export(server.ctx.store, request, utcnow(), version)
             assert response.content == fresh.body, f"{fmt}: the cached export differs from an on-demand build"
     finally:
         await stop_server(server)

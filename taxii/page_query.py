@@ -26,7 +26,7 @@ from store.base import Store
 from store.query import IocQuery
 from store.records import Ioc
 from taxii.filters import Matcher
-from taxii.paging import Position
+from taxii.next_tokens import Position
 
 SCAN_BUDGET = 20_000
 # The object endpoint must find its object or answer 404 with certainty; its reads stay bounded all the

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from email.utils import format_datetime
 
-from exporters.cached import Entry
+from exporters.build_once import Entry
 from server.base import BaseHandler
 from store.records import parse_iso
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from exporters.cached import Entry, get_or_build, make_entry, store_entry
+from exporters.build_once import Entry, get_or_build, make_entry, store_entry
 from store.base import IocStats, Store
 from store.cache import Cache
 from store.records import iso

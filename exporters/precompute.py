@@ -1,6 +1,6 @@
 """The precompute jobs: every standard (format, tier, window) export and the IOC stats (issue 5).
 
-The same functions run in Celery tasks (workers/) and in the embedded in-process schedule (server/),
+The same functions run in Celery tasks (workers/) and in the embedded in-process schedule (application/scheduler.py),
 and the server calls them on a cache miss, so a cached entry and an on-demand build are byte-identical.
 Exports are dated by their ``as_of`` hour (the window ends there), not by the build's clock.
 """
@@ -17,7 +17,7 @@ import orjson
 
 from config.tiers import TIERS
 from exporters.base import ArticleRef, ExportContext, filename
-from exporters.cached import Entry, build_in_thread, get_or_build, make_entry, store_entry
+from exporters.build_once import Entry, build_in_thread, get_or_build, make_entry, store_entry
 from exporters.registry import get_exporter
 from store.base import Store
 from store.cache import Cache
