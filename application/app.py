@@ -1,8 +1,8 @@
 """Application assembly: build the context from settings and mount every route module.
 
-This is the one place that sees every HTTP room: the /api/v1 handlers of ``server`` and the TAXII 2.1
-server of ``taxii`` (which builds on the server's plumbing). It sits above both, so every import here is
-static and the import-linter layers (pyproject.toml) check it.
+This is the one place that sees every HTTP room: the /api/v1 handlers of ``server``, the TAXII 2.1
+server of ``taxii`` and the account web of ``web`` (both build on the server's plumbing). It sits above
+them, so every import here is static and the import-linter layers (pyproject.toml) check it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from server.ratelimit import RateLimiter, make_counters
 from store.base import Store
 from store.factory import make_cache, make_store
 from taxii import routes as taxii_routes
+from web import routes as web_routes
+from web.base import secure_cookies
 
 access_log = logging.getLogger("ctiwire.access")
 
@@ -49,12 +51,16 @@ def make_app(ctx: AppContext) -> Application:
     for module in ROUTE_MODULES:
         handlers.extend(module.routes(ctx))
     handlers.extend(openapi.routes(ctx, openapi_document()))
+    handlers.extend(web_routes.routes(ctx))  # the account web: pages, not part of the API's description
     return Application(
         handlers,
         default_handler_class=NotFoundHandler,
         default_handler_args={"ctx": ctx},
         log_function=_log_request,
         compress_response=False,
+        # Signs the account web's flash cookie; sessions are opaque ids whose hashes live in the store.
+        cookie_secret=ctx.settings.secret_key,
+        xsrf_cookie_kwargs={"httponly": True, "samesite": "Lax", "secure": secure_cookies(ctx)},
     )
 
 

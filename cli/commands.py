@@ -69,16 +69,6 @@ async def seed(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-async def users(settings: Settings, args: argparse.Namespace) -> int:
-    async with opened_store(settings) as store:
-        try:
-            user = await accounts.create_user(store, args.email, args.tier)
-        except (Conflict, accounts.AccountError) as exc:
-            raise CommandError(str(exc)) from exc
-    print(f"created user {user.email} ({user.tier})")
-    return 0
-
-
 async def _key_action(store: Store, args: argparse.Namespace) -> None:
     if args.action == "create":
         expires = utcnow() + timedelta(days=args.expires_in_days) if args.expires_in_days else None
@@ -170,10 +160,15 @@ async def _bootstrap(ctx: AppContext, seed_empty: bool) -> None:
 
     if seed_empty and not await ctx.store.count_articles(ArticleQuery(include_archived=True, limit=1), exact=False):
         await seed_with_progress(ctx.store, ctx.settings.seed_articles)
-    demo = await ensure_demo_keys(ctx.store, ctx.settings.data_dir)
+    demo, fresh = await ensure_demo_keys(ctx.store, ctx.settings.data_dir)
     print(f"demo Free key: {demo['free']}")
     print(f"demo Pro key:  {demo['pro']}")
-    print(f"(also in {ctx.settings.data_dir / 'demo-keys.json'})", flush=True)
+    for tier in ("free", "pro"):
+        account = demo["accounts"][tier]
+        password = account["password"] if fresh else "(in demo-keys.json)"
+        print(f"demo {tier.capitalize()} account: {account['email']}  password: {password}")
+    print(f"(also in {ctx.settings.data_dir / 'demo-keys.json'}); sign in at http://{ctx.settings.host}:"
+          f"{ctx.settings.port}/account/signin", flush=True)
 
 
 async def serve(settings: Settings, args: argparse.Namespace, sockets: list[socket.socket] | None = None) -> int:

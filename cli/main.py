@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from cli import commands, ingest_commands
+from cli import commands, ingest_commands, users
 from config.settings import Settings, SettingsError, load_settings
 
 Handler = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
@@ -36,16 +36,9 @@ def _parser() -> argparse.ArgumentParser:
         celery = sub.add_parser(name, help=text)
         celery.add_argument("celery_args", nargs=argparse.REMAINDER, help="passed on to celery")
     ingest_commands.add_parsers(sub)
-    _users(sub.add_parser("users", help="manage users"))
+    users.add_parser(sub)
     _keys(sub.add_parser("keys", help="manage API keys"))
     return parser
-
-
-def _users(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="action", required=True)
-    create = sub.add_parser("create", help="create a user")
-    create.add_argument("email")
-    create.add_argument("--tier", choices=("free", "pro"), default="free")
 
 
 def _keys(parser: argparse.ArgumentParser) -> None:
@@ -67,7 +60,7 @@ def _keys(parser: argparse.ArgumentParser) -> None:
 COMMANDS: dict[str, Handler] = {
     "serve": commands.serve,
     "seed": commands.seed,
-    "users": commands.users,
+    "users": users.users,
     "keys": commands.keys,
     "export": commands.export,
     "worker": commands.worker,

@@ -33,7 +33,12 @@ class Settings:
     mongodb_db: str = "ctiwire"
     redis_url: str | None = None
     secret_key: str = ""
-    public_base_url: str | None = None
+    # The service's public address (https://...): Secure cookies when https.
+    public_url: str | None = None
+    cookie_secure: bool = False
+    # Account-web sessions end after this long without a request, and this long after sign-in (issue 14).
+    session_idle_minutes: int = 120
+    session_max_hours: int = 24
     upgrade_url: str = "https://ctiwire.io/pricing"
     ingest: bool = False
     sources_file: Path | None = None

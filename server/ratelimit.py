@@ -181,6 +181,16 @@ class RateLimiter:
         return (Window("minute", 60, tier.requests_per_minute * self.scale),
                 Window("day", 86_400, tier.requests_per_day * self.scale))
 
+    async def usage(self, key_id: str, tier: Tier) -> list[tuple[Window, int]] | None:
+        """What ``key_id`` has used of each window now, read with a charge of 0 (which changes no count);
+        None while the shared counters are unreachable. The account web's usage page shows it."""
+        windows, now = self.windows(tier), time.time()
+        try:
+            _, counts = await self.counters.charge(key_id, windows, 0, now)
+        except (RedisError, OSError):
+            return None
+        return [(w, math.ceil(rolling(c, w.weight(now)))) for w, c in zip(windows, counts, strict=True)]
+
     async def charge(self, key_id: str, tier: Tier, cost: int) -> Verdict:
         """Take ``cost`` from both budgets, or from neither when either would be exceeded.
 

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import re
+import secrets
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
 from config.tiers import SCOPES, TIERS
 from store.apikeys import display_prefix, generate_key, hash_key
-from store.base import Store, StoreError
+from store.base import NotFound, Store, StoreError
 from store.records import ApiKey, User, utcnow
+
+EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}")
 
 
 class AccountError(StoreError):
@@ -25,13 +32,15 @@ class NewKey:
     secret: str
 
 
-async def create_user(store: Store, email: str, tier: str) -> User:
-    """Create a user on ``tier`` (``free`` or ``pro``)."""
+async def create_user(store: Store, email: str, tier: str, password: str | None = None) -> User:
+    """Create a user on ``tier`` (``free`` or ``pro``), with a password when given (the account web's sign-up)."""
     if tier not in TIERS:
         raise AccountError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
-    if "@" not in email:
+    if not EMAIL.fullmatch(email):
         raise AccountError(f"{email!r} is not an e-mail address")
-    return await store.create_user(User(id=str(uuid.uuid4()), email=email.lower(), tier=tier, created_at=utcnow()))
+    password_hash = None if password is None else hash_password(password)
+    return await store.create_user(User(id=str(uuid.uuid4()), email=email.lower(), tier=tier, created_at=utcnow(),
+                                        password_hash=password_hash))
 
 
 def _scopes_for(tier: str, requested: Sequence[str] | None) -> list[str]:
@@ -60,3 +69,78 @@ async def create_key(store: Store, email: str, name: str, scopes: Sequence[str] 
     )
     await store.create_key(record, TIERS[user.tier].max_keys)
     return NewKey(record=record, secret=secret)
+
+
+# -- passwords (issue 14): argon2id through argon2-cffi, its recommended parameters (RFC 9106) ----------
+MIN_PASSWORD_LENGTH = 12
+_HASHER = PasswordHasher()  # argon2id by default
+_DUMMY: list[str] = []  # a hash to verify against for an unknown e-mail: same work, same time
+
+
+def hash_password(password: str) -> str:
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise AccountError(f"Choose a password of at least {MIN_PASSWORD_LENGTH} characters.")
+    return _HASHER.hash(password)
+
+
+def _dummy_hash() -> str:
+    if not _DUMMY:
+        _DUMMY.append(_HASHER.hash(secrets.token_urlsafe(16)))
+    return _DUMMY[0]
+
+
+async def check_password(store: Store, email: str, password: str) -> User | None:
+    """The user when ``password`` is theirs, else None; an unknown e-mail costs the same argon2 work.
+    A hash made with older parameters is replaced on success (rehash when parameters change)."""
+    try:
+        user: User | None = await store.get_user(email=email)
+    except NotFound:
+        user = None
+    stored = user.password_hash if user is not None and user.password_hash else _dummy_hash()
+    try:
+        _HASHER.verify(stored, password)
+    except (VerificationError, InvalidHashError):
+        return None
+    if user is None or not user.password_hash:
+        return None
+    if _HASHER.check_needs_rehash(stored):
+        user.password_hash = _HASHER.hash(password)
+        await store.update_user(user)
+    return user
+
+
+async def set_password(store: Store, email: str, password: str) -> User:
+    """A new password; every session of the user ends (a stolen session dies with the old password)."""
+    user = await store.get_user(email=email)
+    user.password_hash = hash_password(password)
+    await store.update_user(user)
+    await store.delete_sessions(user_id=user.id)
+    return user
+
+
+async def set_tier(store: Store, email: str, tier: str) -> list[str]:
+    """Move a user to ``tier``. A downgrade trims every key's scopes to the new tier's and is refused while
+    the user holds more keys than the new quota. Returns one line per key whose scopes changed."""
+    if tier not in TIERS:
+        raise AccountError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
+    user = await store.get_user(email=email)
+    keys, quota = await store.list_keys(user.id), TIERS[tier].max_keys
+    if len(keys) > quota:
+        raise AccountError(f"{email} holds {len(keys)} API keys and the {tier} plan allows {quota}: "
+                           f"delete {len(keys) - quota} first (ctiwire keys delete {email} NAME)")
+    trimmed = []
+    for key in keys:
+        kept = [scope for scope in key.scopes if scope in TIERS[tier].scopes]
+        if kept != key.scopes:
+            await store.set_key_scopes(user.id, key.name, kept)
+            trimmed.append(f"key {key.name!r}: scopes now {', '.join(kept) or 'none'}")
+    user.tier = tier
+    await store.update_user(user)
+    return trimmed
+
+
+def key_state(key: ApiKey, now: datetime) -> str:
+    """``active``, ``deactivated`` or ``expired``: what the API would make of the key now."""
+    if not key.active:
+        return "deactivated"
+    return "expired" if key.expires_at is not None and key.expires_at <= now else "active"

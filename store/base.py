@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import orjson
 
 from store.query import ArticleQuery, IocQuery
-from store.records import ApiKey, Article, Ioc, Source, User
+from store.records import ApiKey, Article, Ioc, Session, Source, User
 
 # (sort value, id) of a row in its query's order: the keyset position cursors carry.
 Position = tuple[Any, str]
@@ -148,6 +148,55 @@ class Store(abc.ABC):
         """True when a key with this hash existed and was deleted (answers expired_api_key)."""
 
     # -- articles ----------------------------------------------------------------------------
+
+    # -- the account web (issue 14): users, sessions, failed sign-ins ---------------------------
+    @abc.abstractmethod
+    async def list_users(self) -> list[User]:
+        """Every user, by e-mail."""
+
+    @abc.abstractmethod
+    async def update_user(self, user: User) -> None:
+        """Store ``user``'s tier and password hash; NotFound for an unknown id."""
+
+    @abc.abstractmethod
+    async def delete_user(self, user_id: str) -> None:
+        """Delete the user, its keys (revoked first: they answer ``expired_api_key``) and its sessions."""
+
+    @abc.abstractmethod
+    async def set_key_scopes(self, user_id: str, name: str, scopes: list[str]) -> None:
+        """Replace the scopes of one key (a downgrade trims them); NotFound for an unknown name."""
+
+    @abc.abstractmethod
+    async def create_session(self, session: Session) -> None:
+        """Store a session (its id is the SHA-256 of the cookie value)."""
+
+    @abc.abstractmethod
+    async def session_with_user(self, session_id: str) -> tuple[Session, User] | None:
+        """The session and its user, in one read (every page asks)."""
+
+    @abc.abstractmethod
+    async def touch_session(self, session_id: str, at: datetime) -> None:
+        """Record activity (the idle expiry counts from it)."""
+
+    @abc.abstractmethod
+    async def delete_sessions(self, *, session_id: str | None = None, user_id: str | None = None) -> int:
+        """End one session, or every session of a user; the number ended."""
+
+    @abc.abstractmethod
+    async def note_login_failure(self, subject: str, at: datetime) -> None:
+        """Remember one failed sign-in of ``subject`` (an account or a client address)."""
+
+    @abc.abstractmethod
+    async def login_failures(self, subject: str, since: datetime) -> list[datetime]:
+        """When ``subject``'s failed sign-ins after ``since`` happened, oldest first."""
+
+    @abc.abstractmethod
+    async def clear_login_failures(self, subject: str) -> None:
+        """Forget ``subject``'s failures (after a right password)."""
+
+    @abc.abstractmethod
+    async def prune_login_failures(self, before: datetime) -> None:
+        """Forget every failure older than ``before``: they no longer count."""
     @abc.abstractmethod
     async def upsert_articles(self, articles: Sequence[Article]) -> int:
         """Insert or replace by id; returns how many rows changed. Bumps the data version."""

@@ -10,14 +10,15 @@ import dataclasses
 from datetime import datetime
 from typing import Any, TypeVar
 
-from store.records import ApiKey, Article, ArticleIoc, Ioc, MitreTechnique, Source, User, ms, parse_iso
+from store.records import ApiKey, Article, ArticleIoc, Ioc, MitreTechnique, Session, Source, User, ms, parse_iso
 
-R = TypeVar("R", Article, Ioc, Source, User, ApiKey)
+R = TypeVar("R", Article, Ioc, Source, User, ApiKey, Session)
 
 _DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
     Article: frozenset({"published_at", "fetched_at", "modified_at", "created_at", "categorized_at"}),
     Ioc: frozenset({"first_seen", "last_seen", "modified"}),
     Source: frozenset({"last_attempt_at", "last_success_at"}),
+    Session: frozenset({"created_at", "last_seen_at"}),
     User: frozenset({"created_at"}),
     ApiKey: frozenset({"created_at", "expires_at", "last_used_at"}),
 }
@@ -29,7 +30,7 @@ def _dt(value: Any) -> datetime | None:
     return parse_iso(str(value))
 
 
-def to_doc(record: Article | Ioc | Source | User | ApiKey) -> dict[str, Any]:
+def to_doc(record: Article | Ioc | Source | User | ApiKey | Session) -> dict[str, Any]:
     """A plain dict of every field (nested techniques and IOCs as dicts)."""
     doc = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
     if isinstance(record, Article):

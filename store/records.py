@@ -281,6 +281,19 @@ class User:
     email: str
     tier: str
     created_at: datetime
+    # argon2id hash (argon2-cffi's encoded form); None for a user made by the CLI without a password
+    password_hash: str | None = None
+
+
+@dataclass(slots=True)
+class Session:
+    """A signed-in browser session of the account web. ``id`` is the SHA-256 of the cookie's random
+    value: the cookie itself is never stored, so a copy of the database opens no session."""
+
+    id: str
+    user_id: str
+    created_at: datetime
+    last_seen_at: datetime
 
 
 @dataclass(slots=True)

@@ -137,6 +137,9 @@ class AsyncMockCollection:
     async def delete_one(self, *args: Any, **kwargs: Any) -> Any:
         return await self._call("delete_one", *args, **kwargs)
 
+    async def delete_many(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._call("delete_many", *args, **kwargs)
+
     async def bulk_write(self, *args: Any, **kwargs: Any) -> Any:
         return await self._call("bulk_write", *args, **kwargs)
 

@@ -18,6 +18,7 @@ from pymongo.errors import DuplicateKeyError
 
 from store.base import Conflict, IocStats, NotFound, QuotaExceeded, Store, keyset_pages
 from store.mongo import iocs as ioc_ops
+from store.mongo.accounts import MongoAccounts
 from store.mongo.documents import Doc, article_doc, from_ioc, from_keyed, from_source, ioc_key, keyed_doc, source_doc
 from store.mongo.errors import guarded, translated
 from store.mongo.indexes import INDEXES
@@ -29,7 +30,7 @@ Collection = AsyncCollection[dict[str, Any]]
 _ESTIMATE_CAP = 10_000  # the "planned" count stops here, as the SQLite backend's does
 
 
-class MongoStore(Store):
+class MongoStore(MongoAccounts, Store):
     """Store on one MongoDB database; indexes (text index included) are created by ``open``."""
 
     name = "mongodb"

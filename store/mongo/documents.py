@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 from store.codec import from_doc, to_doc
-from store.records import ApiKey, Article, Ioc, Source, User
+from store.records import ApiKey, Article, Ioc, Session, Source, User
 
 Doc = dict[str, Any]
-K = TypeVar("K", Article, User, ApiKey)
+K = TypeVar("K", Article, User, ApiKey, Session)
 
 
 def ioc_key(ioc_type: str, value: str) -> str:
@@ -31,8 +31,8 @@ def article_doc(article: Article) -> Doc:
     return doc
 
 
-def keyed_doc(record: User | ApiKey) -> Doc:
-    """A user or key document: ``id`` stored as ``_id``."""
+def keyed_doc(record: User | ApiKey | Session) -> Doc:
+    """A user, key or session document: ``id`` stored as ``_id``."""
     doc = to_doc(record)
     doc["_id"] = doc.pop("id")
     return doc

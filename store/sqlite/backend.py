@@ -24,6 +24,7 @@ from store.codec import from_doc, merge_ioc, to_doc
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, utcnow
 from store.sqlite import queries
+from store.sqlite.accounts import SqliteAccounts
 from store.sqlite.schema import ADDED_COLUMNS, BACKFILL_STIX_IDS, LATE_SCHEMA, PRAGMAS, SCHEMA, STIX_ID_FUNCTION
 from store.stixids import object_id
 
@@ -75,7 +76,7 @@ def _ioc_row(i: Ioc) -> tuple[Any, ...]:
             i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id)
 
 
-class SqliteStore(Store):
+class SqliteStore(SqliteAccounts, Store):
     """Store on one SQLite file (WAL, FTS5 with the porter stemmer)."""
 
     name = "sqlite"
@@ -172,8 +173,8 @@ class SqliteStore(Store):
     # -- users and keys ----------------------------------------------------------------------
     async def create_user(self, user: User) -> User:
         def insert(db: sqlite3.Connection) -> None:
-            db.execute("INSERT INTO users VALUES (?, ?, ?, ?)",
-                       (user.id, user.email.lower(), user.tier, iso(user.created_at)))
+            db.execute("INSERT INTO users (id, email, tier, created_at, password_hash) VALUES (?, ?, ?, ?, ?)",
+                       (user.id, user.email.lower(), user.tier, iso(user.created_at), user.password_hash))
 
         try:
             await self._run(lambda db: self._write(db, insert))

@@ -24,6 +24,14 @@ CREATE TABLE IF NOT EXISTS api_keys (
     UNIQUE (user_id, name)
 );
 CREATE TABLE IF NOT EXISTS revoked_keys (key_hash TEXT PRIMARY KEY, revoked_at TEXT NOT NULL);
+-- Account web (issue 14): sessions by the SHA-256 of their cookie, failed sign-ins for throttling.
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL, last_seen_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user_id);
+CREATE TABLE IF NOT EXISTS login_failures (subject TEXT NOT NULL, at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS login_failures_subject ON login_failures (subject, at);
 
 CREATE TABLE IF NOT EXISTS articles (
     rowid INTEGER PRIMARY KEY,
@@ -88,6 +96,7 @@ CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
 ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("articles", "list_json", "BLOB"),  # the pre-encoded list form; NULL rows fall back to ``doc``
     ("iocs", "stix_id", "TEXT"),  # the record's STIX object id (store.stixids), backfilled at open
+    ("users", "password_hash", "TEXT"),  # argon2id, for the account web (issue 14)
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -46,21 +47,34 @@ def test_clear_errors_without_tracebacks(tmp_path) -> None:
 def test_serve_prints_demo_keys_and_stops_on_sigterm(tmp_path) -> None:
     env = cli_env(tmp_path)
     server = spawn_server(env, "--no-seed")
-    keys = json.loads((tmp_path / "demo-keys.json").read_text())
-    assert set(keys) == {"free", "pro"} and all(v.startswith("sk_live_") for v in keys.values())
+    demo = json.loads((tmp_path / "demo-keys.json").read_text())
+    keys = {tier: demo[tier] for tier in ("free", "pro")}
+    assert set(demo) == {"free", "pro", "accounts"} and all(v.startswith("sk_live_") for v in keys.values())
     assert (tmp_path / "demo-keys.json").stat().st_mode & 0o077 == 0
     response = httpx.get(server.url + "/api/v1/iocs", headers={"X-API-Key": keys["pro"]})
     assert response.status_code == 200
+    assert _signs_in(server.url, demo["accounts"]["pro"])  # issue 14: the printed account opens the web
     server.process.send_signal(signal.SIGTERM)
     assert server.process.wait(timeout=20) == 0
     out = server.process.stdout.read() if server.process.stdout else ""
     assert keys["free"] in out and keys["pro"] in out
-    again = spawn_server(env, "--no-seed")  # a restart keeps the same valid demo keys
+    assert demo["accounts"]["free"]["password"] in out and demo["accounts"]["pro"]["email"] in out
+    again = spawn_server(env, "--no-seed")  # a restart keeps the same valid demo keys and accounts
     try:
-        assert json.loads((tmp_path / "demo-keys.json").read_text()) == keys
+        assert json.loads((tmp_path / "demo-keys.json").read_text()) == demo
     finally:
         again.process.send_signal(signal.SIGINT)
         assert again.process.wait(timeout=20) == 0
+    out = again.process.stdout.read() if again.process.stdout else ""
+    assert demo["accounts"]["free"]["password"] not in out  # printed once, at first start
+
+
+def _signs_in(url: str, account: dict[str, str]) -> bool:
+    with httpx.Client(base_url=url, follow_redirects=False) as client:
+        token = re.search(r'name="_xsrf" value="([^"]+)"', client.get("/account/signin").text)
+        assert token
+        done = client.post("/account/signin", data={**account, "_xsrf": token.group(1)})
+        return done.status_code == 302 and client.get("/account/keys").status_code == 200
 
 
 @pytest.mark.skipif(shutil.which("docker-compose") is None, reason="Debian's docker-compose is not installed")

@@ -1,0 +1,97 @@
+"""The account web's records on MongoDB: users' passwords and tiers, sessions, failed sign-ins (issue 14).
+
+A mixin of :class:`store.mongo.backend.MongoStore`. Sessions live in the database, so every server
+process (and every API container) sees a sign-in and a sign-out at once; failed sign-ins expire by a
+TTL index (``store.mongo.indexes``), so the collection never grows past a day of attempts.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pymongo.asynchronous.collection import AsyncCollection
+
+from store.base import NotFound
+from store.mongo.documents import from_keyed, keyed_doc
+from store.mongo.errors import guarded
+from store.records import Session, User, ms, utcnow
+
+Collection = AsyncCollection[dict[str, Any]]
+
+
+class MongoAccounts:
+    """Users, sessions and sign-in failures; ``_c`` (a collection by name) is the backend's."""
+
+    def _c(self, name: str) -> Collection:
+        raise NotImplementedError
+
+    @guarded
+    async def list_users(self) -> list[User]:
+        return [from_keyed(User, d) async for d in self._c("users").find().sort("email", 1)]
+
+    @guarded
+    async def update_user(self, user: User) -> None:
+        result = await self._c("users").update_one(
+            {"_id": user.id}, {"$set": {"tier": user.tier, "password_hash": user.password_hash}})
+        if not result.matched_count:
+            raise NotFound(f"no user with id {user.id!r}")
+
+    @guarded
+    async def delete_user(self, user_id: str) -> None:
+        keys = [d["key_hash"] async for d in self._c("api_keys").find({"user_id": user_id}, {"key_hash": 1})]
+        for key_hash in keys:  # revoked first: a deleted account's key answers expired_api_key
+            await self._c("revoked_keys").update_one({"_id": key_hash}, {"$set": {"revoked_at": utcnow()}},
+                                                     upsert=True)
+        await self._c("api_keys").delete_many({"user_id": user_id})
+        await self._c("sessions").delete_many({"user_id": user_id})
+        if not (await self._c("users").delete_one({"_id": user_id})).deleted_count:
+            raise NotFound(f"no user with id {user_id!r}")
+
+    @guarded
+    async def create_session(self, session: Session) -> None:
+        await self._c("sessions").insert_one(keyed_doc(session))
+
+    @guarded
+    async def session_with_user(self, session_id: str) -> tuple[Session, User] | None:
+        pipeline: list[dict[str, Any]] = [
+            {"$match": {"_id": session_id}}, {"$limit": 1},
+            {"$lookup": {"from": "users", "localField": "user_id", "foreignField": "_id", "as": "owner"}}]
+        found = await (await self._c("sessions").aggregate(pipeline)).to_list()
+        if not found or not found[0]["owner"]:
+            return None
+        doc = found[0]
+        owner = doc.pop("owner")[0]
+        return from_keyed(Session, doc), from_keyed(User, owner)
+
+    @guarded
+    async def touch_session(self, session_id: str, at: datetime) -> None:
+        await self._c("sessions").update_one({"_id": session_id}, {"$set": {"last_seen_at": at}})
+
+    @guarded
+    async def delete_sessions(self, *, session_id: str | None = None, user_id: str | None = None) -> int:
+        query = {"_id": session_id} if session_id is not None else {"user_id": user_id}
+        return (await self._c("sessions").delete_many(query)).deleted_count
+
+    @guarded
+    async def note_login_failure(self, subject: str, at: datetime) -> None:
+        await self._c("login_failures").insert_one({"subject": subject, "at": at})
+
+    @guarded
+    async def login_failures(self, subject: str, since: datetime) -> list[datetime]:
+        cursor = self._c("login_failures").find({"subject": subject, "at": {"$gt": since}}).sort("at", 1)
+        return [ms(d["at"]) async for d in cursor]  # naive UTC from BSON
+
+    @guarded
+    async def clear_login_failures(self, subject: str) -> None:
+        await self._c("login_failures").delete_many({"subject": subject})
+
+    @guarded
+    async def prune_login_failures(self, before: datetime) -> None:
+        await self._c("login_failures").delete_many({"at": {"$lt": before}})
+
+    @guarded
+    async def set_key_scopes(self, user_id: str, name: str, scopes: list[str]) -> None:
+        result = await self._c("api_keys").update_one({"user_id": user_id, "name": name}, {"$set": {"scopes": scopes}})
+        if not result.matched_count:
+            raise NotFound(f"no key named {name!r}")

@@ -1,0 +1,100 @@
+"""The account web's records on SQLite: users' passwords and tiers, sessions, failed sign-ins (issue 14).
+
+A mixin of :class:`store.sqlite.backend.SqliteStore`, kept apart so the backend module stays about the
+articles and IOCs. Every write is one transaction (``SqliteStore._write``); deleting a user revokes its
+keys first, so a deleted account's key answers ``expired_api_key`` like any deleted key.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import orjson
+
+from store.base import NotFound
+from store.codec import from_doc
+from store.records import Session, User, iso, parse_iso, utcnow
+
+T = TypeVar("T")
+
+_SESSION_WITH_USER = ("SELECT s.id, s.user_id, s.created_at, s.last_seen_at, u.email, u.tier, u.created_at, "
+                      "u.password_hash FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?")
+
+
+class SqliteAccounts:
+    """Users, sessions and sign-in failures; the plumbing (``_run``, ``_point``, ``_write``) is the backend's."""
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        raise NotImplementedError
+
+    async def _point(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        raise NotImplementedError
+
+    @staticmethod
+    def _write(db: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], bump: bool = False) -> T:
+        raise NotImplementedError
+
+    async def _change(self, sql: str, params: tuple[Any, ...]) -> int:
+        """One statement in its own transaction; the number of rows it changed."""
+        return await self._run(lambda db: self._write(db, lambda d: d.execute(sql, params).rowcount))
+
+    async def list_users(self) -> list[User]:
+        rows = await self._run(lambda db: db.execute("SELECT * FROM users ORDER BY email").fetchall())
+        return [from_doc(User, dict(row)) for row in rows]
+
+    async def update_user(self, user: User) -> None:
+        changed = await self._change("UPDATE users SET tier = ?, password_hash = ? WHERE id = ?",
+                                     (user.tier, user.password_hash, user.id))
+        if not changed:
+            raise NotFound(f"no user with id {user.id!r}")
+
+    async def delete_user(self, user_id: str) -> None:
+        def delete(db: sqlite3.Connection) -> int:
+            db.execute("INSERT OR REPLACE INTO revoked_keys SELECT key_hash, ? FROM api_keys WHERE user_id = ?",
+                       (iso(utcnow()), user_id))
+            return db.execute("DELETE FROM users WHERE id = ?", (user_id,)).rowcount  # keys, sessions cascade
+
+        if not await self._run(lambda db: self._write(db, delete)):
+            raise NotFound(f"no user with id {user_id!r}")
+
+    async def create_session(self, session: Session) -> None:
+        await self._change("INSERT INTO sessions VALUES (?, ?, ?, ?)",
+                           (session.id, session.user_id, iso(session.created_at), iso(session.last_seen_at)))
+
+    async def session_with_user(self, session_id: str) -> tuple[Session, User] | None:
+        row = await self._point(_SESSION_WITH_USER, (session_id,))
+        if row is None:
+            return None
+        sid, user_id, created, seen, email, tier, user_created, password_hash = tuple(row)
+        return (Session(sid, user_id, parse_iso(created), parse_iso(seen)),
+                User(user_id, email, tier, parse_iso(user_created), password_hash))
+
+    async def touch_session(self, session_id: str, at: datetime) -> None:
+        await self._change("UPDATE sessions SET last_seen_at = ? WHERE id = ?", (iso(at), session_id))
+
+    async def delete_sessions(self, *, session_id: str | None = None, user_id: str | None = None) -> int:
+        column, value = ("id", session_id) if session_id is not None else ("user_id", user_id)
+        return await self._change(f"DELETE FROM sessions WHERE {column} = ?", (value,))
+
+    async def note_login_failure(self, subject: str, at: datetime) -> None:
+        await self._change("INSERT INTO login_failures VALUES (?, ?)", (subject, iso(at)))
+
+    async def login_failures(self, subject: str, since: datetime) -> list[datetime]:
+        rows = await self._run(lambda db: db.execute(
+            "SELECT at FROM login_failures WHERE subject = ? AND at > ? ORDER BY at", (subject, iso(since))).fetchall())
+        return [parse_iso(row[0]) for row in rows]
+
+    async def clear_login_failures(self, subject: str) -> None:
+        await self._change("DELETE FROM login_failures WHERE subject = ?", (subject,))
+
+    async def prune_login_failures(self, before: datetime) -> None:
+        await self._change("DELETE FROM login_failures WHERE at < ?", (iso(before),))
+
+    async def set_key_scopes(self, user_id: str, name: str, scopes: list[str]) -> None:
+        changed = await self._change("UPDATE api_keys SET scopes = ? WHERE user_id = ? AND name = ?",
+                                     (orjson.dumps(scopes).decode(), user_id, name))
+        if not changed:
+            raise NotFound(f"no key named {name!r}")

@@ -1,0 +1,22 @@
+"""The account web over real HTTP on every backend (SQLite; MongoStore over mongomock-ng, or a real
+MongoDB when CTIWIRE_TEST_MONGODB_URI is set)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from mongo_support import backend_store, server_backends
+from support import RunningServer, make_settings, start_server, stop_server
+
+from store.mongo import MongoStore
+
+
+@pytest.fixture(params=server_backends())
+async def site(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[RunningServer]:
+    running = await start_server(make_settings(tmp_path), backend_store(request.param))
+    yield running
+    if isinstance(running.ctx.store, MongoStore):
+        await running.ctx.store.client.drop_database(running.ctx.store.db_name)
+    await stop_server(running)

@@ -1,0 +1,110 @@
+"""Landing page, sign-up, sign-in and sign-out (issue 14, "What a person can do").
+
+A wrong e-mail and a wrong password get the same message in the same time: an unknown e-mail is checked
+against a dummy argon2id hash (``store.accounts.check_password``). Throttling is ``web.throttle``.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from store import accounts
+from store.accounts import AccountError
+from store.base import Conflict
+from store.records import utcnow
+from web import sessions, throttle
+from web.base import PageHandler, secure_cookies
+
+GENERIC_FAILURE = "Wrong e-mail or password."
+
+
+def local_next(target: str | None) -> str:
+    """Where to go after sign-in: a path on this site only (no open redirect)."""
+    if not target:
+        return "/account/keys"
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/account/keys"
+    return target
+
+
+class LandingHandler(PageHandler):
+    """``GET /``: what the service is, and the ways in."""
+
+    needs_user = False
+
+    def get(self) -> None:
+        self.page("landing.html")
+
+
+class SignUpHandler(PageHandler):
+    """``/account/signup``: a new Free user with an e-mail and a password of 12 or more characters."""
+
+    needs_user = False
+
+    def get(self) -> None:
+        self.page("signup.html", email="", error=None)
+
+    async def post(self) -> None:
+        email = self.get_body_argument("email", "").strip()
+        password = self.get_body_argument("password", "")
+        try:
+            user = await accounts.create_user(self.ctx.store, email, "free", password=password)
+        except (AccountError, Conflict) as exc:
+            self.set_status(400)
+            message = "An account with this e-mail exists: sign in instead." if isinstance(exc, Conflict) else str(exc)
+            self.page("signup.html", email=email, error=message)
+            return
+        await self._sign_in_as(user.id)
+
+    async def _sign_in_as(self, user_id: str) -> None:
+        user = await self.ctx.store.get_user(user_id=user_id)
+        set_session(self, await sessions.start(self.ctx.store, user, utcnow()))
+        self.flash("Welcome! Your Free account is ready: create your first API key below.")
+        self.redirect("/account/keys")
+
+
+def set_session(handler: PageHandler, token: str) -> None:
+    handler.set_cookie(sessions.COOKIE, token, httponly=True, samesite="Lax", secure=secure_cookies(handler.ctx),
+                       path="/")
+
+
+class SignInHandler(PageHandler):
+    """``/account/signin``: fields ``email`` and ``password``; then to ``next`` (a local path)."""
+
+    needs_user = False
+
+    def get(self) -> None:
+        self.page("signin.html", email="", error=None, next=local_next(self.get_argument("next", None)))
+
+    async def post(self) -> None:
+        email = self.get_body_argument("email", "").strip().lower()
+        password = self.get_body_argument("password", "")
+        target = local_next(self.get_body_argument("next", None))
+        store, now, address = self.ctx.store, utcnow(), self.client_address()
+        wait = await throttle.wait_seconds(store, email, address, now)
+        if wait:
+            self._refuse(429, email, target, f"Too many failed sign-ins. Try again in {throttle.describe(wait)}.")
+            return
+        user = await accounts.check_password(store, email, password)
+        if user is None:
+            await throttle.failed(store, email, address, now)
+            self._refuse(400, email, target, GENERIC_FAILURE)
+            return
+        await throttle.succeeded(store, email)
+        set_session(self, await sessions.start(store, user, now))
+        self.redirect(target)
+
+    def _refuse(self, status: int, email: str, target: str, message: str) -> None:
+        self.set_status(status)
+        self.page("signin.html", email=email, error=message, next=target)
+
+
+class SignOutHandler(PageHandler):
+    """``POST /account/signout``: the session ends server-side; replaying the old cookie fails."""
+
+    async def post(self) -> None:
+        if self.signed_in is not None:
+            await sessions.end(self.ctx.store, self.signed_in)
+        self.clear_cookie(sessions.COOKIE, path="/")
+        self.redirect("/account/signin")

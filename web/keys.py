@@ -1,0 +1,82 @@
+"""``/account/keys``: list, create, delete, deactivate and reactivate the user's API keys (issue 14).
+
+The secret of a new key exists only in the response to the POST that created it (the store keeps its
+SHA-256): the page shows it once, and neither a reload nor a later visit can show it again. Every
+action names the key by its name in the path and acts on the signed-in user's keys only.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from config.tiers import TIERS
+from store import accounts
+from store.accounts import AccountError, key_state
+from store.base import Conflict, NotFound, QuotaExceeded
+from store.records import utcnow
+from web.base import PageHandler
+
+MAX_EXPIRY_DAYS = 3650
+
+
+class KeysHandler(PageHandler):
+    """``GET /account/keys`` (the list and the create form); ``POST`` creates a key."""
+
+    async def get(self) -> None:
+        await self.keys_page()
+
+    async def keys_page(self, new_secret: str | None = None, error: str | None = None, **form: Any) -> None:
+        user, now = self.user, utcnow()
+        keys = await self.ctx.store.list_keys(user.id)
+        rows = [(key, key_state(key, now)) for key in keys]
+        self.page("keys.html", rows=rows, tier=TIERS[user.tier], new_secret=new_secret, error=error,
+                  form={"name": "", "expires_in_days": "", **form})
+
+    async def post(self) -> None:
+        name = self.get_body_argument("name", "").strip()
+        days_text = self.get_body_argument("expires_in_days", "").strip()
+        scopes = self.get_body_arguments("scopes")
+        try:
+            expires = _expiry(days_text)
+            created = await accounts.create_key(self.ctx.store, self.user.email, name, scopes or None, expires)
+        except (AccountError, Conflict, QuotaExceeded) as exc:
+            self.set_status(400)
+            await self.keys_page(error=_message(exc, self.user.tier), name=name, expires_in_days=days_text)
+            return
+        await self.keys_page(new_secret=created.secret)
+
+
+def _expiry(days_text: str) -> Any:
+    if not days_text:
+        return None
+    if not days_text.isdigit() or not 1 <= int(days_text) <= MAX_EXPIRY_DAYS:
+        raise AccountError(f"Expiry must be a whole number of days from 1 to {MAX_EXPIRY_DAYS}, or empty for none.")
+    return utcnow() + timedelta(days=int(days_text))
+
+
+def _message(exc: Exception, tier: str) -> str:
+    if isinstance(exc, QuotaExceeded):
+        return (f"Your {tier.capitalize()} plan allows at most {TIERS[tier].max_keys} API keys. "
+                "Delete a key you no longer use first.")
+    if isinstance(exc, Conflict):
+        return "You already have a key with this name: choose another name."
+    return str(exc)
+
+
+class KeyActionHandler(PageHandler):
+    """``POST /account/keys/{name}/delete|deactivate|activate``; then back to the list with a message."""
+
+    async def post(self, name: str, action: str) -> None:
+        store, user = self.ctx.store, self.user
+        try:
+            if action == "delete":
+                await store.delete_key(user.id, name)
+            else:
+                await store.set_key_active(user.id, name, action == "activate")
+        except NotFound:
+            self.flash(f"You have no key named “{name}”.", "error")
+        else:
+            done = {"delete": "deleted", "deactivate": "deactivated", "activate": "reactivated"}[action]
+            self.flash(f"Key “{name}” {done}.")
+        self.redirect("/account/keys")

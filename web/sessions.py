@@ -1,0 +1,67 @@
+"""Server-side sessions of the account web (issue 14, "Security: sessions").
+
+The cookie holds 256 random bits; the store keeps only their SHA-256, so every server process and both
+backends share sessions, and a copy of the database opens none. A session ends at sign-out, at a
+password change (every session of the user), after ``session_idle_minutes`` without a request, and
+``session_max_hours`` after sign-in whatever the activity (settings; documented in the README).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from config.settings import Settings
+from store.base import Store
+from store.records import Session, User
+
+COOKIE = "ctiwire_session"
+# A request refreshes ``last_seen_at`` at most this often: the idle clock needs minutes, not a write per page.
+TOUCH_EVERY = timedelta(seconds=60)
+
+
+@dataclass(frozen=True, slots=True)
+class SignedIn:
+    """The session of one request and its user."""
+
+    session: Session
+    user: User
+
+
+def session_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+async def start(store: Store, user: User, now: datetime) -> str:
+    """A new session for ``user`` (a new id at every sign-in: no fixation); returns the cookie value."""
+    token = secrets.token_urlsafe(32)
+    await store.create_session(Session(id=session_hash(token), user_id=user.id, created_at=now, last_seen_at=now))
+    return token
+
+
+def _expired(session: Session, settings: Settings, now: datetime) -> bool:
+    idle = timedelta(minutes=settings.session_idle_minutes)
+    absolute = timedelta(hours=settings.session_max_hours)
+    return now - session.last_seen_at > idle or now - session.created_at > absolute
+
+
+async def resume(store: Store, settings: Settings, token: str | None, now: datetime) -> SignedIn | None:
+    """The live session named by the cookie ``token``, or None (unknown, ended or expired)."""
+    if not token or len(token) > 128:
+        return None
+    found = await store.session_with_user(session_hash(token))
+    if found is None:
+        return None
+    session, user = found
+    if _expired(session, settings, now):
+        await store.delete_sessions(session_id=session.id)
+        return None
+    if now - session.last_seen_at > TOUCH_EVERY:
+        await store.touch_session(session.id, now)
+    return SignedIn(session, user)
+
+
+async def end(store: Store, signed_in: SignedIn) -> None:
+    await store.delete_sessions(session_id=signed_in.session.id)
