@@ -73,12 +73,7 @@ PRO = Tier(
 TIERS: MappingProxyType[str, Tier] = MappingProxyType({FREE.name: FREE, PRO.name: PRO})
 
 # Spec, Limits 6 leaves the values "not shown". A streamed export moves up to 50 times the rows of a
-# JSON page, so it costs more of the per-minute budget; bulk IOC exports likewise.
-FORMAT_COSTS: MappingProxyType[str, int] = MappingProxyType(
-    {"json": 1, "ndjson": 5, "csv": 5, "stix": 5, "misp": 5, "cef": 5, "openioc": 5, "sigma": 5}
-)
-
-
-def format_cost(fmt: str) -> int:
-    """Rate-limit cost of one request in format ``fmt`` (1 for anything not listed)."""
-    return FORMAT_COSTS.get(fmt, 1)
+# JSON page, so it costs more of the per-minute budget; every bulk IOC export (exporters.registry lists
+# them) likewise costs IOC_EXPORT_COST.
+ARTICLE_FORMAT_COSTS: MappingProxyType[str, int] = MappingProxyType({"json": 1, "ndjson": 5, "csv": 5})
+IOC_EXPORT_COST = 5

@@ -50,22 +50,6 @@ class ExportContext:
         return f"{iso(self.since)} to {iso(self.until)}"
 
 
-# Format id -> file extension. Known here (not only on the classes) so ``filename`` needs no registry.
-EXTENSIONS: dict[str, str] = {
-    "stix": "stix.json",
-    "misp": "misp.json",
-    "cef": "cef.log",
-    "openioc": "ioc.xml",
-    "sigma": "sigma.yml",
-}
-
-
-def filename(fmt: str, dt: datetime) -> str:
-    """The dated attachment name, e.g. ``ctiwire-iocs-20261123T1300Z.stix.json`` (UTC, minute precision)."""
-    stamp = ms(dt).strftime("%Y%m%dT%H%MZ")
-    return f"ctiwire-iocs-{stamp}.{EXTENSIONS.get(fmt, fmt)}"
-
-
 def indicator_id(ioc: Ioc) -> str:
     """The record's ``indicator`` id (a CVE's is not its object id: that is its vulnerability's)."""
     return stixids.indicator_id(ioc.type, ioc.value)
@@ -104,13 +88,17 @@ class Exporter:
     """Base of every format: metadata as class variables, one ``encode`` hook.
 
     Subclasses set ``format_id`` (the registry key and URL segment), ``media_type`` (the response
-    ``Content-Type``, as server/exports.py declares it) and ``extension``; ``encode`` must be a pure
-    function of its arguments, so a cached build and an on-demand build are byte-identical.
+    ``Content-Type``), ``extension`` (of the attachment), ``scope`` (the API key scope the endpoint needs)
+    and ``summary`` (its OpenAPI summary). Routes, scopes, cost multipliers, CLI choices and precompute
+    jobs all derive from these and the registry (exporters.registry), nowhere else. ``encode`` must be a
+    pure function of its arguments, so a cached build and an on-demand build are byte-identical.
     """
 
     format_id: ClassVar[str]
     media_type: ClassVar[str]
     extension: ClassVar[str]
+    scope: ClassVar[str]
+    summary: ClassVar[str]
 
     def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
         raise NotImplementedError
@@ -119,5 +107,7 @@ class Exporter:
         """The whole document at once (tests, CLI)."""
         return b"".join(self.encode(iocs, ctx))
 
-    def filename(self, dt: datetime) -> str:
-        return filename(self.format_id, dt)
+    @classmethod
+    def filename(cls, dt: datetime) -> str:
+        """The dated attachment name, e.g. ``ctiwire-iocs-20261123T1300Z.stix.json`` (UTC, minute precision)."""
+        return f"ctiwire-iocs-{ms(dt).strftime('%Y%m%dT%H%MZ')}.{cls.extension}"

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import ClassVar
 
+from config.tiers import SCOPE_EXPORTS
 from exporters.base import PRODUCT, ExportContext, Exporter
 from store.records import Ioc
 
@@ -107,6 +108,8 @@ class CefExporter(Exporter):
     format_id: ClassVar[str] = "cef"
     media_type: ClassVar[str] = "text/plain; charset=utf-8"
     extension: ClassVar[str] = "cef.log"
+    scope: ClassVar[str] = SCOPE_EXPORTS
+    summary: ClassVar[str] = "CEF lines, one per IOC (syslog-ready)"
 
     def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
         for start in range(0, len(iocs), LINES_PER_CHUNK):

@@ -8,11 +8,13 @@ from typing import Any
 import orjson
 
 from exporters.build_once import Entry, get_or_build, make_entry, store_entry
+from exporters.precompute import WINDOWS
 from store.base import IocStats, Store
 from store.cache import Cache
 from store.records import iso
 
-STATS_WINDOWS: dict[str, int] = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
+# The stats come in the exports' windows (one definition: exporters.precompute.WINDOWS).
+STATS_WINDOWS: dict[str, int] = WINDOWS
 
 
 def _daily(series: list[tuple[str, int]], days: int, end: datetime) -> list[dict[str, Any]]:

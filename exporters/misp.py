@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from config.tiers import SCOPE_MISP
 from exporters.base import PRODUCT, ExportContext, Exporter, chunked, records_digest, stable_uuid
 from store.records import Ioc
 
@@ -111,6 +112,8 @@ class MispExporter(Exporter):
     format_id: ClassVar[str] = "misp"
     media_type: ClassVar[str] = "application/json"
     extension: ClassVar[str] = "misp.json"
+    scope: ClassVar[str] = SCOPE_MISP
+    summary: ClassVar[str] = "MISP event"
 
     def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
         return chunked(self._parts(iocs, ctx))

@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 from lxml import etree  # type: ignore[import-untyped]
 
+from config.tiers import SCOPE_EXPORTS
 from exporters.base import PRODUCT, ExportContext, Exporter, records_digest, stable_uuid, unique_records
 from store.records import Ioc, iso
 
@@ -116,6 +117,8 @@ class OpenIocExporter(Exporter):
     format_id: ClassVar[str] = "openioc"
     media_type: ClassVar[str] = "application/xml"
     extension: ClassVar[str] = "ioc.xml"
+    scope: ClassVar[str] = SCOPE_EXPORTS
+    summary: ClassVar[str] = "OpenIOC 1.1 XML document"
 
     def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
         kept = [(ioc, item_id(ioc)) for ioc in unique_records(iocs) if ioc.type in TERMS]

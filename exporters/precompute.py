@@ -16,15 +16,15 @@ from datetime import datetime, timedelta
 import orjson
 
 from config.tiers import TIERS
-from exporters.base import ArticleRef, ExportContext, filename
+from exporters.base import ArticleRef, ExportContext
 from exporters.build_once import Entry, build_in_thread, get_or_build, make_entry, store_entry
-from exporters.registry import get_exporter
+from exporters.registry import EXPORTERS, get_exporter
 from store.base import Store
 from store.cache import Cache
 from store.query import IocQuery
 from store.records import Ioc, iso
 
-EXPORT_FORMATS: tuple[str, ...] = ("stix", "misp", "cef", "openioc", "sigma")
+EXPORT_FORMATS: tuple[str, ...] = tuple(EXPORTERS)
 WINDOWS: dict[str, int] = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
 DEFAULT_EXPORT_LIMIT = 100
 Progress = Callable[[int], None]
@@ -102,7 +102,7 @@ async def build_export(store: Store, request: ExportRequest, now: datetime, data
                             tier=request.tier, articles=_article_refs(refs))
     # Encoding is CPU work: a thread keeps the server's event loop answering meanwhile.
     body = await build_in_thread(lambda: b"".join(exporter.encode(iocs, context)))
-    return make_entry(body, len(iocs), data_version, exporter.media_type, filename(request.format, as_of(now)))
+    return make_entry(body, len(iocs), data_version, exporter.media_type, exporter.filename(as_of(now)))
 
 
 def _article_refs(refs: dict[str, tuple[str, str, str]]) -> dict[str, ArticleRef]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from config.tiers import ARTICLE_FORMAT_COSTS, IOC_EXPORT_COST
 from exporters.base import Exporter
 from exporters.cef import CefExporter
 from exporters.misp import MispExporter
@@ -36,3 +37,13 @@ def get_exporter(fmt: str) -> type[Exporter]:
         return EXPORTERS[fmt]
     except KeyError:
         raise UnknownFormat(fmt) from None
+
+
+def format_cost(fmt: str) -> int:
+    """Rate-limit cost of one request in format ``fmt``: an article format's, every IOC export's, else 1."""
+    return IOC_EXPORT_COST if fmt in EXPORTERS else ARTICLE_FORMAT_COSTS.get(fmt, 1)
+
+
+def format_costs() -> dict[str, int]:
+    """Every format's cost, for the OpenAPI description."""
+    return {**ARTICLE_FORMAT_COSTS, **{fmt: IOC_EXPORT_COST for fmt in EXPORTERS}}

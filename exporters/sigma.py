@@ -23,6 +23,7 @@ from typing import ClassVar
 
 import orjson
 
+from config.tiers import SCOPE_EXPORTS
 from exporters.base import PRODUCT, ExportContext, Exporter, stable_uuid, unique_records
 from store.records import Ioc, iso
 
@@ -146,6 +147,8 @@ class SigmaExporter(Exporter):
     format_id: ClassVar[str] = "sigma"
     media_type: ClassVar[str] = "application/yaml"
     extension: ClassVar[str] = "sigma.yml"
+    scope: ClassVar[str] = SCOPE_EXPORTS
+    summary: ClassVar[str] = "Sigma rules, a multi-document YAML stream"
 
     def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
         yield (f"# {PRODUCT} Sigma rules for IOCs first seen or updated from {ctx.range_text}\n"

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import orjson
 
+from config.tiers import SCOPE_STIX
 from exporters.base import ExportContext, Exporter, chunked, indicator_id, records_digest, stable_uuid
 from store.records import Ioc, iso
 from store.stixids import vulnerability_id as vulnerability_id
@@ -208,6 +209,8 @@ class StixExporter(Exporter):
     format_id: ClassVar[str] = "stix"
     media_type: ClassVar[str] = "application/stix+json;version=2.1"
     extension: ClassVar[str] = "stix.json"
+    scope: ClassVar[str] = SCOPE_STIX
+    summary: ClassVar[str] = "STIX 2.1 bundle"
 
     def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
         return chunked(self._parts(iocs, ctx))

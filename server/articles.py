@@ -19,8 +19,9 @@ from urllib.parse import urlencode
 
 import orjson
 
-from config.tiers import SCOPE_ARTICLES, SCOPE_ARTICLES_EXPORT, format_cost
+from config.tiers import SCOPE_ARTICLES, SCOPE_ARTICLES_EXPORT
 from exporters.articles import CSV_COLUMNS, EXPANSIONS, csv_header, csv_line, list_row, single_form, sparse
+from exporters.registry import format_cost
 from server.article_params import (
     COUNT_STRATEGIES,
     FORMATS,

@@ -16,7 +16,8 @@ from typing import Any, ClassVar
 import orjson
 from tornado.web import HTTPError, RequestHandler
 
-from config.tiers import TIERS, Tier, format_cost
+from config.tiers import TIERS, Tier
+from exporters.registry import format_cost
 from server.context import AppContext
 from server.errors import CODE_BY_STATUS, ApiError, AuthError, NotFoundError, RateLimited, ScopeError, Unavailable
 from server.params import Params

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from config.tiers import SCOPE_EXPORTS, SCOPE_MISP, SCOPE_STIX, format_cost
 from exporters import precompute
+from exporters.registry import EXPORTERS, format_cost
 from server.base import BaseHandler
 from server.cached_responses import write_entry
 from server.context import AppContext
@@ -17,16 +17,6 @@ from server.errors import BadRequest
 from server.ioc_params import parse_ioc_request
 from server.openapi_parts import csv_param, header, ok, operation, param
 from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES, utcnow
-
-# format id -> (scope, media type, summary). The spec names read:stix and read:misp; the other three
-# exports share read:exports.
-EXPORTS: dict[str, tuple[str, str, str]] = {
-    "stix": (SCOPE_STIX, "application/stix+json;version=2.1", "STIX 2.1 bundle"),
-    "misp": (SCOPE_MISP, "application/json", "MISP event"),
-    "cef": (SCOPE_EXPORTS, "text/plain; charset=utf-8", "CEF lines, one per IOC (syslog-ready)"),
-    "openioc": (SCOPE_EXPORTS, "application/xml", "OpenIOC 1.1 XML document"),
-    "sigma": (SCOPE_EXPORTS, "application/yaml", "Sigma rules, a multi-document YAML stream"),
-}
 
 
 class ExportHandler(BaseHandler):
@@ -42,7 +32,7 @@ class ExportHandler(BaseHandler):
         return self.fmt
 
     def required_scope(self) -> str | None:
-        return EXPORTS[self.fmt][0]
+        return EXPORTERS[self.fmt].scope
 
     def _request(self) -> tuple[precompute.ExportRequest, dict[str, str]]:
         tier = self.principal.tier
@@ -75,7 +65,7 @@ class ExportHandler(BaseHandler):
 
 
 def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
-    return [(rf"/api/v1/iocs/{fmt}", ExportHandler, {"ctx": ctx, "fmt": fmt}) for fmt in EXPORTS]
+    return [(rf"/api/v1/iocs/{fmt}", ExportHandler, {"ctx": ctx, "fmt": fmt}) for fmt in EXPORTERS]
 
 
 _PARAMS = [
@@ -118,7 +108,8 @@ _BODY: dict[str, dict[str, Any]] = {
 
 
 def _doc(fmt: str) -> dict[str, Any]:
-    scope, media, summary = EXPORTS[fmt]
+    exporter = EXPORTERS[fmt]
+    scope, media, summary = exporter.scope, exporter.media_type, exporter.summary
     media_type = media.split(";")[0] if fmt != "stix" else media
     return operation("exports", f"Export IOCs as {summary} (Pro)",
                      f"Pro plan, scope {scope}. An empty result is a valid empty document.", _PARAMS,
@@ -126,4 +117,4 @@ def _doc(fmt: str) -> dict[str, Any]:
                       "304": {"description": "Not modified (If-None-Match matched the ETag)"}})
 
 
-OPENAPI_PATHS: dict[str, Any] = {f"/api/v1/iocs/{fmt}": _doc(fmt) for fmt in EXPORTS}
+OPENAPI_PATHS: dict[str, Any] = {f"/api/v1/iocs/{fmt}": _doc(fmt) for fmt in EXPORTERS}

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from config.tiers import FORMAT_COSTS
+from exporters.registry import format_costs
 from server.base import BaseHandler
 from server.context import AppContext
 
@@ -86,7 +86,7 @@ query parameter. Unknown query parameters are ignored; a malformed known one ans
 
 Rate limits are per key on rolling windows (Free 10/min and 1,000/day; Pro 1,000/min and 1,000,000/day).
 A request costs its format's multiplier (`X-Format-Cost-Multiplier`): {", ".join(f"{k} {v}" for k, v in
-FORMAT_COSTS.items())}.
+format_costs().items())}.
 """
 
 

@@ -9,7 +9,7 @@ atomic step that checks both windows and charges both or neither.
 
 Memory counters in the embedded mode; Redis (one Lua script) when ``CTIWIRE_REDIS_URL`` is set, so
 every server process charges one shared budget. A request costs its format's multiplier
-(config.tiers.FORMAT_COSTS).
+(exporters.registry.format_cost).
 """
 
 from __future__ import annotations

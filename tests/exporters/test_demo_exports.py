@@ -9,10 +9,8 @@ from typing import Any
 import pytest
 
 from exporters import precompute
-from exporters.base import filename
 from exporters.registry import EXPORTERS
 from ingest.demo import seed_store
-from server.exports import EXPORTS
 from store.sqlite import SqliteStore
 
 DEMO_ARTICLES = 400
@@ -36,8 +34,8 @@ async def test_demo_exports_pass_their_validators(demo_store: tuple[SqliteStore,
                 "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
     for fmt in EXPORTERS:
         entry = await precompute.build_export(store, precompute.ExportRequest(fmt, "pro", "365d", limit=LIMIT), now, 1)
-        assert entry.meta.rows == LIMIT and entry.meta.media_type == EXPORTS[fmt][1]
-        assert entry.meta.filename == filename(fmt, precompute.as_of(now))
+        assert entry.meta.rows == LIMIT and entry.meta.media_type == EXPORTERS[fmt].media_type
+        assert entry.meta.filename == EXPORTERS[fmt].filename(precompute.as_of(now))
         document = validate[fmt](entry.body)
         if fmt == "stix":
             assert any(o.get("external_references") for o in document["objects"] if o["type"] == "indicator")

@@ -11,19 +11,28 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from exporters import precompute
-from exporters.base import Exporter, filename, indicator_id, stable_uuid
+from exporters.base import Exporter, indicator_id, stable_uuid
 from exporters.registry import EXPORTERS, UnknownFormat, get_exporter
-from server.exports import EXPORTS
 from store.records import CTIWIRE_NAMESPACE, Ioc, iso, parse_iso
 from store.sqlite import SqliteStore
 
 
-def test_registry_covers_every_export_with_the_servers_media_types() -> None:
-    assert set(EXPORTERS) == set(precompute.EXPORT_FORMATS) == set(EXPORTS)
+def test_every_use_of_the_formats_derives_from_the_registry() -> None:
+    """Issue 13: routes, OpenAPI paths, scopes, costs, CLI choices and precompute jobs come from EXPORTERS."""
+    from application.app import openapi_document
+    from cli.main import _parser
+    from config.tiers import IOC_EXPORT_COST, SCOPES
+    from exporters.registry import format_cost
+
+    documented = {path.rsplit("/", 1)[1] for path in openapi_document()["paths"] if path.startswith("/api/v1/iocs/")}
+    assert set(EXPORTERS) == set(precompute.EXPORT_FORMATS) == documented - {"search", "stats"}
+    export_cli = _parser()._subparsers._group_actions[0].choices["export"]  # type: ignore[union-attr]
+    assert next(a for a in export_cli._actions if a.dest == "format").choices == tuple(EXPORTERS)
+    assert {r.format for r in precompute.standard_requests()} == set(EXPORTERS)
     for fmt, cls in EXPORTERS.items():
-        assert issubclass(cls, Exporter) and cls.format_id == fmt
-        assert cls.media_type == EXPORTS[fmt][1]
-        assert get_exporter(fmt) is cls
+        assert issubclass(cls, Exporter) and cls.format_id == fmt and get_exporter(fmt) is cls
+        assert cls.scope in SCOPES and cls.summary and cls.extension
+        assert format_cost(fmt) == IOC_EXPORT_COST
 
 
 def test_unknown_format_is_a_clear_key_error() -> None:
@@ -35,7 +44,7 @@ def test_unknown_format_is_a_clear_key_error() -> None:
 
 def test_dated_file_names() -> None:
     when = datetime(2026, 11, 23, 13, 0, 59, tzinfo=UTC)
-    assert filename("stix", when) == "ctiwire-iocs-20261123T1300Z.stix.json"
+    assert EXPORTERS["stix"].filename(when) == "ctiwire-iocs-20261123T1300Z.stix.json"
     names = {fmt: cls().filename(when) for fmt, cls in EXPORTERS.items()}
     assert names["misp"].endswith(".misp.json") and names["cef"].endswith(".cef.log")
     assert names["openioc"].endswith(".ioc.xml") and names["sigma"].endswith(".sigma.yml")
@@ -49,8 +58,8 @@ async def test_export_job_builds_every_format_from_a_store(store: SqliteStore, r
                 "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
     for fmt in EXPORTERS:
         entry = await precompute.build_export(store, precompute.ExportRequest(fmt, "pro", "30d", limit=1000), now, 1)
-        assert entry.meta.media_type == EXPORTS[fmt][1] and entry.meta.rows == len(records)
-        assert entry.meta.filename == filename(fmt, now)
+        assert entry.meta.media_type == EXPORTERS[fmt].media_type and entry.meta.rows == len(records)
+        assert entry.meta.filename == EXPORTERS[fmt].filename(now)
         validate[fmt](entry.body)
 
 
