@@ -54,14 +54,22 @@ INDUSTRY_TAGS: tuple[str, ...] = (
     "finance", "healthcare", "government", "technology", "manufacturing", "retail", "energy",
     "education", "telecom", "transportation", "defense", "water", "unclassified",
 )
-SEVERITY_LABELS: tuple[str, ...] = ("critical", "high", "medium", "low")
-# Spec, "Severity buckets": inclusive lower and upper score of each label.
-SEVERITY_BUCKETS: dict[str, tuple[float, float]] = {
-    "critical": (9.0, 10.0),
-    "high": (7.0, 8.9),
-    "medium": (4.0, 6.9),
-    "low": (0.1, 3.9),
-}
+# Spec, "Severity buckets" (critical 9-10, high 7-8.9, medium 4-6.9, low 0.1-3.9), as half-open score
+# ranges [floor, next floor): every score has exactly one label (an 8.95 is high, a 0 is low). The one
+# definition: severity_label and both backends' filters (store/sqlite, store/mongo) derive from it.
+SEVERITY_FLOORS: tuple[tuple[str, float], ...] = (("critical", 9.0), ("high", 7.0), ("medium", 4.0), ("low", 0.0))
+SEVERITY_LABELS: tuple[str, ...] = tuple(label for label, _ in SEVERITY_FLOORS)
+
+
+
+
+def severity_range(label: str) -> tuple[float | None, float | None]:
+    """``[lower, upper)`` of ``label``'s scores; None where the range is open (critical has no upper bound,
+    low no lower one: a score of 0 is low)."""
+    index = SEVERITY_LABELS.index(label)
+    lower = SEVERITY_FLOORS[index][1] if index < len(SEVERITY_FLOORS) - 1 else None
+    upper = SEVERITY_FLOORS[index - 1][1] if index else None
+    return lower, upper
 
 def utcnow() -> datetime:
     """Now, in UTC, at millisecond precision."""
@@ -97,13 +105,7 @@ def parse_iso(text: str) -> datetime:
 
 def severity_label(score: float) -> str:
     """Bucket of a 0-10 score (spec, "Severity buckets"); 0 counts as low."""
-    if score >= 9.0:
-        return "critical"
-    if score >= 7.0:
-        return "high"
-    if score >= 4.0:
-        return "medium"
-    return "low"
+    return next(label for label, floor in SEVERITY_FLOORS if score >= floor or label == "low")
 
 
 @dataclass(frozen=True, slots=True)

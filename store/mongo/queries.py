@@ -12,20 +12,12 @@ from datetime import datetime
 from typing import Any
 
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery, TextQuery
-from store.records import parse_iso
+from store.records import parse_iso, severity_range
 from store.sqlite.queries import word_prefix_pattern
 
 Filter = dict[str, Any]
 Sort = list[tuple[str, int]]
 
-# Spec "Severity buckets": half-open score ranges, the same as the SQLite backend's, so every score has
-# exactly one label (a 8.95 is high, not unlabelled).
-SEVERITY_RANGES: dict[str, Filter] = {
-    "critical": {"$gte": 9.0},
-    "high": {"$gte": 7.0, "$lt": 9.0},
-    "medium": {"$gte": 4.0, "$lt": 7.0},
-    "low": {"$lt": 4.0},
-}
 IOC_SORT: Sort = [("first_seen", 1), ("type", 1), ("value", 1)]
 # Inflection endings dropped before a term becomes a word-prefix regex (see ``search_stem``).
 _ENDINGS: tuple[str, ...] = ("ies", "ied", "ing", "ed", "es", "s")
@@ -112,7 +104,7 @@ def _lists(q: ArticleQuery) -> list[Filter]:
     )
     out: list[Filter] = [{name: {"$in": list(values)}} for name, values in pairs if values]
     if q.severity_labels:
-        out.append({"$or": [{"severity_score": SEVERITY_RANGES[s]} for s in q.severity_labels]})
+        out.append({"$or": [{"severity_score": severity_filter(s)} for s in q.severity_labels]})
     return out
 
 
@@ -212,3 +204,10 @@ def ioc_filter(q: IocQuery) -> Filter:
         first_seen, ioc_type, value = q.after
         clauses.append(keyset([("first_seen", _ioc_time(first_seen)), ("type", ioc_type), ("value", value)], False))
     return and_(clauses)
+
+
+def severity_filter(label: str) -> Filter:
+    """Spec "Severity buckets", from the one definition (store.records.severity_range): half-open ranges,
+    the same as the SQLite backend's, so every score has exactly one label (an 8.95 is high)."""
+    lower, upper = severity_range(label)
+    return {**({"$gte": lower} if lower is not None else {}), **({"$lt": upper} if upper is not None else {})}

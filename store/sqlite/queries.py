@@ -7,17 +7,20 @@ from datetime import datetime
 from typing import Any
 
 from store.query import ArticleQuery, IocQuery, TextQuery
-from store.records import iso
+from store.records import iso, severity_range
 
 Clause = tuple[str, list[Any]]
 
-# Spec "Severity buckets": a label is a half-open score range, so every score has exactly one label.
-_BUCKET_SQL = {
-    "critical": "severity_score >= 9.0",
-    "high": "(severity_score >= 7.0 AND severity_score < 9.0)",
-    "medium": "(severity_score >= 4.0 AND severity_score < 7.0)",
-    "low": "severity_score < 4.0",
-}
+
+
+def _bucket_sql(label: str) -> str:
+    """Spec "Severity buckets", from the one definition (store.records.severity_range)."""
+    lower, upper = severity_range(label)
+    bounds = ([f"severity_score >= {lower!r}"] if lower is not None else []) + \
+             ([f"severity_score < {upper!r}"] if upper is not None else [])
+    return "(" + " AND ".join(bounds) + ")"
+
+
 _SCAN_COLUMNS = {"title": "title", "summary": "summary", "ai_summary": "coalesce(ai_summary, '')"}
 
 
@@ -83,7 +86,7 @@ def _lists(q: ArticleQuery) -> list[Clause]:
         if values:
             out.append(_any_json(column, values))
     if q.severity_labels:
-        out.append(("(" + " OR ".join(_BUCKET_SQL[s] for s in q.severity_labels) + ")", []))
+        out.append(("(" + " OR ".join(_bucket_sql(s) for s in q.severity_labels) + ")", []))
     return out
 
 

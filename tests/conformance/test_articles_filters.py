@@ -67,6 +67,7 @@ CASES: list[Case] = [
     ("min severity", {"min_severity": 7.0}, lambda a: a.severity_score >= 7.0),
     ("min severity fraction", {"min_severity": 8.95}, lambda a: a.severity_score >= 8.95),
     ("bucket high", {"severity_labels": ("high",)}, lambda a: severity_label(a.severity_score) == "high"),
+    ("bucket medium", {"severity_labels": ("medium",)}, lambda a: severity_label(a.severity_score) == "medium"),
     ("buckets critical+low", {"severity_labels": ("critical", "low")},
      lambda a: severity_label(a.severity_score) in ("critical", "low")),
     ("has iocs", {"has_iocs": True}, lambda a: bool(a.iocs)),
@@ -153,4 +154,5 @@ async def test_floor_hides_older_publications_whatever_the_field_and_sort(loaded
     assert all(a.published_at >= floor for a in rows)
     paged = ArticleQuery(floor=floor, sort=sort, after=(getattr(rows[0], query.sort_field), rows[0].id), limit=1000,
                          include_archived=True)
-    assert all(a.published_at >= floor for a in await loaded.all_articles(paged))
+    after = await loaded.all_articles(paged)
+    assert after and all(a.published_at >= floor for a in after)  # a real next page, not an empty one
