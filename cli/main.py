@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import sys
 from collections.abc import Callable, Coroutine, Sequence
@@ -89,10 +88,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
-
-
-def print_json(payload: Any) -> None:
-    print(json.dumps(payload, indent=2, default=str))
 
 
 if __name__ == "__main__":

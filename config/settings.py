@@ -9,10 +9,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import secrets
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from types import UnionType
+from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import yaml
 
@@ -58,7 +59,6 @@ class Settings:
     task_visibility_timeout_seconds: int = 3600
     # Fault injection for the worker-kill tests: a pause between batches of an export build.
     build_delay_ms: int = 0
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def sqlite_path(self) -> Path:
@@ -80,27 +80,42 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
-def _coerce(name: str, kind: Any, raw: Any) -> Any:
+def _boolean(text: str) -> bool:
+    if text.lower() not in _TRUE | _FALSE:
+        raise ValueError(text)
+    return text.lower() in _TRUE
+
+
+# The types a setting may have. A field of any other type is refused when the settings are first read
+# (SettingsError naming it), never passed through as a string.
+CONVERTERS: dict[type, Callable[[str], Any]] = {bool: _boolean, int: int, float: float, str: str, Path: Path}
+
+
+def field_types(cls: type) -> dict[str, tuple[type, bool]]:
+    """Each field of the settings dataclass ``cls``: its type and whether it may be None."""
+    hints = get_type_hints(cls)
+    types = {}
+    for f in fields(cls):
+        hint = hints[f.name]
+        union = get_origin(hint) in (Union, UnionType)
+        kinds = [a for a in get_args(hint) if a is not type(None)] if union else [hint]
+        if len(kinds) != 1 or kinds[0] not in CONVERTERS:
+            raise SettingsError(f"setting {f.name!r}: type {hint} has no converter")
+        types[f.name] = (kinds[0], union and type(None) in get_args(hint))
+    return types
+
+
+def _coerce(name: str, kind: type, optional: bool, raw: Any) -> Any:
     """Turn a YAML or env value into the field's type; a bad value is a SettingsError naming it."""
-    if raw is None:
+    if raw is None or (optional and str(raw).strip() == ""):
         return None
+    if isinstance(raw, kind) and not (kind is int and isinstance(raw, bool)):
+        return raw
     text = str(raw).strip()
     try:
-        if kind in (bool, "bool"):
-            if isinstance(raw, bool):
-                return raw
-            if text.lower() in _TRUE | _FALSE:
-                return text.lower() in _TRUE
-            raise ValueError(text)
-        if kind in (int, "int"):
-            return int(text)
-        if kind in ("Path", "Path | None"):
-            return Path(text) if text else None
-        if kind == "str | None":
-            return text or None
-        return text
+        return CONVERTERS[kind](text)
     except ValueError as exc:
-        raise SettingsError(f"setting {name!r}: cannot read {text!r} as {kind}") from exc
+        raise SettingsError(f"setting {name!r}: cannot read {text!r} as {kind.__name__}") from exc
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
@@ -121,12 +136,12 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
     layers: list[Mapping[str, Any]] = [_read_yaml(Path(config_file))] if config_file else []
     layers.append({f.name: env[f"CTIWIRE_{f.name.upper()}"] for f in fields(Settings)
                    if f"CTIWIRE_{f.name.upper()}" in env})
-    known = {f.name: f.type for f in fields(Settings) if f.name != "extra"}
+    known = field_types(Settings)
     for layer in layers:
         for key, raw in layer.items():
             if key not in known:
                 raise SettingsError(f"unknown setting {key!r}")
-            values[key] = _coerce(key, known[key], raw)
+            values[key] = _coerce(key, *known[key], raw)
     values.update(overrides)
     settings = Settings(**values)
     return _with_secret(settings)

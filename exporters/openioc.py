@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
-from lxml import etree  # type: ignore[import-untyped]
+from lxml import etree
 
 from config.tiers import SCOPE_EXPORTS
 from exporters.base import PRODUCT, ExportContext, Exporter, records_digest, stable_uuid, unique_records

@@ -61,15 +61,6 @@ class Unavailable(ApiError):
     code = "service_unavailable"
 
 
-# Statuses the spec leaves "not shown" (issue 3): all three are client errors, so 400.
-STATUS_BY_CODE: dict[str, int] = {
-    "deep_paging_unsupported": 400,
-    "q_invalid": 400,
-    "invalid_cursor": 400,
-    "invalid_parameter": 400,
-    "conflicting_parameters": 400,
-}
-
 # Codes of the HTTP errors Tornado raises itself (unknown route, wrong method).
 CODE_BY_STATUS: dict[int, str] = {
     400: "bad_request",

@@ -24,7 +24,7 @@ class ExportHandler(BaseHandler):
 
     pro_only = True
 
-    def initialize(self, ctx: AppContext, fmt: str = "stix") -> None:  # type: ignore[override]
+    def initialize(self, ctx: AppContext, fmt: str = "stix") -> None:
         super().initialize(ctx)
         self.fmt = fmt
 

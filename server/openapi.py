@@ -115,7 +115,7 @@ class OpenApiHandler(BaseHandler):
 
     public = True
 
-    def initialize(self, ctx: AppContext, document: bytes = b"") -> None:  # type: ignore[override]
+    def initialize(self, ctx: AppContext, document: bytes = b"") -> None:
         super().initialize(ctx)
         self.document = document
 

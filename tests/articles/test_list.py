@@ -13,12 +13,12 @@ Q = dict[str, Any]
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-async def _get(seeded, params: Q, key: str | None = None):  # noqa: ANN001, ANN202
+async def _get(seeded, params: Q, key: str | None = None):
     async with seeded.server.client(key or seeded.server.pro_key) as http:
         return await http.get("/api/v1/articles", params={"limit": 1000, **params})
 
 
-async def _ids(seeded, params: Q) -> set[str]:  # noqa: ANN001
+async def _ids(seeded, params: Q) -> set[str]:
     response = await _get(seeded, params)
     assert response.status_code == 200, response.text
     return {row["id"] for row in response.json()["data"]}

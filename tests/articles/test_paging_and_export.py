@@ -15,7 +15,7 @@ from store.records import utcnow
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
-async def _walk(http, params: dict, limit: int = 97) -> list[dict]:  # noqa: ANN001
+async def _walk(http, params: dict, limit: int = 97) -> list[dict]:
     rows, cursor = [], None
     for _ in range(200):
         page = await http.get("/api/v1/articles", params={**params, "limit": limit, **({"cursor": cursor} if cursor

@@ -35,7 +35,7 @@ async def test_a_client_that_leaves_stops_the_query(writable) -> None:
     batches = 0
     original = store.iter_article_rows
 
-    async def counting(query, batch_size=500):  # noqa: ANN001, ANN202
+    async def counting(query, batch_size=500):
         nonlocal batches
         async for batch in original(query, batch_size):
             batches += 1

@@ -23,7 +23,7 @@ class WorkerEnv:
     procs: list[subprocess.Popen[bytes]]
 
     def start_worker(self, *extra: str) -> subprocess.Popen[bytes]:
-        log = open(self.data_dir / f"worker-{len(self.procs)}.log", "wb")  # noqa: SIM115 - closed with the process
+        log = open(self.data_dir / f"worker-{len(self.procs)}.log", "wb")
         proc = subprocess.Popen([sys.executable, "-m", "celery", "-A", "workers.app", "worker", "--pool", "solo",
                                  "--loglevel", "INFO", "--without-gossip", "--without-mingle", *extra],
                                 env=self.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)

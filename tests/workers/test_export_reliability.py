@@ -23,7 +23,7 @@ FORMATS = ("stix", "misp", "cef", "openioc", "sigma")
 DEFAULT_LIMIT = {fmt: 10_000 if fmt == "misp" else precompute.DEFAULT_EXPORT_LIMIT for fmt in FORMATS}
 
 
-async def _seed(store, n: int) -> None:  # noqa: ANN001
+async def _seed(store, n: int) -> None:
     await store.open()
     now = utcnow()
     values = [(f"c2-{i}.bad-example.org", f"45.{i // 65536}.{i // 256 % 256}.{i % 256}", f"{i:064x}")[i % 3]

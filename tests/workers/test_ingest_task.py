@@ -16,7 +16,7 @@ pytestmark = pytest.mark.redis
 SHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
 
-async def _articles(store) -> list:  # noqa: ANN001
+async def _articles(store) -> list:
     await store.open()
     try:
         return await store.all_articles(ArticleQuery(limit=10))
