@@ -89,7 +89,7 @@ def ceiling(n: int) -> float:
     rows = [a for batch in generate(min(n, 20_000), utcnow()) for a in batch]
     start = time.perf_counter()
     for article in rows:
-        orjson.dumps(list_row(article)) + b"\n"  # noqa: B018 - the encoding is the work measured
+        orjson.dumps(list_row(article)) + b"\n"
     return len(rows) / (time.perf_counter() - start)
 
 
