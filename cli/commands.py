@@ -26,6 +26,7 @@ from store import accounts
 from store.base import Conflict, NotFound, QuotaExceeded, Store
 from store.factory import make_store
 from store.records import utcnow
+from store.sqlite import SqliteStore
 
 
 class CommandError(Exception):
@@ -40,9 +41,37 @@ def progress_bar() -> Progress:
                     console=Console(stderr=True), transient=False)
 
 
+class RebuildBar:
+    """A progress bar for the re-encoding of a large SQLite database's stored list forms (a database made by
+    an older release); small ones finish before a bar would be worth drawing."""
+
+    MIN_ROWS = 10_000
+
+    def __init__(self) -> None:
+        self.bar: Progress | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None and total >= self.MIN_ROWS:
+            self.bar = progress_bar()
+            self.bar.start()
+            self.task = self.bar.add_task("re-encoding stored articles", total=total)
+        if self.bar is not None:
+            self.bar.update(self.task, completed=done)
+            if done >= total:
+                self.bar.stop()
+
+
+def configured_store(settings: Settings) -> Store:
+    """The store of the configuration, drawing a bar should opening it re-encode a large database."""
+    store = make_store(settings)
+    if isinstance(store, SqliteStore):
+        store.on_rebuild = RebuildBar()
+    return store
+
+
 @contextlib.asynccontextmanager
 async def opened_store(settings: Settings) -> AsyncIterator[Store]:
-    store = make_store(settings)
+    store = configured_store(settings)
     await store.open()
     try:
         yield store
@@ -175,7 +204,7 @@ async def serve(settings: Settings, args: argparse.Namespace, sockets: list[sock
     """Run one server process; ``sockets`` are pre-bound when several processes share the port."""
     if args.port is not None:
         settings = settings.replace(port=args.port)
-    ctx = await build_context(settings)
+    ctx = await build_context(settings, configured_store(settings))
     try:
         if sockets is None:
             await _bootstrap(ctx, seed_empty=not args.no_seed and settings.backend_name == "sqlite")
@@ -228,7 +257,7 @@ def _stop_with_parent() -> None:
 
 
 async def _bootstrap_only(settings: Settings, seed_empty: bool) -> None:
-    ctx = await build_context(settings)
+    ctx = await build_context(settings, configured_store(settings))
     try:
         await _bootstrap(ctx, seed_empty)
     finally:

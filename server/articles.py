@@ -34,7 +34,7 @@ from server.article_params import (
 from server.base import BaseHandler
 from server.context import AppContext
 from server.errors import NotFoundError
-from server.openapi_parts import csv_param, header, ok, operation, param
+from server.openapi_parts import article_caps_sentence, csv_param, header, ok, operation, param, per_tier
 from server.streaming import ChunkWriter, ClientGone
 from server.tokens import sign
 from store.base import Position
@@ -262,12 +262,12 @@ _PARAMS = [
           "scans (slower)."),
     param("time_field", {"type": "string", "enum": list(TIME_FIELDS), "default": "published_at"},
           "The field since and until apply to."),
-    param("since", _DT, "Lower bound; older than the tier lookback (Free 7 days, Pro 365) it is clamped and "
-          "X-Tier-Lookback-Clamped is set."),
+    param("since", _DT, f"Lower bound; older than the tier lookback ({per_tier('article_lookback_days', ' days')}) it "
+          "is clamped and X-Tier-Lookback-Clamped is set."),
     param("until", _DT, "Upper bound; in the future: 400."),
     param("modified_since", _DT, "Alias for time_field=modified_at with since (delta polling)."),
     param("limit", {"type": "integer", "minimum": 1, "default": 50},
-          "Page size; above the tier cap (Free 100; Pro 1,000, NDJSON/CSV 5,000) it is reduced, X-Limit-Capped."),
+          f"Page size; above the tier cap ({article_caps_sentence()}) it is reduced, X-Limit-Capped."),
     param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0},
           f"Rows to skip; above {MAX_OFFSET}: 400 deep_paging_unsupported. Not combinable with cursor."),
     param("cursor", _S, "Opaque signed cursor from links.next or X-Next-Cursor; tied to the sort (another sort or a "

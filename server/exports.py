@@ -14,9 +14,9 @@ from server.base import BaseHandler
 from server.cached_responses import write_entry
 from server.context import AppContext
 from server.errors import BadRequest
-from server.ioc_params import parse_ioc_request
-from server.openapi_parts import csv_param, header, ok, operation, param
-from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES, utcnow
+from server.ioc_params import IOC_FILTER_PARAMS, parse_ioc_request
+from server.openapi_parts import header, ok, operation, param, per_tier
+from store.records import utcnow
 
 
 class ExportHandler(BaseHandler):
@@ -69,18 +69,13 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 
 
 _PARAMS = [
-    csv_param("type", "IOC types (any-match).", IOC_TYPES),
-    csv_param("confidence", "Confidences.", CONFIDENCES),
-    csv_param("category", "Source categories.", SOURCE_CATEGORIES),
-    csv_param("industry", "Sectors (aliases such as financial-services are folded).", INDUSTRY_TAGS),
-    param("since", {"type": "string", "format": "date-time"},
-          "IOCs added or updated since; clamped to the tier lookback. Exclusive with `window`."),
+    *IOC_FILTER_PARAMS,
     param("window", {"type": "string", "enum": list(precompute.WINDOWS)},
-          "Named window ending at the current hour (default: the tier's whole lookback). Named windows without "
-          "filters, at the default or maximum limit, are precomputed by the workers."),
+          "Named window ending at the current hour (default: the tier's whole lookback); exclusive with `since`. "
+          "Named windows without filters, at the default or maximum limit, are precomputed by the workers."),
     param("limit", {"type": "integer", "minimum": 1},
-          "Maximum IOCs (MISP: attributes). Default 100 (MISP: the tier cap, 10,000 on Pro); capped to the tier "
-          "with X-Limit-Capped."),
+          f"Maximum IOCs (MISP: attributes). Default {precompute.DEFAULT_EXPORT_LIMIT:,} (MISP: the tier cap, "
+          f"{per_tier('ioc_results_max')}); capped to the tier with X-Limit-Capped."),
 ]
 _HEADERS = {
     "ETag": header("Strong validator of the document; send it back in If-None-Match"),

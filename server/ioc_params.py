@@ -7,6 +7,7 @@ from datetime import datetime
 
 from config.tiers import Tier
 from server.errors import bad_param
+from server.openapi_parts import csv_param, param, per_tier
 from server.params import Params
 from server.windows import Window, cap_limit, clamp_since, window_headers
 from store.query import IocQuery
@@ -58,3 +59,15 @@ def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: 
         limit=limit,
     )
     return IocRequest(query, window, capped)
+
+
+# The filters of the IOC list and of every IOC export, documented once (one parser serves them all).
+IOC_FILTER_PARAMS = [
+    csv_param("type", "IOC types, comma-separated (any-match).", IOC_TYPES),
+    csv_param("confidence", "Confidences, comma-separated.", CONFIDENCES),
+    csv_param("category", "Source categories, comma-separated.", SOURCE_CATEGORIES),
+    csv_param("industry", "Sectors, comma-separated; aliases such as financial-services are folded.", INDUSTRY_TAGS),
+    param("since", {"type": "string", "format": "date-time"},
+          f"IOCs added or updated at or after this time; clamped to the tier lookback "
+          f"({per_tier('ioc_lookback_days', ' days')})."),
+]

@@ -12,10 +12,10 @@ from server.base import BaseHandler
 from server.cached_responses import write_entry
 from server.context import AppContext
 from server.errors import bad_param
-from server.ioc_params import IocRequest, parse_ioc_request
-from server.openapi_parts import csv_param, header, ok, operation, param
+from server.ioc_params import DEFAULT_IOC_LIMIT, IOC_FILTER_PARAMS, IocRequest, parse_ioc_request
+from server.openapi_parts import header, ok, operation, param, per_tier
 from server.streaming import ChunkWriter, ClientGone
-from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES, utcnow
+from store.records import CONFIDENCES, IOC_TYPES, utcnow
 
 # The id under which the STIX export and TAXII carry the record, so a REST result leads straight to it.
 STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export and TAXII: `indicator--` plus "
@@ -76,14 +76,9 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 
 
 _LIST_PARAMS = [
-    csv_param("type", "IOC types, comma-separated (any-match).", IOC_TYPES),
-    csv_param("confidence", "Confidences, comma-separated.", CONFIDENCES),
-    csv_param("category", "Source categories, comma-separated.", SOURCE_CATEGORIES),
-    csv_param("industry", "Sectors, comma-separated; aliases such as financial-services are folded.", INDUSTRY_TAGS),
-    param("since", {"type": "string", "format": "date-time"},
-          "IOCs added or updated at or after this time; clamped to the tier lookback (Free 1 day, Pro 365)."),
-    param("limit", {"type": "integer", "minimum": 1, "default": 100},
-          "Page size; above the tier cap (Free 100, Pro 10,000) it is reduced and X-Limit-Capped is set."),
+    *IOC_FILTER_PARAMS,
+    param("limit", {"type": "integer", "minimum": 1, "default": DEFAULT_IOC_LIMIT},
+          f"Page size; above the tier cap ({per_tier('ioc_results_max')}) it is reduced and X-Limit-Capped is set."),
     param("offset", {"type": "integer", "minimum": 0, "default": 0}, "Rows to skip."),
 ]
 WINDOW_HEADERS = {

@@ -14,6 +14,7 @@ import orjson
 from exporters.registry import format_costs
 from server.base import BaseHandler
 from server.context import AppContext
+from server.openapi_parts import rate_limits_sentence
 
 _RATE_HEADERS = {
     "X-RateLimit-Limit": {"description": "Requests per minute of the key's tier", "schema": {"type": "integer"}},
@@ -84,7 +85,7 @@ Authentication: every `/api/` request except this description needs an API key (
 query parameter. Unknown query parameters are ignored; a malformed known one answers 400
 `invalid_parameter` naming it. `deep_paging_unsupported`, `q_invalid` and `invalid_cursor` answer 400.
 
-Rate limits are per key on rolling windows (Free 10/min and 1,000/day; Pro 1,000/min and 1,000,000/day).
+Rate limits are per key on rolling windows ({rate_limits_sentence()}).
 A request costs its format's multiplier (`X-Format-Cost-Multiplier`): {", ".join(f"{k} {v}" for k, v in
 format_costs().items())}.
 """

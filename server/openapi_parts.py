@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from config.tiers import TIERS
+
 ERRORS = {
     "400": {"$ref": "#/components/responses/BadRequest"},
     "401": {"$ref": "#/components/responses/Unauthorized"},
@@ -43,3 +45,20 @@ def ok(description: str, media: dict[str, dict[str, Any]], headers: dict[str, An
 
 def header(description: str, kind: str = "string") -> dict[str, Any]:
     return {"description": description, "schema": {"type": kind}}
+
+
+def per_tier(attribute: str, unit: str = "") -> str:
+    """``Free 100, Pro 10,000``: a tier number as the descriptions state it, read from config.tiers, so a
+    change of a limit changes the docs (issue 13); never typed by hand."""
+    return ", ".join(f"{tier.name.capitalize()} {getattr(tier, attribute):,}{unit}" for tier in TIERS.values())
+
+
+def rate_limits_sentence() -> str:
+    return "; ".join(f"{t.name.capitalize()} {t.requests_per_minute:,}/min and {t.requests_per_day:,}/day"
+                     for t in TIERS.values())
+
+
+def article_caps_sentence() -> str:
+    """Each tier's JSON page cap, and its NDJSON/CSV export cap where the tier has those formats."""
+    return "; ".join(f"{t.name.capitalize()} {t.articles_max:,}" + (
+        f", NDJSON/CSV {t.articles_export_max:,}" if "ndjson" in t.article_formats else "") for t in TIERS.values())

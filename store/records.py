@@ -108,6 +108,11 @@ def severity_label(score: float) -> str:
     return next(label for label, floor in SEVERITY_FLOORS if score >= floor or label == "low")
 
 
+# The shape of ``Article.list_form``. Bump it with any change of that shape: SQLite keeps the encoded
+# form with each row and re-encodes every row when opened on an older version (store/sqlite/listforms.py).
+LIST_FORM_VERSION = 1
+
+
 @dataclass(frozen=True, slots=True)
 class MitreTechnique:
     """An ATT&CK technique on an article (spec: id, name, tactic, confidence)."""

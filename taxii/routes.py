@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from config.tiers import TIERS
 from server.context import AppContext
 from server.openapi_parts import header, param
 from taxii.collections import COLLECTIONS
@@ -62,7 +63,8 @@ _DATE_HEADERS = {
 }
 _PAGING = [
     param("added_after", {"type": "string", "format": "date-time"},
-          "Only objects added after this time; clamped to the tier's IOC lookback (Pro 365 days)."),
+          f"Only objects added after this time; clamped to the tier's IOC lookback "
+          f"(Pro {TIERS['pro'].ioc_lookback_days:,} days)."),
     param("limit", {"type": "integer", "minimum": 1, "default": DEFAULT_PAGE},
           f"Objects per page; the server maximum is {MAX_PAGE:,} (Pro) and larger values are reduced."),
     param("next", {"type": "string"}, "Opaque token from the previous page's `next`; the filters may be "

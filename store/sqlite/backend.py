@@ -23,7 +23,7 @@ from store.base import ArticleRow, Conflict, IocStats, NotFound, QuotaExceeded, 
 from store.codec import from_doc, merge_ioc, to_doc
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, utcnow
-from store.sqlite import queries
+from store.sqlite import listforms, queries
 from store.sqlite.accounts import SqliteAccounts
 from store.sqlite.schema import ADDED_COLUMNS, BACKFILL_STIX_IDS, LATE_SCHEMA, PRAGMAS, SCHEMA, STIX_ID_FUNCTION
 from store.stixids import object_id
@@ -86,6 +86,8 @@ class SqliteStore(SqliteAccounts, Store):
         self._db: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
+        # Told (rows done, total) while ``open`` re-encodes stored list forms of an older shape.
+        self.on_rebuild: listforms.Progress | None = None
 
     # -- plumbing ----------------------------------------------------------------------------
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -128,6 +130,7 @@ class SqliteStore(SqliteAccounts, Store):
             db.execute(pragma)
         db.executescript(SCHEMA)
         _migrate(db)
+        listforms.rebuild(db, self.on_rebuild)
         self._db = db
 
     async def open(self) -> None:

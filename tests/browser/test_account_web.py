@@ -7,10 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 from support import ServerProcess
+
+pytestmark = pytest.mark.slow  # a real Chromium and a server process
 
 Site = tuple[ServerProcess, dict[str, Any]]
 

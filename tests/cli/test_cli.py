@@ -12,6 +12,8 @@ import httpx
 import pytest
 from support import REPO, cli_env, ctiwire, spawn_server
 
+pytestmark = pytest.mark.slow  # every test runs the CLI as processes
+
 
 def test_users_and_keys_lifecycle(tmp_path) -> None:
     env = cli_env(tmp_path)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 from support import VENV_BIN, cli_env, ctiwire
+
+pytestmark = pytest.mark.slow  # every test runs the CLI as processes
 
 
 def run(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:

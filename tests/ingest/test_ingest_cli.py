@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from pytest_httpserver import HTTPServer
 from support import cli_env, ctiwire
+
+pytestmark = pytest.mark.slow  # the CLI as processes
 
 SHA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 TEXT = ("Loader campaign hits logistics firms\n"

@@ -14,6 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis import checks
 from support import ServerProcess, cli_env, spawn_server
 
+pytestmark = pytest.mark.slow  # schemathesis over every operation
+
 # Parameters carry rules a JSON schema does not state (a STIX type name, a CVE that must exist in a
 # pattern, `severity` with `min_severity`): a 400 for such schema-valid input is by design, and
 # documented in each parameter's description. Every other check runs.

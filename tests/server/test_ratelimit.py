@@ -120,6 +120,7 @@ def test_reset_is_when_a_request_fits_again() -> None:
 
 
 @pytest.mark.redis
+@pytest.mark.slow  # several server processes
 def test_two_processes_share_one_budget_through_redis(tmp_path, redis_server) -> None:
     from support import cli_env, ctiwire, spawn_server
 

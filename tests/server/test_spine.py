@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
+import pytest
 from openapi_spec_validator import validate
 
 from application.app import openapi_document
@@ -75,6 +76,7 @@ def _two_ids(_: int) -> tuple[str, str]:
     return new_request_id(), new_request_id()
 
 
+@pytest.mark.slow  # several server processes
 def test_several_server_processes_serve_one_port_and_stop_together(tmp_path) -> None:
     """CTIWIRE_PROCESSES=2: both children answer; stopping the started process stops them too."""
     import httpx

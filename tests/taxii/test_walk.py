@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from support import cli_env, spawn_server
 from taxii2client.v21 import Collection, as_pages
 
@@ -74,6 +75,7 @@ async def _seed_dir(data_dir: Path, rows: list[Any]) -> None:
     await store.close()
 
 
+@pytest.mark.slow  # several server processes
 def test_two_processes_serve_pages_of_one_walk(tmp_path, iocs) -> None:
     rows = iocs(3_000)
     asyncio.run(_seed_dir(tmp_path, rows))

@@ -17,7 +17,7 @@ from exporters import precompute
 from exporters.build_once import Entry
 from store.records import Ioc, utcnow
 
-pytestmark = pytest.mark.redis
+pytestmark = [pytest.mark.redis, pytest.mark.slow]  # real Celery workers
 FORMATS = ("stix", "misp", "cef", "openioc", "sigma")
 # The server's default limit: 100 IOCs, except MISP whose default is the tier cap (server/exports.py).
 DEFAULT_LIMIT = {fmt: 10_000 if fmt == "misp" else precompute.DEFAULT_EXPORT_LIMIT for fmt in FORMATS}

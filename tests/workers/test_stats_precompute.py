@@ -11,7 +11,7 @@ from support import make_settings, start_server, stop_server, wait_for
 
 from store.records import Ioc, utcnow
 
-pytestmark = pytest.mark.redis
+pytestmark = [pytest.mark.redis, pytest.mark.slow]  # real Celery workers
 
 
 async def _seed(store, n: int) -> None:

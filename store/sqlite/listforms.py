@@ -1,0 +1,56 @@
+"""The stored list form of each article (``articles.list_json``), versioned (issue 13, "A hazard").
+
+SQLite keeps every article's encoded list form beside its document, written with the row, so a page
+streams stored bytes; MongoDB encodes it on read. When ``Article.list_form`` changes shape, rows written
+before would answer in the old shape on SQLite only. So the shape carries a version
+(``store.records.LIST_FORM_VERSION``) and the database remembers the version of its stored forms
+(``meta.list_form_version``): a store opened on an older version re-encodes every row from its document,
+in batches of one transaction each, reporting progress (the CLI draws a bar for large databases). A stop
+in the middle leaves the old version recorded, so the next open finishes the job: re-encoding is idempotent.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+import orjson
+
+from store.codec import from_doc
+from store.records import LIST_FORM_VERSION, Article
+
+META_KEY = "list_form_version"
+BATCH = 2000
+Progress = Callable[[int, int], None]
+
+
+def stored_version(db: sqlite3.Connection) -> int:
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (META_KEY,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _encode(doc: bytes) -> bytes:
+    return orjson.dumps(from_doc(Article, orjson.loads(doc)).list_form())
+
+
+def rebuild(db: sqlite3.Connection, progress: Progress | None = None) -> int:
+    """Re-encode every stored list form unless they are of the current version; the number of rows done."""
+    if stored_version(db) == LIST_FORM_VERSION:
+        return 0
+    total = db.execute("SELECT count(*) FROM articles").fetchone()[0]
+    done, last = 0, 0
+    while rows := db.execute("SELECT rowid, doc FROM articles WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                             (last, BATCH)).fetchall():
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany("UPDATE articles SET list_json = ? WHERE rowid = ?",
+                           [(_encode(doc), rowid) for rowid, doc in rows])
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        last, done = rows[-1][0], done + len(rows)
+        if progress is not None:
+            progress(done, total)
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (META_KEY, LIST_FORM_VERSION))
+    return done
