@@ -13,11 +13,24 @@ from typing import Any
 from pymongo.asynchronous.collection import AsyncCollection
 
 from store.base import NotFound
-from store.mongo.documents import from_keyed, keyed_doc
+from store.mongo.documents import Doc, from_keyed, keyed_doc
 from store.mongo.errors import guarded
 from store.records import Session, User, ms, utcnow
 
 Collection = AsyncCollection[dict[str, Any]]
+
+
+async def with_owner(collection: Collection, match: dict[str, Any]) -> tuple[Doc, Doc] | None:
+    """The one document of ``collection`` matching ``match`` and, by $lookup in the same round trip, the user
+    it belongs to (``user_id``); None when either is missing (a key or session outliving its user)."""
+    pipeline: list[dict[str, Any]] = [
+        {"$match": match}, {"$limit": 1},
+        {"$lookup": {"from": "users", "localField": "user_id", "foreignField": "_id", "as": "owner"}}]
+    found = await (await collection.aggregate(pipeline)).to_list()
+    if not found or not found[0]["owner"]:
+        return None
+    owner = found[0].pop("owner")[0]
+    return found[0], owner
 
 
 class MongoAccounts:
@@ -54,15 +67,8 @@ class MongoAccounts:
 
     @guarded
     async def session_with_user(self, session_id: str) -> tuple[Session, User] | None:
-        pipeline: list[dict[str, Any]] = [
-            {"$match": {"_id": session_id}}, {"$limit": 1},
-            {"$lookup": {"from": "users", "localField": "user_id", "foreignField": "_id", "as": "owner"}}]
-        found = await (await self._c("sessions").aggregate(pipeline)).to_list()
-        if not found or not found[0]["owner"]:
-            return None
-        doc = found[0]
-        owner = doc.pop("owner")[0]
-        return from_keyed(Session, doc), from_keyed(User, owner)
+        found = await with_owner(self._c("sessions"), {"_id": session_id})
+        return None if found is None else (from_keyed(Session, found[0]), from_keyed(User, found[1]))
 
     @guarded
     async def touch_session(self, session_id: str, at: datetime) -> None:

@@ -18,7 +18,7 @@ from pymongo.errors import DuplicateKeyError
 
 from store.base import Conflict, IocStats, NotFound, QuotaExceeded, Store, keyset_pages
 from store.mongo import iocs as ioc_ops
-from store.mongo.accounts import MongoAccounts
+from store.mongo.accounts import MongoAccounts, with_owner
 from store.mongo.documents import Doc, article_doc, from_ioc, from_keyed, from_source, ioc_key, keyed_doc, source_doc
 from store.mongo.errors import guarded, translated
 from store.mongo.indexes import INDEXES
@@ -115,14 +115,8 @@ class MongoStore(MongoAccounts, Store):
     @guarded
     async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
         """One round trip per authenticated request: the key and, by $lookup, its owner."""
-        pipeline: list[dict[str, Any]] = [
-            {"$match": {"key_hash": key_hash}}, {"$limit": 1},
-            {"$lookup": {"from": "users", "localField": "user_id", "foreignField": "_id", "as": "owner"}}]
-        found = await (await self._c("api_keys").aggregate(pipeline)).to_list()
-        if not found or not found[0]["owner"]:
-            return None
-        doc = found[0]
-        return from_keyed(ApiKey, doc), from_keyed(User, doc["owner"][0])
+        found = await with_owner(self._c("api_keys"), {"key_hash": key_hash})
+        return None if found is None else (from_keyed(ApiKey, found[0]), from_keyed(User, found[1]))
 
     @guarded
     async def list_keys(self, user_id: str) -> list[ApiKey]:
