@@ -73,14 +73,23 @@ def single_form(article: Article) -> dict[str, Any]:
     }
 
 
+# A text cell starting with one of these is read as a formula by spreadsheet programs: it gets a leading
+# apostrophe (OWASP, "CSV Injection"). Numbers are written as numbers and never negative here.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, dict)):
-        return orjson.dumps(value).decode()
-    return str(value)
+        text = orjson.dumps(value).decode()
+    elif isinstance(value, (int, float)):
+        return str(value)
+    else:
+        text = str(value)
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def _csv_line(cells: Iterable[str]) -> bytes:

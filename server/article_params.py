@@ -44,6 +44,10 @@ class ArticleRequest:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+# The most distinct terms (included and excluded) one ``q`` may hold: every term is one more clause.
+MAX_Q_TERMS = 32
+
+
 def parse_q(raw: str | None, q_field: str) -> TextQuery | None:
     """Spec rule for ``q``: keep alphanumerics, spaces, ``.``, ``,``, ``-``; then at least 2 characters and
     one alphabetic token of 3+ letters, else ``q_invalid``. ``-term`` excludes a term."""
@@ -55,8 +59,11 @@ def parse_q(raw: str | None, q_field: str) -> TextQuery | None:
         raise BadRequest("q needs at least 2 characters and one alphabetic word of 3 or more letters "
                          "(only letters, digits, spaces, '.', ',' and '-' are kept)", code="q_invalid",
                          details={"parameter": "q", "sanitized": clean})
-    terms = tuple(t for t in tokens if not t.startswith("-"))
-    excluded = tuple(t[1:] for t in tokens if t.startswith("-") and len(t) > 1)
+    terms = tuple(dict.fromkeys(t.lower() for t in tokens if not t.startswith("-")))  # a repeated term once
+    excluded = tuple(dict.fromkeys(t[1:].lower() for t in tokens if t.startswith("-") and len(t) > 1))
+    if len(terms) + len(excluded) > MAX_Q_TERMS:  # issue 15: a query error, never "SQLite: tree too large"
+        raise BadRequest(f"q has more than {MAX_Q_TERMS} distinct terms", code="q_invalid",
+                         details={"parameter": "q", "max_terms": MAX_Q_TERMS})
     if not terms:
         raise BadRequest("q needs at least one term that is not excluded", code="q_invalid",
                          details={"parameter": "q"})

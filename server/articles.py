@@ -26,6 +26,7 @@ from server.article_params import (
     COUNT_STRATEGIES,
     FORMATS,
     MAX_OFFSET,
+    MAX_Q_TERMS,
     ArticleRequest,
     cursor_kind,
     encode_position,
@@ -35,6 +36,7 @@ from server.base import BaseHandler
 from server.context import AppContext
 from server.errors import NotFoundError
 from server.openapi_parts import article_caps_sentence, csv_param, header, ok, operation, param, per_tier
+from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
 from server.tokens import sign
 from store.base import Position
@@ -78,6 +80,7 @@ class ArticleListHandler(BaseHandler):
     async def get(self) -> None:
         now = utcnow()
         request = parse_article_request(self.params, self.principal.tier, now, self.ctx.settings.secret_key)
+        await self.charge_format()
         for name, value in request.headers.items():
             self.set_header(name, value)
         self.set_header("X-Format-Cost-Multiplier", str(format_cost(request.fmt)))
@@ -256,7 +259,7 @@ _PARAMS = [
     param("submission_type", {"type": "string", "enum": ["rss_auto", "user_submitted"]}, "Submission type."),
     param("q", _S, "Full-text query: every term must match (stemmed, case-insensitive); -term excludes. Only "
           "letters, digits, spaces, '.', ',' and '-' are kept; then at least 2 characters and one alphabetic word "
-          "of 3+ letters, else 400 q_invalid."),
+          f"of 3+ letters, and at most {MAX_Q_TERMS} distinct terms (repeats count once), else 400 q_invalid."),
     param("q_field", {"type": "string", "enum": list(TEXT_FIELDS), "default": "default"},
           "default: title and summary through the full-text index; title, summary, ai_summary: word-prefix "
           "scans (slower)."),
@@ -266,7 +269,7 @@ _PARAMS = [
           "is clamped and X-Tier-Lookback-Clamped is set."),
     param("until", _DT, "Upper bound; in the future: 400."),
     param("modified_since", _DT, "Alias for time_field=modified_at with since (delta polling)."),
-    param("limit", {"type": "integer", "minimum": 1, "default": 50},
+    param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": 50},
           f"Page size; above the tier cap ({article_caps_sentence()}) it is reduced, X-Limit-Capped."),
     param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0},
           f"Rows to skip; above {MAX_OFFSET}: 400 deep_paging_unsupported. Not combinable with cursor."),

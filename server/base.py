@@ -83,6 +83,10 @@ class BaseHandler(RequestHandler):
             self.request_id = new_request_id()
         self.set_header("X-Request-Id", self.request_id)
         self.set_header("Server", "ctiwire")
+        # Issue 15: keyed answers must not sit in shared or browser caches (cached exports revalidate
+        # instead: server.cached_responses), and no answer is content-sniffed.
+        self.set_header("Cache-Control", "no-store")
+        self.set_header("X-Content-Type-Options", "nosniff")
         self._set_limit_headers()
 
     def _set_limit_headers(self) -> None:
@@ -95,8 +99,16 @@ class BaseHandler(RequestHandler):
         if self.public:
             return
         self.principal = await self.authenticate()
-        await self.charge(self.principal, format_cost(self.format_id()))
+        # Issue 15: a request refused before any work (403 here; 400 and 404 in the handler) costs one unit;
+        # the rest of its format's multiplier is charged once it is valid (charge_format).
+        await self.charge(self.principal, 1)
         self.check_access(self.principal)
+
+    async def charge_format(self) -> None:
+        """The rest of the format's rate-limit multiplier (spec, Limits 6), once the request is valid."""
+        rest = format_cost(self.format_id()) - 1
+        if rest > 0:
+            await self.charge(self.principal, rest)
 
     def _refuse_unimplemented_method(self) -> None:
         """405 before authentication: a wrong method is wrong whoever asks."""

@@ -27,7 +27,7 @@ async def write_entry(handler: BaseHandler, entry: Entry, status: str, *, attach
     handler.set_header("ETag", entry.meta.etag)
     handler.set_header("Last-Modified", _http_date(entry.meta.built_at))
     handler.set_header("X-Cache", status)
-    handler.set_header("Cache-Control", "private, max-age=0, must-revalidate")
+    handler.set_header("Cache-Control", "private, no-cache")  # revalidate by ETag every time
     if _matches(handler.request.headers.get("If-None-Match", ""), entry.meta.etag):
         handler.set_status(304)
         handler.finish()

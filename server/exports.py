@@ -16,6 +16,7 @@ from server.context import AppContext
 from server.errors import BadRequest
 from server.ioc_params import IOC_FILTER_PARAMS, parse_ioc_request
 from server.openapi_parts import header, ok, operation, param, per_tier
+from server.params import MAX_INTEGER
 from store.records import utcnow
 
 
@@ -54,6 +55,7 @@ class ExportHandler(BaseHandler):
 
     async def get(self) -> None:
         request, headers = self._request()
+        await self.charge_format()
         for name, value in headers.items():
             self.set_header(name, value)
         self.set_header("X-Format-Cost-Multiplier", str(format_cost(self.fmt)))
@@ -73,7 +75,7 @@ _PARAMS = [
     param("window", {"type": "string", "enum": list(precompute.WINDOWS)},
           "Named window ending at the current hour (default: the tier's whole lookback); exclusive with `since`. "
           "Named windows without filters, at the default or maximum limit, are precomputed by the workers."),
-    param("limit", {"type": "integer", "minimum": 1},
+    param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER},
           f"Maximum IOCs (MISP: attributes). Default {precompute.DEFAULT_EXPORT_LIMIT:,} (MISP: the tier cap, "
           f"{per_tier('ioc_results_max')}); capped to the tier with X-Limit-Capped."),
 ]

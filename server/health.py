@@ -1,4 +1,7 @@
-"""GET /healthz: liveness without a key, naming the database and cache in use (issue 3)."""
+"""GET /healthz: liveness without a key (issue 3); the details only for a Pro key (issue 15).
+
+Without a key the answer says ``ok`` or ``degraded`` and which dependency failed, nothing more: paths,
+versions and cache statistics help an attacker and no load balancer needs them."""
 
 from __future__ import annotations
 
@@ -6,6 +9,7 @@ from typing import Any
 
 from server.base import BaseHandler
 from server.context import AppContext
+from server.errors import ApiError
 from store.base import StoreUnavailable
 
 
@@ -15,17 +19,27 @@ class HealthHandler(BaseHandler):
     public = True
 
     async def get(self) -> None:
+        detailed = await self._pro_caller()
         checks: dict[str, Any] = {}
-        healthy = True
         for name, probe in (("database", self.ctx.store.ping), ("cache", self.ctx.cache.ping)):
             try:
-                checks[name] = {"status": "ok", **await probe()}
+                found = await probe()
+                checks[name] = {"status": "ok", **(found if detailed else {})}
             except StoreUnavailable as exc:
-                healthy = False
-                checks[name] = {"status": "unavailable", "error": str(exc)}
+                checks[name] = {"status": "unavailable", **({"error": str(exc)} if detailed else {})}
+        healthy = all(check["status"] == "ok" for check in checks.values())
         payload = {"status": "ok" if healthy else "degraded", "version": "1.0.0",
-                   "started_at": self.ctx.started_at, **checks}
+                   **({"started_at": self.ctx.started_at} if detailed else {}), **checks}
         self.write_json(payload, 200 if healthy else 503)
+
+    async def _pro_caller(self) -> bool:
+        """Whether the request carries a valid Pro key (no key, or any other: the short answer)."""
+        if not self.raw_key():
+            return False
+        try:
+            return (await self.authenticate()).tier.name == "pro"
+        except ApiError:
+            return False
 
 
 def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
@@ -37,7 +51,9 @@ OPENAPI_PATHS: dict[str, Any] = {
         "get": {
             "tags": ["service"],
             "summary": "Liveness and the backends in use",
-            "description": "Needs no API key. 503 with the same shape when the database or cache does not answer.",
+            "description": "Needs no API key: then only `status` and each dependency's status. With a Pro key, "
+                           "also the backends' details. 503 with the same shape when the database or cache does "
+                           "not answer.",
             "security": [],
             "responses": {
                 "200": {"description": "Healthy", "content": {"application/json": {

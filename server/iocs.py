@@ -14,6 +14,7 @@ from server.context import AppContext
 from server.errors import bad_param
 from server.ioc_params import DEFAULT_IOC_LIMIT, IOC_FILTER_PARAMS, IocRequest, parse_ioc_request
 from server.openapi_parts import header, ok, operation, param, per_tier
+from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
 from store.records import CONFIDENCES, IOC_TYPES, utcnow
 
@@ -77,9 +78,9 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 
 _LIST_PARAMS = [
     *IOC_FILTER_PARAMS,
-    param("limit", {"type": "integer", "minimum": 1, "default": DEFAULT_IOC_LIMIT},
+    param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": DEFAULT_IOC_LIMIT},
           f"Page size; above the tier cap ({per_tier('ioc_results_max')}) it is reduced and X-Limit-Capped is set."),
-    param("offset", {"type": "integer", "minimum": 0, "default": 0}, "Rows to skip."),
+    param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip."),
 ]
 WINDOW_HEADERS = {
     "X-Tier-Lookback-Days": header("Effective lookback in days", "integer"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, replace
+from datetime import timedelta
 from typing import Any
 
 from config.tiers import SCOPE_IOCS
@@ -13,6 +14,7 @@ from server.errors import bad_param
 from server.ioc_params import parse_ioc_request
 from server.iocs import STIX_ID_DOC, WINDOW_HEADERS, stream_ioc_list
 from server.openapi_parts import csv_param, ok, operation, param
+from server.params import MAX_INTEGER
 from store.base import NotFound
 from store.indicators import detect_type, normalize, refang
 from store.records import IOC_TYPES, Article, Ioc, iso, utcnow
@@ -26,7 +28,10 @@ def _indicator(raw: str, name: str, given_type: str | None) -> tuple[str, str]:
     ioc_type = given_type or detect_type(text)
     if ioc_type is None:
         raise bad_param(name, "is not a recognised indicator (IP, domain, URL, hash, e-mail or CVE)")
-    return ioc_type, normalize(ioc_type, text)
+    try:
+        return ioc_type, normalize(ioc_type, text)
+    except ValueError as exc:  # issue 15: a value that is not of the requested type is the caller's error
+        raise bad_param(name, f"is not a valid {ioc_type} value") from exc
 
 
 class IocSearchHandler(BaseHandler):
@@ -56,13 +61,16 @@ def _technique_names(articles: list[Article]) -> dict[str, str]:
 
 
 async def _related(handler: BaseHandler, ioc: Ioc) -> list[Article]:
+    """The articles reporting ``ioc`` that the caller may read: inside its tier's article lookback, as
+    ``/articles/{id}`` would serve them (issue 15: a Free key saw older titles and URLs here)."""
+    floor = utcnow() - timedelta(days=handler.principal.tier.article_lookback_days)
     found = []
     for article_id in ioc.article_ids[-RELATED_ARTICLES_MAX:]:
         try:
             found.append(await handler.ctx.store.get_article(article_id))
         except NotFound:  # an article removed since is simply not listed
             continue
-    return sorted(found, key=lambda a: a.published_at, reverse=True)
+    return sorted((a for a in found if a.published_at >= floor), key=lambda a: a.published_at, reverse=True)
 
 
 def _found_payload(ioc: Ioc, articles: list[Article]) -> dict[str, Any]:
@@ -128,14 +136,16 @@ OPENAPI_PATHS: dict[str, Any] = {
         "evil[.]com is refanged); domains and URLs also match as substrings. Same shape and lookback as the list.",
         [param("q", {"type": "string"}, "The indicator value.", required=True),
          csv_param("type", "Narrow to one IOC type (default: detected from q).", IOC_TYPES),
-         param("limit", {"type": "integer", "minimum": 1, "default": 100}, "Page size (tier-capped)."),
-         param("offset", {"type": "integer", "minimum": 0, "default": 0}, "Rows to skip.")],
+         param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": 100},
+               "Page size (tier-capped)."),
+         param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip.")],
         {"200": ok("Matches", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS)}),
     "/api/v1/lookup": operation(
         "iocs", "Enrich one indicator", "Scope read:iocs. The type is detected; reporting sources, first/last seen, "
         "related articles, CVEs, ATT&CK techniques, an explained 0-100 risk score and hunting queries for Splunk SPL, "
         "Elastic KQL and Microsoft Sentinel KQL. Unknown values: 200 with found false; values of no known type: 400. "
-        "Looks at the whole history (a single value, not a list), not the tier's list lookback.",
+        "Looks at the whole history (a single value, not a list), not the tier's list lookback; related articles "
+        "are those inside the tier's article lookback.",
         [param("value", {"type": "string"}, "The indicator (defanged forms accepted).", required=True)],
         {"200": ok("Enrichment", {"application/json": {"$ref": "#/components/schemas/Lookup"}})}),
 }

@@ -16,6 +16,10 @@ _TRUE = {"true", "1"}
 _FALSE = {"false", "0"}
 
 
+# The largest value any integer parameter accepts (documented as each one's OpenAPI ``maximum``).
+MAX_INTEGER = 2**31 - 1
+
+
 class Params:
     """The query string of one request, read parameter by parameter."""
 
@@ -53,7 +57,8 @@ class Params:
             return value.lower() in _TRUE
         raise bad_param(name, "must be true, false, 1 or 0")
 
-    def integer(self, name: str, default: int | None = None, minimum: int | None = None) -> int | None:
+    def integer(self, name: str, default: int | None = None, minimum: int | None = None,
+                maximum: int = MAX_INTEGER) -> int | None:
         value = self.raw(name)
         if value is None:
             return default
@@ -63,6 +68,8 @@ class Params:
             raise bad_param(name, "must be an integer") from exc
         if minimum is not None and number < minimum:
             raise bad_param(name, f"must be at least {minimum}")
+        if number > maximum:  # issue 15: past 2**63 SQLite and orjson overflow; no parameter needs that much
+            raise bad_param(name, f"must be at most {maximum:,}")
         return number
 
     def number(self, name: str, low: float, high: float) -> float | None:

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from server.errors import BadRequest, bad_param
+from server.params import MAX_INTEGER
 from store.records import IOC_TYPES, iso, parse_iso
 from taxii.collections import stix_type_of
 from taxii.media import parse_timestamp, taxii_time
@@ -158,8 +159,8 @@ def parse_limit(args: Mapping[str, Sequence[bytes]], default: int, maximum: int)
         limit = int(raw[-1].decode("ascii").strip())
     except (UnicodeDecodeError, ValueError) as exc:
         raise bad_param("limit", "must be a positive integer") from exc
-    if limit < 1:
-        raise bad_param("limit", "must be a positive integer")
+    if limit < 1 or limit > MAX_INTEGER:
+        raise bad_param("limit", f"must be a positive integer of at most {MAX_INTEGER:,}")
     return min(limit, maximum)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from config.tiers import TIERS
 from server.context import AppContext
 from server.openapi_parts import header, param
+from server.params import MAX_INTEGER
 from taxii.collections import COLLECTIONS
 from taxii.filters import DEFAULT_PAGE, MAX_PAGE
 from taxii.handlers import (
@@ -65,7 +66,7 @@ _PAGING = [
     param("added_after", {"type": "string", "format": "date-time"},
           f"Only objects added after this time; clamped to the tier's IOC lookback "
           f"(Pro {TIERS['pro'].ioc_lookback_days:,} days)."),
-    param("limit", {"type": "integer", "minimum": 1, "default": DEFAULT_PAGE},
+    param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": DEFAULT_PAGE},
           f"Objects per page; the server maximum is {MAX_PAGE:,} (Pro) and larger values are reduced."),
     param("next", {"type": "string"}, "Opaque token from the previous page's `next`; the filters may be "
           "repeated (they must then be the same) or omitted."),

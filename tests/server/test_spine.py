@@ -12,15 +12,19 @@ from application.app import openapi_document
 from server.base import new_request_id
 
 
-async def test_healthz_needs_no_key_and_names_backends(server) -> None:
+async def test_healthz_needs_no_key_and_names_backends_to_a_pro_key(server) -> None:
     async with server.client() as http:
         response = await http.get("/healthz")
     assert response.status_code == 200
-    body = response.json()
-    assert body["status"] == "ok"
+    assert response.json() == {"status": "ok", "version": "1.0.0", "database": {"status": "ok"},
+                               "cache": {"status": "ok"}}
+    assert response.headers["X-Request-Id"].startswith("req_")
+    async with server.client(server.pro_key) as http:
+        body = (await http.get("/healthz")).json()
     assert body["database"]["backend"] == server.ctx.store.name
     assert body["cache"]["cache"] == "memory"
-    assert response.headers["X-Request-Id"].startswith("req_")
+    async with server.client(server.free_key) as http:
+        assert (await http.get("/healthz")).json()["database"] == {"status": "ok"}
 
 
 async def test_unknown_path_is_the_envelope_404(server) -> None:
