@@ -100,6 +100,8 @@ async def seed(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _key_action(store: Store, args: argparse.Namespace) -> None:
     if args.action == "create":
+        if args.expires_in_days is not None and args.expires_in_days < 1:  # 0 meant "never", -1 "already"
+            raise CommandError("--expires-in-days must be 1 or more (leave it out for a key that never expires)")
         expires = utcnow() + timedelta(days=args.expires_in_days) if args.expires_in_days else None
         new = await accounts.create_key(store, args.email, args.name, args.scopes, expires)
         print(f"created key {new.record.name!r} with scopes {', '.join(new.record.scopes)}")

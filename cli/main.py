@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
+from application import logs
 from cli import commands, ingest_commands, users
 from config.settings import Settings, SettingsError, load_settings
 from exporters.precompute import WINDOWS
@@ -78,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"ctiwire: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(settings.log_level)
     try:
         if args.command == "serve" and settings.processes > 1:
             return commands.serve_processes(settings, args)

@@ -200,7 +200,7 @@ class BaseHandler(RequestHandler):
             self.render_error(exc.status, exc.code, exc.message, exc.details)
             return
         if status_code == 405:
-            self.set_header("Allow", "GET, HEAD")
+            self.set_header("Allow", "GET")  # issue 15: HEAD is not served, so Allow does not offer it
         code = CODE_BY_STATUS.get(status_code, "internal_error")
         message = self._reason if status_code < 500 else "internal error; quote the request id when reporting it"
         self.render_error(status_code, code, message, None)

@@ -3,8 +3,8 @@
 Every request, first page or follow-up, is planned afresh: the tier lookback is applied to
 ``added_after`` and to the token's position alike, the page size is capped at the server maximum, and
 the filters come from the request or from the signed token (:mod:`taxii.next_tokens`). Pages carry
-``X-TAXII-Date-Added-First`` and ``-Last`` (section 3.3.1); an empty page carries the lower bound it
-was read from in both, so passing ``-Last`` as the next ``added_after`` is always safe.
+``X-TAXII-Date-Added-First`` and ``-Last`` (section 3.3.1); an empty page carries neither (issue 15: it
+has no first or last object), so a client keeps the ``added_after`` it sent for its next poll.
 """
 
 from __future__ import annotations
@@ -112,14 +112,10 @@ class PageHandler(TaxiiHandler):
         return await read_page(self.ctx.store, plan.spec, contexts)
 
     def date_headers(self, plan: Plan, page: CachedPage) -> None:
-        """Section 3.3.1, formatted when the page was built; on an empty page, the bound it was read
-        from (position or added_after)."""
-        first, last = page.first, page.last
-        if not first:
-            bound = max(plan.spec.after.date_added, plan.spec.lower) if plan.spec.after else plan.spec.lower
-            first = last = taxii_time(bound)
-        self.set_header("X-TAXII-Date-Added-First", first)
-        self.set_header("X-TAXII-Date-Added-Last", last)
+        """Section 3.3.1, formatted when the page was built; none on an empty page (no object, no date)."""
+        if page.first:
+            self.set_header("X-TAXII-Date-Added-First", page.first)
+            self.set_header("X-TAXII-Date-Added-Last", page.last)
 
     def envelope(self, plan: Plan, page: Page, key: str, items: list[Any]) -> bytes:
         """``{"more", "next"?, key?}``: ``next`` exactly when ``more``; no empty list (section 3.7)."""

@@ -57,8 +57,10 @@ _ERRORS = {
     "429": "Rate limit exceeded; see Retry-After",
 }
 _DATE_HEADERS = {
-    "X-TAXII-Date-Added-First": header("date_added of the first object (YYYY-MM-DDTHH:MM:SS.ssssssZ)"),
-    "X-TAXII-Date-Added-Last": header("date_added of the last object; pass it as added_after on the next poll"),
+    "X-TAXII-Date-Added-First": header("date_added of the first object (YYYY-MM-DDTHH:MM:SS.ssssssZ); "
+                                       "absent on an empty page"),
+    "X-TAXII-Date-Added-Last": header("date_added of the last object; pass it as added_after on the next poll "
+                                      "(absent on an empty page: keep the added_after you sent)"),
     "X-Cache": header("hit when the encoded page came from the cache (exact for the current data version)"),
     "ETag": header("Identifies the page body; If-None-Match answers 304"),
 }

@@ -39,6 +39,8 @@ def test_clear_errors_without_tracebacks(tmp_path) -> None:
         (["keys", "create", "bo@corp.example", "--name", "x", "--scopes", "read:misp"], "does not include"),
         (["users", "create", "bo@corp.example", "--tier", "pro"], "exists"),
         (["keys", "delete", "nobody@corp.example", "k1"], "no user"),
+        (["keys", "create", "bo@corp.example", "--name", "z", "--expires-in-days", "0"], "must be 1 or more"),
+        (["keys", "create", "bo@corp.example", "--name", "z", "--expires-in-days", "-3"], "must be 1 or more"),
     ]
     for args, message in cases:
         done = subprocess.run([str(REPO / ".venv/bin/ctiwire"), *args], env=env, capture_output=True, text=True)

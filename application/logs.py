@@ -1,0 +1,39 @@
+"""Logging for every process of the service: one format, and no API key in any line (issue 15).
+
+Keys never reach a log from this code (the access log omits query strings), but a library may quote what
+a client sent: Tornado's "Malformed HTTP message ... Invalid header value" line repeats a header with a
+NUL or a bare CR, key included. A filter on every handler of the root logger (all loggers propagate
+there) rewrites any ``sk_live_...`` value before a line is written, whichever logger produced it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+# The key prefix, then everything up to a space or a quote, including the escaped or raw NUL and CR
+# that made the header malformed (the rest of the secret sits after them).
+KEY_PATTERN = re.compile(r"sk_live_(?:\\x00|\\r|\\n|\r(?!\n)|\x00|[^\s'\",;])*")
+REDACTED = "sk_live_[REDACTED]"
+
+
+class RedactKeys(logging.Filter):
+    """Replaces every API key in a record's message (arguments and exception text included)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if "sk_live_" in message or (record.exc_text and "sk_live_" in record.exc_text):
+            record.msg, record.args = KEY_PATTERN.sub(REDACTED, message), None
+            if record.exc_text:
+                record.exc_text = KEY_PATTERN.sub(REDACTED, record.exc_text)
+        return True
+
+
+def configure(level: str) -> None:
+    """The service's logging: text lines to stderr, every handler redacting keys."""
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, RedactKeys) for f in handler.filters):
+            handler.addFilter(RedactKeys())
