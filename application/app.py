@@ -19,6 +19,7 @@ from server import articles, exports, health, iocs, lookup, openapi
 from server.base import NotFoundHandler
 from server.context import AppContext
 from server.ratelimit import RateLimiter, make_counters
+from store.apikeys import KEY_PREFIX
 from store.base import Store
 from store.factory import make_cache, make_store
 from taxii import routes as taxii_routes
@@ -39,10 +40,15 @@ def openapi_document() -> dict[str, Any]:
 
 
 def _log_request(handler: RequestHandler) -> None:
-    """Access log without the query string: it may carry the discouraged ``api_key`` parameter."""
+    """Access log without the query string (it may carry the discouraged ``api_key`` parameter): status,
+    method, path, duration, request id, client address and the four characters of the key's display prefix
+    after ``sk_live_`` (``key=Ab3x``: enough to tell a user's keys apart, never the key, and nothing the
+    redacting filter of ``application.logs`` would have to hide)."""
     request = handler.request
-    access_log.info("%d %s %s %.1fms %s", handler.get_status(), request.method, request.path,
-                    1000.0 * request.request_time(), getattr(handler, "request_id", "-"))
+    principal = getattr(handler, "principal", None)
+    access_log.info("%d %s %s %.1fms %s client=%s key=%s", handler.get_status(), request.method, request.path,
+                    1000.0 * request.request_time(), getattr(handler, "request_id", "-"), request.remote_ip,
+                    principal.key.prefix.removeprefix(KEY_PREFIX).rstrip("…") if principal is not None else "-")
 
 
 def make_app(ctx: AppContext) -> Application:

@@ -14,10 +14,10 @@ from datetime import timedelta
 from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from tornado.httpserver import HTTPServer
 
 from application import scheduler
 from application.app import build_context, close_context, make_app
+from application.http import make_server
 from cli.bootstrap import ensure_demo_keys
 from config.settings import Settings
 from config.tiers import TIERS
@@ -210,7 +210,10 @@ async def serve(settings: Settings, args: argparse.Namespace, sockets: list[sock
     try:
         if sockets is None:
             await _bootstrap(ctx, seed_empty=not args.no_seed and settings.backend_name == "sqlite")
-        server = HTTPServer(make_app(ctx), xheaders=True, idle_connection_timeout=60)
+        try:
+            server = make_server(make_app(ctx), settings.trusted_proxies)
+        except ValueError as exc:
+            raise CommandError(f"setting 'trusted_proxies' (CTIWIRE_TRUSTED_PROXIES): {exc}") from exc
         if sockets is None:
             server.listen(settings.port, settings.host)
         else:

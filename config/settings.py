@@ -37,6 +37,8 @@ class Settings:
     # The service's public address (https://...): Secure cookies when https.
     public_url: str | None = None
     cookie_secure: bool = False
+    # Proxies whose X-Real-IP / X-Forwarded-For / X-Scheme are believed (comma-separated addresses or networks).
+    trusted_proxies: str = ""
     # Account-web sessions end after this long without a request, and this long after sign-in (issue 14).
     session_idle_minutes: int = 120
     session_max_hours: int = 24

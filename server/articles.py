@@ -32,7 +32,7 @@ from server.article_params import (
     encode_position,
     parse_article_request,
 )
-from server.base import BaseHandler
+from server.base import BaseHandler, public_base
 from server.context import AppContext
 from server.errors import NotFoundError
 from server.openapi_parts import article_caps_sentence, csv_param, header, ok, operation, param, per_tier
@@ -135,7 +135,7 @@ class ArticleListHandler(BaseHandler):
         args = [(k, value.decode("utf-8", "replace")) for k, values in self.request.query_arguments.items()
                 if k not in (*drop, "api_key") for value in values]
         query = urlencode([*args, *(add or [])])
-        return f"{self.request.protocol}://{self.request.host}{self.request.path}" + (f"?{query}" if query else "")
+        return f"{public_base(self.ctx.settings)}{self.request.path}" + (f"?{query}" if query else "")
 
     async def _rows(self, request: ArticleRequest, end: Position | None) -> AsyncIterator[Row]:
         """Rows of the page: up to the peeked end when there is a next page, else up to ``limit``."""

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import orjson
 from tornado.web import HTTPError, RequestHandler
 
+from config.settings import Settings
 from config.tiers import TIERS, Tier
 from exporters.registry import format_cost
 from server.context import AppContext
@@ -37,6 +38,14 @@ class Principal:
         self.key = key
         self.user = user
         self.tier: Tier = TIERS[user.tier]
+
+
+def public_base(settings: Settings) -> str:
+    """The scheme and host of the links the API writes (``links.self``, ``links.next``): CTIWIRE_PUBLIC_URL,
+    else the listening address; never the client's ``Host`` header, which anyone can set (issue 15)."""
+    if settings.public_url:
+        return settings.public_url.rstrip("/")
+    return f"http://{settings.host}:{settings.port}"
 
 
 class _RequestIds:

@@ -16,6 +16,7 @@ import pytest
 from tornado.httpserver import HTTPServer
 
 from application.app import build_context, close_context, make_app
+from application.http import make_server
 from config.settings import Settings, load_settings
 from server.context import AppContext
 from store import accounts
@@ -87,14 +88,15 @@ class RunningServer:
 
 async def start_server(settings: Settings, store: Store | None = None) -> RunningServer:
     """A server on ``settings`` (and on ``store`` when given, e.g. a MongoStore over mongomock)."""
+    port = free_port()
+    settings = settings.replace(host="127.0.0.1", port=port)  # the listening address names the API's links
     ctx = await build_context(settings, store)
     keys = {}
     for tier in ("free", "pro"):
         email = f"{tier}@test.local"
         await accounts.create_user(ctx.store, email, tier)
         keys[tier] = (await accounts.create_key(ctx.store, email, "main")).secret
-    port = free_port()
-    http = HTTPServer(make_app(ctx))
+    http = make_server(make_app(ctx), settings.trusted_proxies)
     http.listen(port, "127.0.0.1")
     return RunningServer(f"http://127.0.0.1:{port}", ctx, keys["free"], keys["pro"], http)
 

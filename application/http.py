@@ -1,0 +1,51 @@
+"""The HTTP server of the assembled application: forwarded headers only from trusted proxies (issue 15).
+
+Tornado's ``xheaders`` trusts ``X-Real-IP``, ``X-Forwarded-For``, ``X-Scheme`` and ``X-Forwarded-Proto``
+from every peer, so any client could pose as any address (the account web throttles sign-ins per
+address) or scheme. Here they are read only on connections from ``CTIWIRE_TRUSTED_PROXIES`` (addresses
+or networks, comma-separated); every other peer is taken as it connects.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from tornado import httputil
+from tornado.httpserver import HTTPServer, _ProxyAdapter
+from tornado.web import Application
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def parse_networks(text: str) -> tuple[Network, ...]:
+    """``10.0.0.5, 10.1.0.0/16, ::1`` -> networks; a malformed entry is a ValueError naming it."""
+    return tuple(ipaddress.ip_network(item.strip(), strict=False) for item in text.split(",") if item.strip())
+
+
+class ProxyAwareServer(HTTPServer):
+    """An HTTPServer that applies forwarded headers only to connections from ``trusted`` networks."""
+
+    trusted: tuple[Network, ...] = ()
+
+    def start_request(self, server_conn: object, request_conn: httputil.HTTPConnection) -> httputil.HTTPMessageDelegate:
+        delegate = super().start_request(server_conn, request_conn)
+        if isinstance(delegate, _ProxyAdapter) and not self._trusted(request_conn):
+            return delegate.delegate  # an untrusted peer: its X-Forwarded-* headers are ignored
+        return delegate
+
+    def _trusted(self, request_conn: httputil.HTTPConnection) -> bool:
+        address = getattr(getattr(request_conn, "context", None), "address", None)
+        if not isinstance(address, tuple) or not address:
+            return False  # a Unix socket or an unknown peer
+        try:
+            peer = ipaddress.ip_address(address[0])
+        except ValueError:
+            return False
+        return any(peer in network for network in self.trusted)
+
+
+def make_server(app: Application, trusted_proxies: str) -> HTTPServer:
+    trusted = parse_networks(trusted_proxies)
+    server = ProxyAwareServer(app, xheaders=bool(trusted), idle_connection_timeout=60)
+    server.trusted = trusted
+    return server
