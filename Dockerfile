@@ -9,7 +9,10 @@ COPY ingest ingest
 COPY exporters exporters
 COPY server server
 COPY taxii taxii
+COPY web web
 COPY workers workers
+COPY application application
+COPY cli cli
 RUN pip install --no-cache-dir . && useradd --system --home /data ctiwire && mkdir -p /data && chown ctiwire /data
 USER ctiwire
 EXPOSE 8000

@@ -71,8 +71,20 @@ COMMANDS: dict[str, Handler] = {
 }
 
 
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; ``worker`` and ``beat`` pass every option they do not know on to Celery
+    (``ctiwire worker --concurrency 4``), every other command refuses unknown ones."""
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if args.command in ("worker", "beat"):
+        args.celery_args = [*unknown, *args.celery_args]
+    elif unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     try:
         settings = load_settings()
     except SettingsError as exc:

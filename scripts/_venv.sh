@@ -10,7 +10,14 @@ if [ ! -x "$VENV/bin/python" ]; then
     "$PY" -m venv "$VENV"
 fi
 STAMP="$VENV/.ctiwire-installed${EXTRAS:+-$EXTRAS}"
-if [ ! -f "$STAMP" ] || [ "$ROOT/pyproject.toml" -nt "$STAMP" ]; then
+current() {  # an install of these extras (or, for the runtime alone, of any extras) newer than pyproject.toml
+    local stamp
+    for stamp in "$STAMP" ${EXTRAS:+} $( [ -z "$EXTRAS" ] && ls "$VENV"/.ctiwire-installed* 2>/dev/null ); do
+        [ -f "$stamp" ] && [ "$stamp" -nt "$ROOT/pyproject.toml" ] && return 0
+    done
+    return 1
+}
+if ! current; then
     echo "installing ctiwire${EXTRAS:+[$EXTRAS]} into $VENV" >&2
     "$VENV/bin/pip" install --quiet --disable-pip-version-check -e "$ROOT${EXTRAS:+[$EXTRAS]}"
     touch "$STAMP"

@@ -6,9 +6,24 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from support import RedisServer, RunningServer, make_settings, start_redis, start_server, stop_server
 
 from store.sqlite import SqliteStore
+
+# Hypothesis keeps no example database in the checkout (issue 16: the tests never write into it).
+settings.register_profile("ctiwire", database=None)
+settings.load_profile("ctiwire")
+CHECKOUT_DATA = Path(__file__).resolve().parent.parent / "var"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_written_into_the_checkout() -> Iterator[None]:
+    """Fails the run when a test leaves a data dir in the checkout (a default CTIWIRE_DATA_DIR of ``var``)."""
+    before = set(CHECKOUT_DATA.rglob("*")) if CHECKOUT_DATA.exists() else set()
+    yield
+    after = set(CHECKOUT_DATA.rglob("*")) if CHECKOUT_DATA.exists() else set()
+    assert after <= before, f"tests wrote into the checkout: {sorted(map(str, after - before))}"
 
 
 @pytest.fixture(scope="session")

@@ -10,8 +10,8 @@ from config.settings import load_settings
 from config.sources import SourceConfigError, load_sources, parse_sources
 
 
-def test_the_shipped_list_has_thirty_distinct_valid_sources() -> None:
-    sources = load_sources(load_settings({}))
+def test_the_shipped_list_has_thirty_distinct_valid_sources(tmp_path: Path) -> None:
+    sources = load_sources(load_settings({"CTIWIRE_DATA_DIR": str(tmp_path)}))
     assert len(sources) >= 30
     assert len({s.name for s in sources}) == len(sources)
     assert {s.source_tier for s in sources} == {1, 2, 3, 4}
@@ -21,7 +21,7 @@ def test_the_shipped_list_has_thirty_distinct_valid_sources() -> None:
 def test_a_file_from_the_environment_replaces_the_shipped_list(tmp_path: Path) -> None:
     path = tmp_path / "mine.yaml"
     path.write_text("sources:\n- {name: Mine, homepage: 'https://a.example', feed_url: 'https://a.example/f'}\n")
-    sources = load_sources(load_settings({"CTIWIRE_SOURCES_FILE": str(path)}))
+    sources = load_sources(load_settings({"CTIWIRE_SOURCES_FILE": str(path), "CTIWIRE_DATA_DIR": str(tmp_path)}))
     assert [(s.name, s.source_type, s.source_tier, s.enabled) for s in sources] == [("Mine", "rss", 2, True)]
 
 
@@ -53,4 +53,5 @@ def test_duplicate_names_are_refused() -> None:
 
 def test_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SourceConfigError, match="cannot read"):
-        load_sources(load_settings({"CTIWIRE_SOURCES_FILE": str(tmp_path / "nope.yaml")}))
+        load_sources(load_settings({"CTIWIRE_SOURCES_FILE": str(tmp_path / "nope.yaml"),
+                                    "CTIWIRE_DATA_DIR": str(tmp_path)}))

@@ -1,0 +1,77 @@
+"""The production processes start from the runtime dependencies alone (issue 16).
+
+The test suite's environment holds the dev tools too, and one of them once supplied a package that
+kombu's Redis transport needs at run time (``packaging``), so ``ctiwire worker`` died on a fresh
+``pip install .`` while every test passed. Here the project is installed as the Dockerfile installs it
+(``pip install .``, no extras) into a new virtual environment, and ``ctiwire worker`` and ``ctiwire serve``
+are started from it against a real redis-server.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import venv
+from pathlib import Path
+
+import httpx
+import pytest
+from support import REPO, RedisServer, cli_env, free_port
+
+pytestmark = [pytest.mark.redis, pytest.mark.slow]  # a fresh install of the runtime dependencies
+
+
+@pytest.fixture(scope="module")
+def runtime_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    target = tmp_path_factory.mktemp("runtime-venv")
+    venv.EnvBuilder(with_pip=True).create(target)
+    source = tmp_path_factory.mktemp("src") / "ctiwire"  # a copy: the build writes nothing into the checkout
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".venv", ".git", "var", "*.egg-info", "build",
+                                                                "__pycache__", ".*_cache", "tests", "bench"))
+    done = subprocess.run([str(target / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
+                           str(source)], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return target / "bin"
+
+
+def _wait_for(predicate, seconds: float) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def test_worker_and_server_start_from_the_runtime_install(runtime_bin: Path, tmp_path: Path,
+                                                          redis_server: RedisServer) -> None:
+    env = cli_env(tmp_path, CTIWIRE_REDIS_URL=redis_server.url, CTIWIRE_LOG_LEVEL="INFO")
+    env["PATH"] = f"{runtime_bin}{os.pathsep}{env.get('PATH', '')}"
+    env.pop("PYTHONPATH", None)
+    log = tmp_path / "worker.log"
+    with open(log, "wb") as out:
+        worker = subprocess.Popen([str(runtime_bin / "ctiwire"), "worker", "--pool", "solo", "--without-gossip",
+                                   "--without-mingle"], env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
+    port = free_port()
+    server = subprocess.Popen([str(runtime_bin / "ctiwire"), "serve", "--no-seed", "--port", str(port)], env=env,
+                              cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        assert _wait_for(lambda: b"ready" in log.read_bytes() or worker.poll() is not None, 90), log.read_text()
+        assert worker.poll() is None, log.read_text()[-3000:]
+        assert "ModuleNotFoundError" not in log.read_text()
+
+        def healthy() -> bool:
+            try:
+                return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200
+            except httpx.HTTPError:
+                return False
+
+        assert _wait_for(healthy, 60) and server.poll() is None
+    finally:
+        for proc in (worker, server):
+            proc.terminate()
+            proc.wait(timeout=20)
+    assert sys.executable not in str(runtime_bin)
