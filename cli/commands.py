@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import os
 import signal
 import socket
@@ -30,7 +31,29 @@ from store.sqlite import SqliteStore
 
 
 class CommandError(Exception):
-    """A command failed for a reason the user can fix; printed without a traceback."""
+    """A command failed for a reason the user can fix; printed without a traceback, exit ``exit_code``."""
+
+    exit_code = 1
+
+
+class PortBusy(CommandError):
+    """The port to serve on is taken (issue 16: one line naming it and how to choose another, exit 2)."""
+
+    exit_code = 2
+
+
+def ensure_port_free(settings: Settings) -> None:
+    """Fail fast, before seeding or forking, when something already listens on the configured address."""
+    from tornado.netutil import bind_sockets
+
+    try:
+        for sock in bind_sockets(settings.port, settings.host):
+            sock.close()
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise PortBusy(f"port {settings.port} on {settings.host} is already in use; choose another with "
+                       f"--port N or CTIWIRE_PORT=N") from None
 
 
 def progress_bar() -> Progress:
@@ -110,17 +133,17 @@ async def _key_action(store: Store, args: argparse.Namespace) -> None:
         return
     user = await store.get_user(email=args.email)
     if args.action == "list":
+        print("name\tprefix\tstate\tscopes\tcreated\texpires")
         for key in await store.list_keys(user.id):
-            state = "active" if key.active else "inactive"
-            expiry = f" expires {key.expires_at.isoformat()}" if key.expires_at else ""
-            print(f"{key.name}\t{key.prefix}\t{state}\t{' '.join(key.scopes)}\tcreated {key.created_at.isoformat()}"
-                  f"{expiry}")
+            expiry = key.expires_at.isoformat() if key.expires_at else "never"
+            print(f"{key.name}\t{key.prefix}\t{accounts.key_state(key, utcnow())}\t{' '.join(key.scopes)}\t"
+                  f"{key.created_at.isoformat()}\t{expiry}")
     elif args.action == "delete":
         await store.delete_key(user.id, args.name)
         print(f"deleted key {args.name!r}; it stops working at once")
     else:
         await store.set_key_active(user.id, args.name, args.action == "activate")
-        print(f"key {args.name!r} is now {'active' if args.action == 'activate' else 'inactive'}")
+        print(f"key {args.name!r} is now {'active' if args.action == 'activate' else 'deactivated'}")
 
 
 async def keys(settings: Settings, args: argparse.Namespace) -> int:
@@ -206,6 +229,8 @@ async def serve(settings: Settings, args: argparse.Namespace, sockets: list[sock
     """Run one server process; ``sockets`` are pre-bound when several processes share the port."""
     if args.port is not None:
         settings = settings.replace(port=args.port)
+    if sockets is None:
+        ensure_port_free(settings)
     ctx = await build_context(settings, configured_store(settings))
     try:
         if sockets is None:
@@ -238,6 +263,7 @@ def serve_processes(settings: Settings, args: argparse.Namespace) -> int:
 
     if args.port is not None:
         settings = settings.replace(port=args.port)
+    ensure_port_free(settings)
     asyncio.run(_bootstrap_only(settings, seed_empty=not args.no_seed and settings.backend_name == "sqlite"))
     sockets = bind_sockets(settings.port, settings.host)
     fork_processes(settings.processes)  # returns in each child; the parent restarts children that crash

@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(COMMANDS[args.command](settings, args))
     except commands.CommandError as exc:
         print(f"ctiwire: {exc}", file=sys.stderr)
-        return 1
+        return exc.exit_code
     except KeyboardInterrupt:
         return 130
 

@@ -24,7 +24,9 @@ def test_users_and_keys_lifecycle(tmp_path) -> None:
     listing = ctiwire(env, "keys", "list", "ana@corp.example")
     assert "siem" in listing and "read:iocs" in listing and secret not in listing and secret[:16] not in listing
     ctiwire(env, "keys", "deactivate", "ana@corp.example", "siem")
-    assert "inactive" in ctiwire(env, "keys", "list", "ana@corp.example")
+    listing = ctiwire(env, "keys", "list", "ana@corp.example").splitlines()
+    assert listing[0].split("\t") == ["name", "prefix", "state", "scopes", "created", "expires"]
+    assert listing[1].split("\t")[2] == "deactivated"
     ctiwire(env, "keys", "delete", "ana@corp.example", "siem")
     assert "siem" not in ctiwire(env, "keys", "list", "ana@corp.example")
 
@@ -94,3 +96,19 @@ def test_production_compose_file_is_valid() -> None:
     missing = subprocess.run(["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config", "-q"],
                              env={"PATH": "/usr/bin:/bin"}, capture_output=True, text=True)
     assert missing.returncode != 0 and "CTIWIRE_SECRET_KEY" in missing.stderr
+
+
+def test_a_busy_port_is_one_clear_line_and_exit_2(tmp_path) -> None:
+    import socket as sockets
+
+    with sockets.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = cli_env(tmp_path, CTIWIRE_HOST="127.0.0.1")
+        for extra in ({}, {"CTIWIRE_PROCESSES": "2"}):
+            done = subprocess.run([str(REPO / ".venv/bin/ctiwire"), "serve", "--no-seed", "--port", str(port)],
+                                  env={**env, **extra}, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 2, done
+            assert done.stderr.strip() == (f"ctiwire: port {port} on 127.0.0.1 is already in use; choose another "
+                                           "with --port N or CTIWIRE_PORT=N")

@@ -48,3 +48,14 @@ def test_ingest_once_fills_the_database(httpserver: HTTPServer, tmp_path: Path) 
     ctiwire(env, "export", "stix", "-o", str(exported))
     bundle = json.loads(exported.read_text())
     assert any(SHA in obj.get("pattern", "") for obj in bundle["objects"])
+
+
+def test_an_unknown_source_is_named_before_any_progress_bar(tmp_path: Path) -> None:
+    import subprocess
+
+    from support import VENV_BIN
+
+    done = subprocess.run([str(VENV_BIN / "ctiwire"), "ingest", "--once", "--source", "No Such Feed"],
+                          env=cli_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "unknown source 'No Such Feed'" in done.stderr
+    assert "collecting sources" not in done.stderr and "Traceback" not in done.stderr
