@@ -58,7 +58,9 @@ class Settings:
     ingest_interval_seconds: int = 1800
     stream_chunk_bytes: int = 128 * 1024
     task_time_limit_seconds: int = 900
-    task_visibility_timeout_seconds: int = 3600
+    # Redelivery of a task whose worker died as a whole: a little above the longest build (task_time_limit,
+    # 900 s), not Redis's default hour (issue 16).
+    task_visibility_timeout_seconds: int = 1200
     # Fault injection for the worker-kill tests: a pause between batches of an export build.
     build_delay_ms: int = 0
 

@@ -176,6 +176,7 @@ class RateLimiter:
     def __init__(self, counters: Counters, scale: int = 1) -> None:
         self.counters = counters
         self.scale = max(scale, 1)
+        self.unmetered = 0  # requests served unmetered in the current outage of the shared counters
 
     def windows(self, tier: Tier) -> tuple[Window, Window]:
         return (Window("minute", 60, tier.requests_per_minute * self.scale),
@@ -203,6 +204,7 @@ class RateLimiter:
             refused, counts = await self.counters.charge(key_id, windows, cost, now)
         except (RedisError, OSError) as exc:
             return self._unmetered(windows[0], exc)
+        self._metered_again()
         minute = windows[0]
         if refused < 0:
             remaining = math.floor(minute.limit - rolling(counts[0], minute.weight(now)))
@@ -212,8 +214,19 @@ class RateLimiter:
         return Verdict(False, minute.limit, 0, reset, exceeded=window.name, exceeded_limit=window.limit)
 
     def _unmetered(self, minute: Window, exc: Exception) -> Verdict:
-        log.warning("rate-limit store unavailable, serving unmetered: %s", type(exc).__name__)
+        """Fail open. The outage is logged once when it starts and once when it ends, with the number of
+        requests served unmetered (issue 16: not a line per request, 519 lines in 15 s)."""
+        if not self.unmetered:
+            log.warning("rate-limit store unavailable (%s): serving requests unmetered until it is back",
+                        type(exc).__name__)
+        self.unmetered += 1
         return Verdict(True, minute.limit, minute.limit, int(time.time()) + 60)
+
+    def _metered_again(self) -> None:
+        if self.unmetered:
+            log.warning("rate-limit store available again: metering resumed after %d unmetered requests",
+                        self.unmetered)
+            self.unmetered = 0
 
 
 def _seconds(at: float, now: float) -> int:

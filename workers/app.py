@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
+from celery.signals import beat_init
 
 from config.settings import Settings, load_settings
 
@@ -57,3 +58,13 @@ def _source_names(settings: Settings) -> list[str]:
 
 SETTINGS = load_settings()
 app = make_celery(SETTINGS, _source_names(SETTINGS))
+
+
+def precompute_at_start(sender: Any = None, **_: Any) -> None:
+    """Beat's first period ends ``precompute_interval_seconds`` (15 minutes) after it starts, and a fresh
+    production stack would serve cold exports meanwhile (issue 16): queue one precompute at start, then on
+    schedule. Idempotent like every task, so a restarted beat costs one more round of cache checks."""
+    app.send_task("ctiwire.precompute_all")
+
+
+beat_init.connect(precompute_at_start)

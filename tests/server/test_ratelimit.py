@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from collections.abc import AsyncIterator
 
@@ -136,3 +137,28 @@ def test_two_processes_share_one_budget_through_redis(tmp_path, redis_server) ->
             s.stop()
     assert codes == [200] * 10 + [429, 429]
     assert PRO.requests_per_minute == 1000
+
+
+async def test_a_redis_outage_is_logged_once_when_it_starts_and_once_when_it_ends(
+        tmp_path, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 16: not one warning per unmetered request."""
+    from support import free_port, start_redis
+
+    from config.tiers import TIERS
+    from server.ratelimit import RateLimiter, RedisCounters
+
+    port = free_port()
+    limiter = RateLimiter(RedisCounters(f"redis://127.0.0.1:{port}/0", timeout=0.5))
+    with caplog.at_level(logging.WARNING, logger="ctiwire.ratelimit"):
+        for _ in range(30):
+            assert (await limiter.charge("k", TIERS["free"], 1)).allowed  # fails open while Redis is down
+        redis = start_redis(tmp_path / "redis", port=port)
+        try:
+            verdict = await limiter.charge("k", TIERS["free"], 1)
+        finally:
+            await limiter.counters.close()
+            redis.stop()
+    lines = [r.getMessage() for r in caplog.records if r.name == "ctiwire.ratelimit"]
+    assert len(lines) == 2, lines
+    assert "unavailable" in lines[0] and "after 30 unmetered requests" in lines[1]
+    assert verdict.remaining == TIERS["free"].requests_per_minute - 1  # metered again
