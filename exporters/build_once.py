@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
@@ -94,11 +95,20 @@ async def read_entry(cache: Cache, key: str) -> Entry | None:
 Builder = Callable[[], Awaitable[Entry]]
 
 
+# A build holds its lock this long and extends it while it runs (store.cache): a holder killed mid-build
+# frees the key within LOCK_TTL, not after minutes (issue 16). Waiters look at the cache between tries.
+LOCK_TTL = 10.0
+POLL = 0.25
+
+
 async def get_or_build(cache: Cache, key: str, build: Builder, *, ttl: int | None,
-                       lock_ttl: float = 300.0, wait: float = 120.0) -> tuple[Entry, CacheStatus]:
+                       lock_ttl: float = LOCK_TTL, wait: float = 120.0) -> tuple[Entry, CacheStatus]:
     """The cached entry, or one build under a lock that concurrent callers wait for.
 
-    When the cache is down the document is built directly (``bypass``): exports still answer.
+    A waiter checks the cache every ``POLL`` seconds and takes the lock over when its holder stopped
+    extending it (killed); after ``wait`` it builds itself, and stores what it built (the temporary key and
+    the rename keep a reader from seeing half of it). When the cache is down the document is built
+    directly (``bypass``): exports still answer.
     """
     try:
         return await _cached_or_locked_build(cache, key, build, ttl, lock_ttl, wait)
@@ -108,17 +118,20 @@ async def get_or_build(cache: Cache, key: str, build: Builder, *, ttl: int | Non
 
 async def _cached_or_locked_build(cache: Cache, key: str, build: Builder, ttl: int | None,
                                   lock_ttl: float, wait: float) -> tuple[Entry, CacheStatus]:
-    entry = await read_entry(cache, key)
-    if entry is not None:
-        return entry, "hit"
-    async with cache.lock(key, lock_ttl, wait) as acquired:
+    deadline = time.monotonic() + wait
+    while True:
         entry = await read_entry(cache, key)
         if entry is not None:
-            return entry, "hit"  # another request built it while this one waited
-        entry = await build()
-        if acquired:
-            await store_entry(cache, key, entry, ttl)
-        return entry, "miss"
+            return entry, "hit"  # cached before, or built by the lock's holder while this one waited
+        last_try = time.monotonic() >= deadline
+        async with cache.lock(key, lock_ttl, 0.0 if last_try else POLL) as acquired:
+            if acquired or last_try:
+                entry = await read_entry(cache, key)
+                if entry is not None:
+                    return entry, "hit"
+                entry = await build()
+                await store_entry(cache, key, entry, ttl)
+                return entry, "miss"
 
 
 async def build_in_thread(fn: Callable[[], bytes]) -> bytes:

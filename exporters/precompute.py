@@ -110,12 +110,13 @@ def _article_refs(refs: dict[str, tuple[str, str, str]]) -> dict[str, ArticleRef
 
 
 async def cached_export(store: Store, cache: Cache, request: ExportRequest, now: datetime, *,
-                        ttl: int, on_demand_ttl: int) -> tuple[Entry, str]:
-    """The export from the cache when current, else built once under the lock (issue 5)."""
+                        ttl: int, on_demand_ttl: int, delay: float = 0.0) -> tuple[Entry, str]:
+    """The export from the cache when current, else built once under the lock (issue 5). ``delay``
+    slows the build between batches: fault injection for the tests that kill a builder (issue 16)."""
     version = await store.data_version()
 
     async def build() -> Entry:
-        return await build_export(store, request, now, version)
+        return await build_export(store, request, now, version, delay=delay)
 
     life = ttl if request.standard else on_demand_ttl
     return await get_or_build(cache, request.cache_key(version, now), build, ttl=life)

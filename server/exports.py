@@ -62,7 +62,8 @@ class ExportHandler(BaseHandler):
         settings = self.ctx.settings
         entry, status = await precompute.cached_export(self.ctx.store, self.ctx.cache, request, utcnow(),
                                                  ttl=settings.cache_ttl_seconds,
-                                                 on_demand_ttl=settings.on_demand_ttl_seconds)
+                                                 on_demand_ttl=settings.on_demand_ttl_seconds,
+                                                 delay=settings.build_delay_ms / 1000)
         await write_entry(self, entry, status, attachment=True)
 
 

@@ -187,13 +187,19 @@ class RedisCache(Cache):
 
         lock = self.client.lock(f"lock:{name}", timeout=ttl, blocking_timeout=wait)
         try:
-            acquired = bool(await lock.acquire())
+            acquired = bool(await lock.acquire(blocking=wait > 0))
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
             raise StoreUnavailable(f"Redis: {exc}") from exc
+        # The holder extends the lock while it works, so the TTL can be short: a holder that dies stops
+        # extending and the lock is free again within ``ttl`` (issue 16), whatever a build takes.
+        renewer = asyncio.create_task(_keep_extending(lock, ttl)) if acquired else None
         try:
             yield acquired
         finally:
-            if acquired:
+            if renewer is not None:
+                renewer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await renewer
                 with contextlib.suppress(redis.exceptions.RedisError, OSError):
                     await lock.release()
 
@@ -224,3 +230,15 @@ class NullCache(Cache):
     @contextlib.asynccontextmanager
     async def lock(self, name: str, ttl: float, wait: float) -> AsyncIterator[bool]:
         yield False
+
+
+async def _keep_extending(lock: Any, ttl: float) -> None:
+    """Reset the lock's TTL every third of it until cancelled (a lost lock is left to expire)."""
+    import redis.exceptions
+
+    while True:
+        await asyncio.sleep(ttl / 3)
+        try:
+            await lock.reacquire()
+        except (redis.exceptions.RedisError, OSError):
+            return
