@@ -13,7 +13,7 @@ import time
 
 import httpx
 import pytest
-from support import RedisServer, cli_env, ctiwire, spawn_server
+from support import RedisServer, cli_env, ctiwire, spawn_server, wait_for
 
 from exporters.build_once import LOCK_TTL
 
@@ -31,8 +31,8 @@ def test_a_builder_killed_mid_build_frees_the_export_within_the_lock_ttl(tmp_pat
     headers = {"Authorization": f"Bearer {pro}"}
     params = {"limit": "777"}  # an on-demand export: built by the request, under the lock
     threading.Thread(target=lambda: _quietly(slow.url, headers, params), daemon=True).start()
-    lock_seen = _wait(lambda: any(k.startswith(b"lock:") for k in redis.Redis.from_url(redis_server.url).keys()), 20)
-    assert lock_seen, "the slow server never took the build lock"
+    wait_for(lambda: any(k.startswith(b"lock:") for k in redis.Redis.from_url(redis_server.url).keys()), 20,
+             "the slow server to take the build lock")
     slow.process.send_signal(signal.SIGKILL)
     slow.process.wait(timeout=10)
     fresh = spawn_server(env, "--no-seed")
@@ -52,11 +52,3 @@ def _quietly(url: str, headers: dict[str, str], params: dict[str, str]) -> None:
     except httpx.HTTPError:
         pass  # the server is killed under this request
 
-
-def _wait(predicate, seconds: float) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False

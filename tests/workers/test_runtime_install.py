@@ -13,13 +13,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import venv
 from pathlib import Path
 
 import httpx
 import pytest
-from support import REPO, RedisServer, cli_env, free_port
+from support import REPO, RedisServer, cli_env, free_port, wait_for
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]  # a fresh install of the runtime dependencies
 
@@ -37,15 +36,6 @@ def runtime_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target / "bin"
 
 
-def _wait_for(predicate, seconds: float) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.3)
-    return False
-
-
 def test_worker_and_server_start_from_the_runtime_install(runtime_bin: Path, tmp_path: Path,
                                                           redis_server: RedisServer) -> None:
     env = cli_env(tmp_path, CTIWIRE_REDIS_URL=redis_server.url, CTIWIRE_LOG_LEVEL="INFO")
@@ -59,7 +49,7 @@ def test_worker_and_server_start_from_the_runtime_install(runtime_bin: Path, tmp
     server = subprocess.Popen([str(runtime_bin / "ctiwire"), "serve", "--no-seed", "--port", str(port)], env=env,
                               cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        assert _wait_for(lambda: b"ready" in log.read_bytes() or worker.poll() is not None, 90), log.read_text()
+        wait_for(lambda: b"ready" in log.read_bytes() or worker.poll() is not None, 90, "the worker to start")
         assert worker.poll() is None, log.read_text()[-3000:]
         assert "ModuleNotFoundError" not in log.read_text()
 
@@ -69,7 +59,8 @@ def test_worker_and_server_start_from_the_runtime_install(runtime_bin: Path, tmp
             except httpx.HTTPError:
                 return False
 
-        assert _wait_for(healthy, 60) and server.poll() is None
+        wait_for(healthy, 60, "the server to answer /healthz")
+        assert server.poll() is None
     finally:
         for proc in (worker, server):
             proc.terminate()
