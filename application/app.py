@@ -46,9 +46,13 @@ def _log_request(handler: RequestHandler) -> None:
     redacting filter of ``application.logs`` would have to hide)."""
     request = handler.request
     principal = getattr(handler, "principal", None)
-    access_log.info("%d %s %s %.1fms %s client=%s key=%s", handler.get_status(), request.method, request.path,
-                    1000.0 * request.request_time(), getattr(handler, "request_id", "-"), request.remote_ip,
-                    principal.key.prefix.removeprefix(KEY_PREFIX).rstrip("…") if principal is not None else "-")
+    fields = {"request_id": getattr(handler, "request_id", "-"), "method": request.method, "path": request.path,
+              "status": handler.get_status(), "duration_ms": round(1000.0 * request.request_time(), 1),
+              "client": request.remote_ip,
+              "key": principal.key.prefix.removeprefix(KEY_PREFIX).rstrip("…") if principal is not None else None,
+              "user_id": principal.user.id if principal is not None else None}
+    access_log.info("%d %s %s %.1fms %s client=%s key=%s", fields["status"], fields["method"], fields["path"],
+                    fields["duration_ms"], fields["request_id"], fields["client"], fields["key"] or "-", extra=fields)
 
 
 def make_app(ctx: AppContext) -> Application:

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import logging
 import re
+import time
+from typing import Any
+
+import orjson
 
 # The key prefix, then everything up to a space or a quote, including the escaped or raw NUL and CR
 # that made the header malformed (the rest of the secret sits after them).
@@ -31,9 +35,34 @@ class RedactKeys(logging.Filter):
         return True
 
 
-def configure(level: str) -> None:
-    """The service's logging: text lines to stderr, every handler redacting keys."""
+# What the access log attaches to its records (``extra=``): the JSON format writes each as a field.
+REQUEST_FIELDS = ("request_id", "method", "path", "status", "duration_ms", "key", "user_id", "client")
+FORMATS = ("text", "json")
+
+
+class JsonLines(logging.Formatter):
+    """One JSON object a line: time, level, logger, message, and the request's fields when it has them."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {"time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+                                 "level": record.levelname, "logger": record.name, "message": record.getMessage()}
+        entry.update({name: getattr(record, name) for name in REQUEST_FIELDS if hasattr(record, name)})
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            entry["exception"] = record.exc_text
+        return orjson.dumps(entry).decode()
+
+
+def configure(level: str, fmt: str = "text") -> None:
+    """The service's logging to stderr, ``text`` lines or ``json`` objects, every handler redacting keys."""
+    if fmt not in FORMATS:
+        raise ValueError(f"log format {fmt!r}: choose text or json")
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for handler in logging.getLogger().handlers:
+        if fmt == "json":
+            formatter = JsonLines()
+            formatter.converter = time.gmtime
+            handler.setFormatter(formatter)
         if not any(isinstance(f, RedactKeys) for f in handler.filters):
             handler.addFilter(RedactKeys())

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import errno
+import logging
 import os
 import signal
 import socket
@@ -28,6 +29,8 @@ from store.base import Conflict, NotFound, QuotaExceeded, Store
 from store.factory import make_store
 from store.records import utcnow
 from store.sqlite import SqliteStore
+
+log = logging.getLogger("ctiwire.cli")
 
 
 class CommandError(Exception):
@@ -252,7 +255,7 @@ async def serve(settings: Settings, args: argparse.Namespace, sockets: list[sock
         await asyncio.wait_for(server.close_all_connections(), timeout=10)
     finally:
         await close_context(ctx)
-    print("ctiwire stopped", file=sys.stderr)
+    log.info("ctiwire stopped")  # a log record, so CTIWIRE_LOG_FORMAT=json keeps one object a line
     return 0
 
 

@@ -90,7 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"ctiwire: {exc}", file=sys.stderr)
         return 2
-    logs.configure(settings.log_level)
+    try:
+        logs.configure(settings.log_level, settings.log_format)
+    except ValueError as exc:
+        print(f"ctiwire: setting 'log_format' (CTIWIRE_LOG_FORMAT): {exc}", file=sys.stderr)
+        return 2
     try:
         if args.command == "serve" and settings.processes > 1:
             return commands.serve_processes(settings, args)

@@ -47,6 +47,7 @@ class Settings:
     sources_file: Path | None = None
     seed_articles: int = 5000
     log_level: str = "INFO"
+    log_format: str = "text"  # or json: one object a line (application/logs.py)
     cache_enabled: bool = True
     # Multiplies every tier's request budgets: load tests and benchmarks keep the limiter's work without its 429s.
     rate_limit_scale: int = 1
