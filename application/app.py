@@ -16,6 +16,7 @@ from tornado.web import Application, RequestHandler
 
 from config.settings import Settings
 from server import articles, exports, health, iocs, lookup, openapi
+from server import metrics as metrics_route
 from server.base import NotFoundHandler
 from server.context import AppContext
 from server.ratelimit import RateLimiter, make_counters
@@ -23,13 +24,14 @@ from store.apikeys import KEY_PREFIX
 from store.base import Store
 from store.factory import make_cache, make_store
 from taxii import routes as taxii_routes
+from telemetry import metrics
 from web import routes as web_routes
 from web.base import secure_cookies
 
 access_log = logging.getLogger("ctiwire.access")
 
 # Each route module offers ``routes(ctx)`` and ``OPENAPI_PATHS`` (and may offer ``OPENAPI_SCHEMAS``).
-ROUTE_MODULES: tuple[ModuleType, ...] = (health, articles, iocs, lookup, exports, taxii_routes)
+ROUTE_MODULES: tuple[ModuleType, ...] = (health, articles, iocs, lookup, exports, metrics_route, taxii_routes)
 Startup = Callable[[AppContext], Awaitable[None]]
 
 
@@ -51,6 +53,9 @@ def _log_request(handler: RequestHandler) -> None:
               "client": request.remote_ip,
               "key": principal.key.prefix.removeprefix(KEY_PREFIX).rstrip("…") if principal is not None else None,
               "user_id": principal.user.id if principal is not None else None}
+    route = type(handler).__name__  # bounded labels: the handler, never the raw path
+    metrics().requests.labels(route, request.method or "-", str(fields["status"])).inc()
+    metrics().latency.labels(route).observe(request.request_time())
     access_log.info("%d %s %s %.1fms %s client=%s key=%s", fields["status"], fields["method"], fields["path"],
                     fields["duration_ms"], fields["request_id"], fields["client"], fields["key"] or "-", extra=fields)
 

@@ -14,12 +14,7 @@ from tornado import httputil
 from tornado.httpserver import HTTPServer, _ProxyAdapter
 from tornado.web import Application
 
-Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-
-
-def parse_networks(text: str) -> tuple[Network, ...]:
-    """``10.0.0.5, 10.1.0.0/16, ::1`` -> networks; a malformed entry is a ValueError naming it."""
-    return tuple(ipaddress.ip_network(item.strip(), strict=False) for item in text.split(",") if item.strip())
+from config.settings import Network, parse_networks
 
 
 class ProxyAwareServer(HTTPServer):

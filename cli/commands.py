@@ -29,6 +29,7 @@ from store.base import Conflict, NotFound, QuotaExceeded, Store
 from store.factory import make_store
 from store.records import utcnow
 from store.sqlite import SqliteStore
+from telemetry import prepare_multiprocess
 
 log = logging.getLogger("ctiwire.cli")
 
@@ -267,6 +268,8 @@ def serve_processes(settings: Settings, args: argparse.Namespace) -> int:
     if args.port is not None:
         settings = settings.replace(port=args.port)
     ensure_port_free(settings)
+    # Every forked process writes its metrics where any of them can add them up for GET /metrics.
+    prepare_multiprocess(str(settings.data_dir / "metrics"))
     asyncio.run(_bootstrap_only(settings, seed_empty=not args.no_seed and settings.backend_name == "sqlite"))
     sockets = bind_sockets(settings.port, settings.host)
     fork_processes(settings.processes)  # returns in each child; the parent restarts children that crash

@@ -7,6 +7,7 @@ environment after start-up.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import secrets
 from collections.abc import Callable, Mapping
@@ -16,6 +17,13 @@ from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 import yaml
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def parse_networks(text: str) -> tuple[Network, ...]:
+    """``10.0.0.5, 10.1.0.0/16, ::1`` (a setting's value) -> networks; a malformed entry is a ValueError."""
+    return tuple(ipaddress.ip_network(item.strip(), strict=False) for item in text.split(",") if item.strip())
 
 
 class SettingsError(ValueError):
@@ -48,6 +56,9 @@ class Settings:
     seed_articles: int = 5000
     log_level: str = "INFO"
     log_format: str = "text"  # or json: one object a line (application/logs.py)
+    # GET /metrics beyond loopback: these networks (comma-separated), or this bearer token.
+    metrics_allow: str = ""
+    metrics_token: str = ""
     cache_enabled: bool = True
     # Multiplies every tier's request budgets: load tests and benchmarks keep the limiter's work without its 429s.
     rate_limit_scale: int = 1

@@ -23,6 +23,7 @@ from store.base import Store
 from store.cache import Cache
 from store.query import IocQuery
 from store.records import Ioc, iso
+from telemetry import metrics
 
 EXPORT_FORMATS: tuple[str, ...] = tuple(EXPORTERS)
 WINDOWS: dict[str, int] = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
@@ -95,6 +96,12 @@ async def collect_iocs(store: Store, query: IocQuery, progress: Progress | None 
 async def build_export(store: Store, request: ExportRequest, now: datetime, data_version: int,
                        progress: Progress | None = None, delay: float = 0.0) -> Entry:
     """Query, encode and wrap one export as a cache entry (also the on-demand path)."""
+    with metrics().build_seconds.labels(request.format).time():
+        return await _build_export(store, request, now, data_version, progress, delay)
+
+
+async def _build_export(store: Store, request: ExportRequest, now: datetime, data_version: int,
+                        progress: Progress | None, delay: float) -> Entry:
     iocs = await collect_iocs(store, request.query(now), progress, delay)
     refs = await store.article_refs(a for ioc in iocs for a in ioc.article_ids)
     exporter = get_exporter(request.format)()

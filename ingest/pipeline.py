@@ -20,6 +20,7 @@ from ingest.feeds import FeedError, FeedItem, canonical_url, content_hash, extra
 from ingest.fetch import Fetcher, FetchError, FetchLimits
 from store.base import Store
 from store.records import LEGACY_CATEGORIES, Article, Source, utcnow
+from telemetry import metrics
 
 ARTICLE_NAMESPACE = uuid.UUID("5d0c2f4e-7a43-5b8e-a1f6-3e9b7c2d4a10")
 MAX_ITEMS_PER_SOURCE = 50
@@ -121,8 +122,10 @@ async def _collect(store: Store, fetcher: Fetcher, config: SourceConfig, held: S
     except (FetchError, FeedError) as exc:
         record.last_error = str(exc)[:500]
         report.failed[config.name] = record.last_error
+        metrics().ingest_failures.labels(config.name).inc()
     else:
         record.last_success_at, record.last_error = now, None
+        metrics().ingest_last_success.labels(config.name).set(now.timestamp())
         record.items_seen += seen
         report.items_seen += seen
         await _write(store, run, config, report)

@@ -25,6 +25,7 @@ from server.params import Params
 from store.apikeys import hash_key, hashes_equal, looks_like_key
 from store.base import NotFound, StoreUnavailable
 from store.records import ApiKey, User, utcnow
+from telemetry import metrics
 
 log = logging.getLogger("ctiwire.server")
 
@@ -164,6 +165,7 @@ class BaseHandler(RequestHandler):
         self._set_limit_headers()  # and set_default_headers sets them again after an error's clear()
         if not verdict.allowed:
             retry = max(verdict.reset - int(utcnow().timestamp()), 1)
+            metrics().refusals.labels(principal.tier.name).inc()
             raise RateLimited(
                 f"rate limit of {verdict.exceeded_limit} requests per {verdict.exceeded} exceeded",
                 details={"limit": verdict.exceeded_limit, "window": verdict.exceeded,
@@ -224,6 +226,7 @@ class BaseHandler(RequestHandler):
 def _translate(exc: BaseException | None) -> BaseException | None:
     """Map store errors onto API errors so handlers can let them propagate."""
     if isinstance(exc, StoreUnavailable):
+        metrics().backend_errors.labels("store").inc()
         return Unavailable("a backing service is unavailable; retry shortly")
     if isinstance(exc, NotFound):
         return NotFoundError(str(exc))

@@ -8,6 +8,7 @@ from email.utils import format_datetime
 from exporters.build_once import Entry
 from server.base import BaseHandler
 from store.records import parse_iso
+from telemetry import metrics
 
 
 def _matches(if_none_match: str, etag: str) -> bool:
@@ -27,6 +28,7 @@ async def write_entry(handler: BaseHandler, entry: Entry, status: str, *, attach
     handler.set_header("ETag", entry.meta.etag)
     handler.set_header("Last-Modified", _http_date(entry.meta.built_at))
     handler.set_header("X-Cache", status)
+    metrics().cache_results.labels(handler.format_id(), status).inc()
     handler.set_header("Cache-Control", "private, no-cache")  # revalidate by ETag every time
     if _matches(handler.request.headers.get("If-None-Match", ""), entry.meta.etag):
         handler.set_status(304)

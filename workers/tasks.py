@@ -10,6 +10,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
+from celery.signals import task_failure, task_retry, task_success
+
 from config.tiers import TIERS
 from exporters import ioc_stats, precompute
 from exporters.build_once import store_entry
@@ -17,6 +19,7 @@ from store.base import Store, StoreUnavailable
 from store.cache import Cache
 from store.factory import make_cache, make_store
 from store.records import utcnow
+from telemetry import metrics
 from workers.app import SETTINGS, app
 
 log = logging.getLogger("ctiwire.workers")
@@ -97,3 +100,16 @@ def ingest_source(name: str) -> int:
     if changed:
         rebuild_after_ingest.delay()
     return changed
+
+
+def _count(outcome: str) -> Callable[..., None]:
+    def count(sender: Any = None, **_: Any) -> None:
+        metrics().task_outcomes.labels(getattr(sender, "name", "unknown"), outcome).inc()
+    return count
+
+
+# Celery task outcomes for GET /metrics (issue 16); a worker's samples reach the API's exposition when
+# both share PROMETHEUS_MULTIPROC_DIR (one host), else the worker's own process holds them.
+task_success.connect(_count("success"), weak=False)
+task_failure.connect(_count("failure"), weak=False)
+task_retry.connect(_count("retry"), weak=False)
