@@ -10,7 +10,7 @@ import itertools
 import logging
 import os
 import secrets
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 import orjson
@@ -28,6 +28,9 @@ from store.records import ApiKey, User, utcnow
 from telemetry import metrics
 
 log = logging.getLogger("ctiwire.server")
+
+# How stale a key's ``last_used_at`` may get before a request records it again.
+LAST_USED_PRECISION = timedelta(minutes=1)
 
 
 class Principal:
@@ -153,7 +156,19 @@ class BaseHandler(RequestHandler):
         key, user = found
         if not key.active or _expired(key.expires_at):
             raise AuthError("this API key is deactivated or expired", code="expired_api_key")
+        await self._note_use(key)
         return Principal(key, user)
+
+    async def _note_use(self, key: ApiKey) -> None:
+        """Keep ``last_used_at`` to the minute: one write a minute per key, not one per request, and a
+        failed write (a full disk, a store outage) never fails the read it came with."""
+        now = utcnow()
+        if key.last_used_at is not None and now - key.last_used_at < LAST_USED_PRECISION:
+            return
+        try:
+            await self.ctx.store.touch_key(key.id, now)
+        except StoreUnavailable as exc:
+            log.warning("could not record the use of a key: %s", exc)
 
     async def charge(self, principal: Principal, cost: int) -> None:
         verdict = await self.ctx.limiter.charge(principal.key.id, principal.tier, cost)

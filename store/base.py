@@ -163,6 +163,10 @@ class Store(abc.ABC):
         """Delete the user, its keys (revoked first: they answer ``expired_api_key``) and its sessions."""
 
     @abc.abstractmethod
+    async def touch_key(self, key_id: str, at: datetime) -> None:
+        """Record when the key was last used (the account web's usage page shows it)."""
+
+    @abc.abstractmethod
     async def set_key_scopes(self, user_id: str, name: str, scopes: list[str]) -> None:
         """Replace the scopes of one key (a downgrade trims them); NotFound for an unknown name."""
 

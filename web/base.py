@@ -21,6 +21,7 @@ from tornado.web import HTTPError, RequestHandler
 
 from server.base import new_request_id
 from server.context import AppContext
+from store.base import StoreUnavailable
 from store.records import User, utcnow
 from web import sessions
 from web.sessions import SignedIn
@@ -99,8 +100,12 @@ class PageHandler(RequestHandler):
         self.render(template, signed_in=self.signed_in, **values)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
+        if isinstance(kwargs.get("exc_info", (None, None))[1], StoreUnavailable):
+            status_code = 503  # a store outage or a full disk: the user's change was not made; try again later
+            self.set_status(503)
         reason = {403: "This form has expired or did not come from this site. Go back, reload and try again.",
-                  404: "There is no page at this address.", 405: "This page does not accept that method."}
+                  404: "There is no page at this address.", 405: "This page does not accept that method.",
+                  503: "The service cannot save changes right now; nothing was changed. Try again in a moment."}
         self.render("error.html", signed_in=self.signed_in, flash=None, status=status_code,
                     message=reason.get(status_code, "Something went wrong on our side. Try again in a moment."))
 

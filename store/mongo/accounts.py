@@ -97,6 +97,10 @@ class MongoAccounts:
         await self._c("login_failures").delete_many({"at": {"$lt": before}})
 
     @guarded
+    async def touch_key(self, key_id: str, at: datetime) -> None:
+        await self._c("api_keys").update_one({"_id": key_id}, {"$set": {"last_used_at": at}})
+
+    @guarded
     async def set_key_scopes(self, user_id: str, name: str, scopes: list[str]) -> None:
         result = await self._c("api_keys").update_one({"user_id": user_id, "name": name}, {"$set": {"scopes": scopes}})
         if not result.matched_count:

@@ -93,6 +93,9 @@ class SqliteAccounts:
     async def prune_login_failures(self, before: datetime) -> None:
         await self._change("DELETE FROM login_failures WHERE at < ?", (iso(before),))
 
+    async def touch_key(self, key_id: str, at: datetime) -> None:
+        await self._change("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (iso(at), key_id))
+
     async def set_key_scopes(self, user_id: str, name: str, scopes: list[str]) -> None:
         changed = await self._change("UPDATE api_keys SET scopes = ? WHERE user_id = ? AND name = ?",
                                      (orjson.dumps(scopes).decode(), user_id, name))

@@ -137,6 +137,8 @@ async def test_usage_shows_the_counters_the_api_charges(site: RunningServer) -> 
         assert re.search(r'data-testid="usage-minute">3<', page.text), page.text
         assert re.search(r'data-testid="usage-day">3<', page.text)
         assert "/ 10" in page.text and "/ 1,000" in page.text  # the Free limits
+        row = page.text[page.text.index('data-key-name="meter"'):]
+        assert "never" not in row[:row.index("</tr>")]  # the API recorded when the key was last used
 
 
 async def test_dashboard_matches_the_stats_api(site: RunningServer) -> None:
