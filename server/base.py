@@ -14,13 +14,25 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 import orjson
+from tornado.httputil import HTTPServerRequest
 from tornado.web import HTTPError, RequestHandler
 
 from config.settings import Settings
 from config.tiers import TIERS, Tier
 from exporters.registry import format_cost
 from server.context import AppContext
-from server.errors import CODE_BY_STATUS, ApiError, AuthError, NotFoundError, RateLimited, ScopeError, Unavailable
+from server.errors import (
+    CODE_BY_STATUS,
+    ApiError,
+    AuthError,
+    BadRequest,
+    HeadersTooLarge,
+    NotFoundError,
+    RateLimited,
+    ScopeError,
+    Unavailable,
+    UriTooLong,
+)
 from server.params import Params
 from store.apikeys import hash_key, hashes_equal, looks_like_key
 from store.base import NotFound, StoreUnavailable
@@ -50,6 +62,26 @@ def public_base(settings: Settings) -> str:
     if settings.public_url:
         return settings.public_url.rstrip("/")
     return f"http://{settings.host}:{settings.port}"
+
+
+# The service's request limits (issue 15), enforced with the error envelope; Tornado's own are set higher
+# (application.http) so that these are the ones a client meets.
+MAX_REQUEST_LINE = 64 * 1024
+MAX_HEADER_BYTES = 64 * 1024
+MAX_QUERY_FIELDS = 1000
+
+
+def request_limit_error(request: HTTPServerRequest) -> ApiError | None:
+    """The error for a request over the service's limits, or None."""
+    if len(request.uri or "") > MAX_REQUEST_LINE:
+        return UriTooLong(f"the request line is longer than {MAX_REQUEST_LINE:,} bytes")
+    if sum(len(k) + len(v) + 4 for k, v in request.headers.get_all()) > MAX_HEADER_BYTES:
+        return HeadersTooLarge(f"the request headers are larger than {MAX_HEADER_BYTES:,} bytes")
+    fields = sum(len(values) for values in request.query_arguments.values())
+    if fields > MAX_QUERY_FIELDS:
+        return BadRequest(f"the query has {fields:,} fields; at most {MAX_QUERY_FIELDS:,} are accepted",
+                          code="too_many_parameters", details={"max_fields": MAX_QUERY_FIELDS})
+    return None
 
 
 class _RequestIds:
@@ -108,6 +140,9 @@ class BaseHandler(RequestHandler):
 
     # -- the request pipeline ----------------------------------------------------------------
     async def prepare(self) -> None:
+        too_large = request_limit_error(self.request)
+        if too_large is not None:
+            raise too_large
         self._refuse_unimplemented_method()
         if self.public:
             return
@@ -258,4 +293,4 @@ class NotFoundHandler(BaseHandler):
     public = True
 
     async def prepare(self) -> None:
-        raise HTTPError(404)
+        raise request_limit_error(self.request) or HTTPError(404)

@@ -31,6 +31,16 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
+class UriTooLong(ApiError):
+    status = 414
+    code = "uri_too_long"
+
+
+class HeadersTooLarge(ApiError):
+    status = 431
+    code = "headers_too_large"
+
+
 class AuthError(ApiError):
     status = 401
     code = "invalid_api_key"

@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from tornado.web import HTTPError, RequestHandler
 
-from server.base import new_request_id
+from server.base import new_request_id, request_limit_error
 from server.context import AppContext
 from store.base import StoreUnavailable
 from store.records import User, utcnow
@@ -65,6 +65,9 @@ class PageHandler(RequestHandler):
     async def prepare(self) -> None:
         self.request_id = new_request_id()
         self.set_header("X-Request-Id", self.request_id)
+        too_large = request_limit_error(self.request)
+        if too_large is not None:
+            raise HTTPError(too_large.status, too_large.message)
         if self.request.method not in ("GET", "HEAD"):
             self.check_xsrf_cookie()
         self.signed_in = await sessions.resume(self.ctx.store, self.ctx.settings, self.get_cookie(sessions.COOKIE),

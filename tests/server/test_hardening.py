@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import timedelta
 
@@ -109,3 +110,32 @@ async def test_article_ids_are_case_insensitive(server) -> None:
         upper = await http.get(f"/api/v1/articles/{item.id.upper()}")
     assert lower.status_code == upper.status_code == 200 and upper.json()["id"] == item.id
     assert uuid.UUID(item.id)
+
+
+async def test_oversized_requests_get_the_envelope_not_a_closed_connection(server) -> None:
+    import socket
+
+    from application.http import make_server
+
+    assert make_server  # the server of the tests is the product's (support.start_server uses it)
+    port = int(server.url.rsplit(":", 1)[1])
+
+    def raw(line: bytes, headers: bytes = b"") -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+            sock.sendall(line + b"\r\nHost: x\r\nConnection: close\r\n" + headers + b"\r\n")
+            chunks = []
+            while chunk := sock.recv(65536):
+                chunks.append(chunk)
+            return b"".join(chunks)
+
+    # a blocking client in a thread: the server under test answers on this test's event loop
+    long_line = await asyncio.to_thread(raw, b"GET /api/v1/iocs?q=" + b"a" * 70_000 + b" HTTP/1.1")
+    big_headers = await asyncio.to_thread(raw, b"GET /api/v1/iocs HTTP/1.1", b"".join(
+        b"X-Pad-%d: %s\r\n" % (n, b"b" * 1000) for n in range(70)))
+    many_fields = await asyncio.to_thread(raw, b"GET /api/v1/iocs?" + b"&".join(b"f%d=1" % n for n in range(1200))
+                                          + b" HTTP/1.1")
+    for answer, status, code in ((long_line, b"414", b"uri_too_long"), (big_headers, b"431", b"headers_too_large"),
+                                 (many_fields, b"400", b"too_many_parameters")):
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.split(b" ")[1] == status, head[:200]
+        assert b'"code":"' + code + b'"' in body.replace(b" ", b"") and b"req_" in body
