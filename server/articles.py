@@ -35,7 +35,16 @@ from server.article_params import (
 from server.base import BaseHandler, public_base
 from server.context import AppContext
 from server.errors import NotFoundError
-from server.openapi_parts import article_caps_sentence, csv_param, header, ok, operation, param, per_tier
+from server.openapi_parts import (
+    DATE_TIME_PARAM,
+    article_caps_sentence,
+    csv_param,
+    header,
+    ok,
+    operation,
+    param,
+    per_tier,
+)
 from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
 from server.tokens import sign
@@ -232,7 +241,7 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 
 _S = {"type": "string"}
 _SL = {"type": "array", "items": _S}
-_DT = {"type": "string", "format": "date-time"}
+_DT = DATE_TIME_PARAM
 _FLAG = {"type": "boolean"}
 
 _PARAMS = [

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from config.tiers import Tier
 from server.errors import bad_param
-from server.openapi_parts import csv_param, param, per_tier
+from server.openapi_parts import DATE_TIME_PARAM, csv_param, param, per_tier
 from server.params import Params
 from server.windows import Window, cap_limit, clamp_since, window_headers
 from store.query import IocQuery
@@ -67,7 +67,7 @@ IOC_FILTER_PARAMS = [
     csv_param("confidence", "Confidences, comma-separated.", CONFIDENCES),
     csv_param("category", "Source categories, comma-separated.", SOURCE_CATEGORIES),
     csv_param("industry", "Sectors, comma-separated; aliases such as financial-services are folded.", INDUSTRY_TAGS),
-    param("since", {"type": "string", "format": "date-time"},
+    param("since", DATE_TIME_PARAM,
           f"IOCs added or updated at or after this time; clamped to the tier lookback "
           f"({per_tier('ioc_lookback_days', ' days')})."),
 ]

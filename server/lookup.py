@@ -134,7 +134,7 @@ OPENAPI_PATHS: dict[str, Any] = {
     "/api/v1/iocs/search": operation(
         "iocs", "Find an indicator", "Scope read:iocs. Exact match on the normalised value (defanged input such as "
         "evil[.]com is refanged); domains and URLs also match as substrings. Same shape and lookback as the list.",
-        [param("q", {"type": "string"}, "The indicator value.", required=True),
+        [param("q", {"type": "string", "minLength": 1}, "The indicator value (empty: 400).", required=True),
          csv_param("type", "Narrow to one IOC type (default: detected from q).", IOC_TYPES),
          param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": 100},
                "Page size (tier-capped)."),
@@ -146,6 +146,7 @@ OPENAPI_PATHS: dict[str, Any] = {
         "Elastic KQL and Microsoft Sentinel KQL. Unknown values: 200 with found false; values of no known type: 400. "
         "Looks at the whole history (a single value, not a list), not the tier's list lookback; related articles "
         "are those inside the tier's article lookback.",
-        [param("value", {"type": "string"}, "The indicator (defanged forms accepted).", required=True)],
+        [param("value", {"type": "string", "minLength": 1}, "The indicator (defanged forms accepted; empty: 400).",
+               required=True)],
         {"200": ok("Enrichment", {"application/json": {"$ref": "#/components/schemas/Lookup"}})}),
 }

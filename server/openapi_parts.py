@@ -24,9 +24,18 @@ def param(name: str, schema: dict[str, Any], description: str, *, required: bool
 
 
 def csv_param(name: str, description: str, values: tuple[str, ...] | None = None) -> dict[str, Any]:
-    """A comma-separated list parameter (sent as one string)."""
+    """A comma-separated list parameter (sent as one string); with ``values``, a pattern admitting exactly
+    what server.params.Params.csv accepts: those values, blanks and spaces around commas (issue 15)."""
     text = description + (f" Values: {', '.join(values)}." if values else "")
-    return param(name, {"type": "string"}, text)
+    schema: dict[str, Any] = {"type": "string"}
+    if values:
+        one = "(" + "|".join(v.replace(".", "\\.") for v in values) + ")?"
+        schema["pattern"] = f"^ *{one} *(, *{one} *)*$"
+    return param(name, schema, text)
+
+
+# A date-time parameter: an empty value counts as absent (server.params.Params.raw), so it is allowed too.
+DATE_TIME_PARAM: dict[str, Any] = {"type": "string", "anyOf": [{"format": "date-time"}, {"maxLength": 0}]}
 
 
 def operation(tag: str, summary: str, description: str, parameters: list[dict[str, Any]],

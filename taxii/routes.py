@@ -10,7 +10,7 @@ from typing import Any
 
 from config.tiers import TIERS
 from server.context import AppContext
-from server.openapi_parts import header, param
+from server.openapi_parts import DATE_TIME_PARAM, header, param
 from server.params import MAX_INTEGER
 from taxii.collections import COLLECTIONS
 from taxii.filters import DEFAULT_PAGE, MAX_PAGE
@@ -65,7 +65,7 @@ _DATE_HEADERS = {
     "ETag": header("Identifies the page body; If-None-Match answers 304"),
 }
 _PAGING = [
-    param("added_after", {"type": "string", "format": "date-time"},
+    param("added_after", DATE_TIME_PARAM,
           f"Only objects added after this time; clamped to the tier's IOC lookback "
           f"(Pro {TIERS['pro'].ioc_lookback_days:,} days)."),
     param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": DEFAULT_PAGE},
