@@ -4,6 +4,7 @@ responses checked against the OpenAPI description (no 5xx, documented statuses, 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,24 +25,31 @@ EXCLUDED = [checks.positive_data_acceptance]
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, str]]:
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, dict[str, str]]]:
     data = tmp_path_factory.mktemp("fuzz")
     server = spawn_server(cli_env(data, CTIWIRE_SEED_ARTICLES="300", CTIWIRE_RATE_LIMIT_SCALE="100000"))
-    key = json.loads(Path(data, "demo-keys.json").read_text())["pro"]
-    yield server, key
+    keys = json.loads(Path(data, "demo-keys.json").read_text())
+    yield server, keys
     server.stop()
 
 
 @pytest.fixture(scope="module")
-def api_schema(live: tuple[ServerProcess, str]) -> Any:
+def api_schema(live: tuple[ServerProcess, dict[str, str]]) -> Any:
     server, _ = live
     loaded = schemathesis.openapi.from_url(server.url + "/api/openapi.json")
     loaded.config.update(base_url=server.url)
     return loaded
 
 
-def test_every_operation_honours_its_description(api_schema: Any, live: tuple[ServerProcess, str]) -> None:
-    server, key = live
+# More examples for a long run by hand: CTIWIRE_FUZZ_EXAMPLES=500 scripts/test tests/server/test_openapi_fuzz.py
+EXAMPLES = int(os.environ.get("CTIWIRE_FUZZ_EXAMPLES", "25"))
+
+
+@pytest.mark.parametrize("tier", ["pro", "free"])
+def test_every_operation_honours_its_description(api_schema: Any, live: tuple[ServerProcess, dict[str, str]],
+                                                 tier: str) -> None:
+    server, keys = live
+    key = keys[tier]
     operations = [result.ok() for result in api_schema.get_all_operations()]
     assert len(operations) >= 15
     for operation in operations:
@@ -57,7 +65,7 @@ def test_every_operation_honours_its_description(api_schema: Any, live: tuple[Se
 
 def _fuzz(operation: Any, base_url: str, headers: dict[str, str], excluded: list[Any]) -> None:
     @given(case=operation.as_strategy())
-    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
     def check(case: Any) -> None:
         case.call_and_validate(base_url=base_url, headers=headers, excluded_checks=excluded)
 
