@@ -4,6 +4,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 CTIWIRE_DATA_DIR=/data
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY config config
+COPY telemetry telemetry
 COPY store store
 COPY ingest ingest
 COPY exporters exporters

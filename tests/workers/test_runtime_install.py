@@ -1,4 +1,5 @@
-"""The production processes start from the runtime dependencies alone (issue 16).
+"""The production processes start from the runtime dependencies alone, built from exactly the files the
+Dockerfile copies (issue 16).
 
 The test suite's environment holds the dev tools too, and one of them once supplied a package that
 kombu's Redis transport needs at run time (``packaging``), so ``ctiwire worker`` died on a fresh
@@ -27,9 +28,17 @@ pytestmark = [pytest.mark.redis, pytest.mark.slow]  # a fresh install of the run
 def runtime_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("runtime-venv")
     venv.EnvBuilder(with_pip=True).create(target)
-    source = tmp_path_factory.mktemp("src") / "ctiwire"  # a copy: the build writes nothing into the checkout
-    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(".venv", ".git", "var", "*.egg-info", "build",
-                                                                "__pycache__", ".*_cache", "tests", "bench"))
+    source = tmp_path_factory.mktemp("src") / "ctiwire"  # what the Dockerfile copies, and nothing else
+    source.mkdir()
+    for line in (REPO / "Dockerfile").read_text().splitlines():
+        if line.startswith("COPY "):
+            *items, into = line.split()[1:]
+            for item in items:
+                destination = source / (item if into.endswith("/") else into)
+                if (REPO / item).is_dir():
+                    shutil.copytree(REPO / item, destination, ignore=shutil.ignore_patterns("__pycache__"))
+                else:
+                    shutil.copy(REPO / item, destination)
     done = subprocess.run([str(target / "bin" / "pip"), "install", "--quiet", "--disable-pip-version-check",
                            str(source)], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
