@@ -29,7 +29,7 @@ NAMES: dict[str, str] = {
     "ipv4": "Malicious IPv4 address", "ipv6": "Malicious IPv6 address", "domain": "Malicious domain",
     "url": "Malicious URL", "md5": "Malicious file MD5", "sha1": "Malicious file SHA-1",
     "sha256": "Malicious file SHA-256", "sha512": "Malicious file SHA-512", "email": "Malicious sender address",
-    "cve": "Exploited vulnerability",
+    "cve": "Exploited vulnerability", "mitre-attack": "Reported ATT&CK technique",
 }
 # Where each type's value also goes in the CEF dictionary, with that key's maximum length (0: typed, no
 # length). The value always travels in full in cs1 as well, so SIEM rules can match one field.

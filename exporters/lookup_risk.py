@@ -53,7 +53,7 @@ def _splunk(kind: str, v: str) -> str:
     fields = {
         "ip": ["src_ip", "dest_ip", "src", "dest"], "domain": ["query", "dest_host", "url_domain"],
         "url": ["url"], "hash": ["file_hash", "hash"], "email": ["src_user", "sender", "recipient"],
-        "cve": ["cve", "signature"],
+        "cve": ["cve", "signature"], "mitre-attack": ["annotations.mitre_attack", "mitre_technique_id"],
     }[kind]
     return "search index=* (" + " OR ".join(f"{f}={_q(v)}" for f in fields) + ")"
 
@@ -62,7 +62,7 @@ def _elastic(ioc_type: str, kind: str, v: str) -> str:
     fields = {
         "ip": ["source.ip", "destination.ip"], "domain": ["dns.question.name", "url.domain", "destination.domain"],
         "url": ["url.full", "url.original"], "email": ["email.from.address", "email.sender.address"],
-        "cve": ["vulnerability.id"],
+        "cve": ["vulnerability.id"], "mitre-attack": ["threat.technique.id", "threat.technique.subtechnique.id"],
         "hash": [f"file.hash.{ioc_type}", f"process.hash.{ioc_type}"],
     }[kind]
     return " or ".join(f"{f}: {_q(v)}" for f in fields)
@@ -78,6 +78,7 @@ def _sentinel(ioc_type: str, kind: str, v: str) -> str:
         "url": f"DeviceNetworkEvents | where RemoteUrl =~ {_kql(v)}",
         "email": f"EmailEvents | where SenderFromAddress =~ {_kql(v)}",
         "cve": f"DeviceTvmSoftwareVulnerabilities | where CveId =~ {_kql(v)}",
+        "mitre-attack": f"SecurityAlert | where Techniques has {_kql(v)}",
         "hash": f"DeviceFileEvents | where {hash_column} =~ {_kql(v)}" if hash_column
         else f"CommonSecurityLog | where FileHash =~ {_kql(v)}",
     }

@@ -24,6 +24,7 @@ ATTRIBUTE_TYPES: dict[str, str] = {
     "ipv4": "ip-src", "ipv6": "ip-src", "domain": "domain", "url": "url",
     "md5": "md5", "sha1": "sha1", "sha256": "sha256", "sha512": "sha512",
     "email": "email-src", "cve": "vulnerability",
+    "mitre-attack": "text",  # no attribute type of its own; the technique id as analysis text
 }
 NETWORK_TYPES = frozenset({"ipv4", "ipv6", "domain", "url"})
 HASH_TYPES = frozenset({"md5", "sha1", "sha256", "sha512"})
@@ -35,6 +36,7 @@ CATEGORIES: dict[str, str] = {
     **dict.fromkeys(HASH_TYPES, "Payload delivery"),
     "email": "Payload delivery",
     "cve": "External analysis",
+    "mitre-attack": "External analysis",
 }
 # MISP threat levels: 1 High, 2 Medium, 3 Low, 4 Undefined; the event takes its strongest indicator's.
 THREAT_LEVELS: dict[str, str] = {"high": "1", "medium": "2", "low": "3"}

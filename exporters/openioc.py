@@ -3,9 +3,9 @@
 The document follows the OpenIOC 1.1 schema (``../shared/data/openioc/ioc.xsd``): ``metadata``, then
 ``criteria`` holding one top-level ``Indicator operator="OR"`` with one ``IndicatorItem`` per IOC, then
 ``parameters`` that attach each record's feed, source category and confidence to its item (``ref-id``).
-Search terms come from the official term list (``current.iocterms``). Two record types have no term
-there, SHA-512 hashes and CVE ids; they are left out and counted in the description. An empty result is
-one empty ``Indicator`` (the schema wants at least one, and allows it to be empty).
+Search terms come from the official term list (``current.iocterms``). Three record types have no term
+there, SHA-512 hashes, CVE ids and ATT&CK technique ids; they are left out and counted in the description.
+An empty result is one empty ``Indicator`` (the schema wants at least one, and allows it to be empty).
 
 XML 1.0 cannot carry most C0 control characters, even escaped; they are replaced by U+FFFD, the only
 loss this format imposes. Everything else, markup characters included, is escaped by lxml.
@@ -79,7 +79,8 @@ def _leaf(xf: Any, tag: str, text: str, attrib: dict[str, str] | None = None) ->
 def _metadata(xf: Any, ctx: ExportContext, kept: int, skipped: int) -> None:
     with xf.element(_q("metadata")):
         _leaf(xf, "short_description", f"{PRODUCT} IOCs {ctx.range_text}")
-        note = f" {skipped} SHA-512 or CVE record(s) omitted: OpenIOC 1.1 has no term for them." if skipped else ""
+        note = (f" {skipped} SHA-512, CVE or ATT&CK technique record(s) omitted: OpenIOC 1.1 has no term for "
+                "them." if skipped else "")
         _leaf(xf, "description", f"{kept} indicator(s) first seen or updated from {ctx.range_text} "
                                  f"({ctx.tier} tier).{note}")
         _leaf(xf, "keywords", f"{PRODUCT} threat-intelligence iocs")

@@ -3,7 +3,8 @@
 Records are grouped by (log source, confidence) so one rule carries many values (at most
 ``VALUES_PER_RULE``): network connections to IPs, DNS queries for domains, proxy requests for URLs, and
 Sysmon-style ``Hashes`` of created processes for MD5/SHA-1/SHA-256. SHA-512 (Sysmon does not compute it),
-e-mail senders and CVE ids have no Sigma log source to match in and are left out. An empty result is a
+e-mail senders, CVE ids and ATT&CK technique records have no Sigma log source to match in and are left
+out (the techniques an indicator is reported with become the rule's ``attack.tNNNN`` tags). An empty result is a
 stream of comments only, which parses as zero rules.
 
 The YAML is written by hand, not dumped: every scalar that carries data is a double-quoted string made by

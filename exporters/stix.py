@@ -19,6 +19,7 @@ import orjson
 from config.tiers import SCOPE_STIX
 from exporters.base import ExportContext, Exporter, chunked, indicator_id, records_digest, stable_uuid
 from store.records import Ioc, iso
+from store.stixids import attack_pattern_id as attack_pattern_id
 from store.stixids import vulnerability_id as vulnerability_id
 
 IDENTITY_ID = f"identity--{stable_uuid('identity', 'ctiwire')}"
@@ -55,9 +56,6 @@ def identity_object() -> dict[str, Any]:
     """The ctiwire ``identity`` (a fresh copy: callers may add to it)."""
     return dict(IDENTITY)
 
-
-def attack_pattern_id(technique: str) -> str:
-    return f"attack-pattern--{stable_uuid('attack-pattern', technique.upper())}"
 
 
 def relationship_id(source: str, kind: str, target: str) -> str:
@@ -129,6 +127,9 @@ def stix_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:
     if ioc.type == "cve":
         created, modified = _dates(ioc)
         return vulnerability_object(ioc.value, created, modified, _external_refs(ioc, ctx), _description(ioc))
+    if ioc.type == "mitre-attack":
+        created, modified = _dates(ioc)
+        return attack_pattern_object(ioc.value, created, modified)
     return indicator_object(ioc, ctx)
 
 
@@ -168,16 +169,17 @@ class _Related:
             if vulnerability_id(cve) != primary_id:
                 self.add("cve", cve, created, modified)
                 self.relationships.setdefault((primary_id, "related-to", vulnerability_id(cve)), (created, modified))
-        kind = "indicates" if ioc.type != "cve" else "related-to"
+        kind = "indicates" if ioc.type not in ("cve", "mitre-attack") else "related-to"
         for tid in dict.fromkeys(t.upper() for t in ioc.techniques if t.strip()):
-            self.add("technique", tid, created, modified)
-            self.relationships.setdefault((primary_id, kind, attack_pattern_id(tid)), (created, modified))
+            if attack_pattern_id(tid) != primary_id:
+                self.add("technique", tid, created, modified)
+                self.relationships.setdefault((primary_id, kind, attack_pattern_id(tid)), (created, modified))
 
     def objects(self, emitted: set[str]) -> Iterator[dict[str, Any]]:
         for (kind, key), (created, modified) in self.spans.items():
             if kind == "cve" and vulnerability_id(key) not in emitted:
                 yield vulnerability_object(key, created, modified)
-            elif kind == "technique":
+            elif kind == "technique" and attack_pattern_id(key) not in emitted:
                 yield attack_pattern_object(key, created, modified)
         for (source, kind, target), (created, modified) in self.relationships.items():
             yield relationship_object(source, kind, target, created, modified)

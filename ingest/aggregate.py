@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from store.codec import merge_ioc, merged_confidence
+from store.indicators import detect_type, normalize
 from store.records import Article, ArticleIoc, Ioc
 
 
@@ -27,12 +28,20 @@ def ioc_record(article: Article, mention: ArticleIoc, source_category: str) -> I
     return replace(record, confidence=merged_confidence(record, record, 1))
 
 
+def technique_mentions(article: Article) -> list[ArticleIoc]:
+    """The article's ATT&CK techniques as ``mitre-attack`` mentions (spec, IOC type ``mitre-attack``): records
+    like the others, aggregated over every article that describes the technique."""
+    return [ArticleIoc("mitre-attack", normalize("mitre-attack", t.id), t.confidence if t.confidence in
+                       ("high", "medium", "low") else "medium")
+            for t in article.mitre_techniques if detect_type(t.id) == "mitre-attack"]
+
+
 def aggregate(articles: Iterable[Article], categories: Mapping[str, str]) -> list[Ioc]:
     """Fold every mention of ``articles`` into records; ``categories`` maps source name -> category."""
     records: dict[tuple[str, str], Ioc] = {}
     for article in articles:
         category = categories.get(article.source_name, "commercial")
-        for mention in article.iocs:
+        for mention in (*article.iocs, *technique_mentions(article)):
             record = ioc_record(article, mention, category)
             key = (record.type, record.value)
             held = records.get(key)

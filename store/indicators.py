@@ -25,6 +25,7 @@ _DEFANG_SUBS: tuple[tuple[re.Pattern[str], str], ...] = (
 _HEX = {32: "md5", 40: "sha1", 64: "sha256", 128: "sha512"}
 _HEX_RE = re.compile(r"^[0-9a-fA-F]+$")
 _CVE_RE = re.compile(r"^CVE[-\u2010-\u2015\u2212](\d{4})[-\u2010-\u2015\u2212](\d{4,7})$", re.IGNORECASE)
+_TECHNIQUE_RE = re.compile(r"^T\d{4}(?:\.\d{3})?$", re.IGNORECASE)  # ATT&CK technique and sub-technique ids
 _EMAIL_RE = re.compile(r"^[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+\.)+[A-Za-z]{2,63}$")
 _LABEL = r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)"
 _DOMAIN_RE = re.compile(rf"^(?:{_LABEL}\.)+(?:[A-Za-z]{{2,63}}|xn--[A-Za-z0-9-]{{2,59}})$")
@@ -54,6 +55,8 @@ def detect_type(value: str) -> str | None:
         return ip
     if _CVE_RE.match(text):
         return "cve"
+    if _TECHNIQUE_RE.match(text):
+        return "mitre-attack"
     if _HEX_RE.match(text) and len(text) in _HEX:
         return _HEX[len(text)]
     if _URL_RE.match(text):
@@ -83,6 +86,10 @@ def normalize(ioc_type: str, value: str) -> str:
     if ioc_type == "cve":
         match = _CVE_RE.match(text)
         return f"CVE-{match.group(1)}-{match.group(2)}" if match else text.upper()
+    if ioc_type == "mitre-attack":
+        if not _TECHNIQUE_RE.match(text):
+            raise ValueError(f"{value!r} is not an ATT&CK technique id (T1234 or T1234.567)")
+        return text.upper()
     if ioc_type == "url":
         return _normalize_url(text)
     if ioc_type == "email":

@@ -17,9 +17,10 @@ from store.stixids import object_id
 if TYPE_CHECKING:
     from config.sources import SourceConfig
 
-IocType = Literal["ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email", "cve"]
+# Spec, IOC: ``mitre-attack`` records are ATT&CK technique ids aggregated from the articles like the others.
+IocType = Literal["ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email", "cve", "mitre-attack"]
 IOC_TYPES: tuple[str, ...] = (
-    "ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email", "cve",
+    "ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email", "cve", "mitre-attack",
 )
 CONFIDENCES: tuple[str, ...] = ("high", "medium", "low")
 SOURCE_CATEGORIES: tuple[str, ...] = ("government", "commercial", "community")

@@ -39,7 +39,15 @@ def vulnerability_id(cve: str) -> str:
     return f"vulnerability--{stable_uuid('vulnerability', cve.upper())}"
 
 
+def attack_pattern_id(technique: str) -> str:
+    """The ``attack-pattern`` id of an ATT&CK technique id."""
+    return f"attack-pattern--{stable_uuid('attack-pattern', technique.upper())}"
+
+
 def object_id(ioc_type: str, value: str) -> str:
-    """The id of the record's one STIX object: a CVE is a vulnerability (STIX 2.1 s. 4.19), the rest
-    indicators (s. 4.7). Not unique per record: two spellings of one CVE share a vulnerability id."""
-    return vulnerability_id(value) if ioc_type == "cve" else indicator_id(ioc_type, value)
+    """The id of the record's one STIX object: a CVE is a vulnerability (STIX 2.1 s. 4.19), an ATT&CK
+    technique an attack-pattern (s. 4.1), the rest indicators (s. 4.7). Not unique per record: two
+    spellings of one CVE share a vulnerability id."""
+    if ioc_type == "cve":
+        return vulnerability_id(value)
+    return attack_pattern_id(value) if ioc_type == "mitre-attack" else indicator_id(ioc_type, value)

@@ -15,13 +15,14 @@ from store.records import IOC_TYPES
 from taxii.media import STIX_21
 
 # STIX 2.1 object type of the records of each IOC type: CVE records become ``vulnerability`` objects
-# (STIX 2.1 section 4.18), every other type an ``indicator`` with a STIX pattern (section 4.7).
-VULNERABILITY_IOC_TYPES: frozenset[str] = frozenset({"cve"})
+# (STIX 2.1 section 4.19), ATT&CK technique records ``attack-pattern`` objects (section 4.1), every other
+# type an ``indicator`` with a STIX pattern (section 4.7).
+OBJECT_TYPES: dict[str, str] = {"cve": "vulnerability", "mitre-attack": "attack-pattern"}
 
 
 def stix_type_of(ioc_type: str) -> str:
     """The STIX object type the exporter builds for records of ``ioc_type``."""
-    return "vulnerability" if ioc_type in VULNERABILITY_IOC_TYPES else "indicator"
+    return OBJECT_TYPES.get(ioc_type, "indicator")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +47,8 @@ class TaxiiCollection:
 
 
 COLLECTIONS: tuple[TaxiiCollection, ...] = (
-    TaxiiCollection("all-iocs", "All IOCs", "Every indicator and CVE record, oldest first by date added.",
+    TaxiiCollection("all-iocs", "All IOCs", "Every indicator, CVE and ATT&CK technique record, oldest first by "
+                    "date added.",
                     IOC_TYPES),
     TaxiiCollection("ip-addresses", "IP addresses", "IPv4 and IPv6 address indicators.", ("ipv4", "ipv6")),
     TaxiiCollection("file-hashes", "File hashes", "MD5, SHA-1, SHA-256 and SHA-512 file hash indicators.",
@@ -54,5 +56,7 @@ COLLECTIONS: tuple[TaxiiCollection, ...] = (
     TaxiiCollection("domains", "Domains", "Domain name indicators.", ("domain",)),
     TaxiiCollection("urls", "URLs", "URL indicators.", ("url",)),
     TaxiiCollection("cves", "CVEs", "Vulnerabilities (CVE ids) mentioned by the aggregated reporting.", ("cve",)),
+    TaxiiCollection("attack-patterns", "ATT&CK techniques", "MITRE ATT&CK techniques the aggregated reporting "
+                    "describes, as attack-pattern objects.", ("mitre-attack",)),
 )
 BY_ID: MappingProxyType[str, TaxiiCollection] = MappingProxyType({c.id: c for c in COLLECTIONS})

@@ -48,7 +48,7 @@ def test_parameters_carry_feed_and_confidence(records: list[Ioc], ctx: ExportCon
 
 def test_omitted_types_are_counted(records: list[Ioc], ctx: ExportContext, check: Any) -> None:
     doc = check.openioc(OpenIocExporter().render(records, ctx))
-    assert "2 SHA-512 or CVE record(s) omitted" in doc.find(f"{Q}metadata/{Q}description").text
+    assert "2 SHA-512, CVE or ATT&CK technique record(s) omitted" in doc.find(f"{Q}metadata/{Q}description").text
 
 
 def test_xml_specials_round_trip_and_control_characters(ioc: Callable[..., Ioc], ctx: ExportContext,

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any
 
-from ingest.aggregate import aggregate
+from ingest.aggregate import aggregate, technique_mentions
 from ingest.demo import generate, seed_store
 from store.query import ArticleQuery, IocQuery
 from store.records import CATEGORIES, Article, ArticleIoc, utcnow
@@ -39,10 +40,14 @@ def test_the_demo_is_deterministic_and_covers_the_filters() -> None:
 def test_aggregation_makes_one_record_per_indicator() -> None:
     rows = _rows(500)
     records = aggregate(rows, {})
-    mentions = Counter((i.type, i.value) for a in rows for i in a.iocs)
-    assert len(records) == len(mentions)
+    def mentioned(article: Any) -> list[Any]:  # its indicators and, as mitre-attack records, its techniques
+        return [*article.iocs, *technique_mentions(article)]
+
+    mentions = Counter((i.type, i.value) for a in rows for i in mentioned(a))
+    assert len(records) == len(mentions) and any(r.type == "mitre-attack" for r in records)
     for record in records:
-        referencing = [a for a in rows if any((i.type, i.value) == (record.type, record.value) for i in a.iocs)]
+        referencing = [a for a in rows if any((i.type, i.value) == (record.type, record.value)
+                                              for i in mentioned(a))]
         assert sorted(record.article_ids) == sorted(a.id for a in referencing)
         assert record.first_seen == min(a.fetched_at for a in referencing)
 

@@ -15,10 +15,11 @@ WHEN = datetime(2026, 1, 5, tzinfo=UTC)
 
 @pytest.mark.parametrize("ioc_type", IOC_TYPES)
 def test_object_id_is_the_id_of_the_built_object(ioc_type: str) -> None:
-    value = "CVE-2024-3400" if ioc_type == "cve" else f"{ioc_type}-value"
+    value = {"cve": "CVE-2024-3400", "mitre-attack": "T1059.001"}.get(ioc_type, f"{ioc_type}-value")
     record = Ioc(ioc_type, value, "high", "Feed", "government", WHEN, WHEN, WHEN)
     assert record.stix_id == object_id(ioc_type, value) == stix_object(record)["id"]
-    assert record.stix_id.startswith("vulnerability--" if ioc_type == "cve" else "indicator--")
+    prefix = {"cve": "vulnerability--", "mitre-attack": "attack-pattern--"}.get(ioc_type, "indicator--")
+    assert record.stix_id.startswith(prefix)
 
 
 def test_spellings_of_one_cve_share_an_object_id() -> None:

@@ -39,6 +39,7 @@ def ioc_value(kind: str, n: int) -> str:
         "sha512": f"{n:0128x}",
         "email": f"phish{n}@bad-host.example",
         "cve": f"CVE-2024-{10000 + n}",
+        "mitre-attack": f"T{1000 + n % 9000}.{n // 9000:03d}",
     }[kind]
 
 

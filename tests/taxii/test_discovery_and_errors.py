@@ -30,7 +30,7 @@ async def test_discovery_api_root_and_collections_with_the_oasis_client(server, 
         assert title == "ctiwire TAXII 2.1 server"
         assert root.url == server.url + ROOT and [r.url for r in found.api_roots] == [root.url]
         assert versions == [TAXII] and root.max_content_length == 0
-        assert ids == ["all-iocs", "ip-addresses", "file-hashes", "domains", "urls", "cves"]
+        assert ids == ["all-iocs", "ip-addresses", "file-hashes", "domains", "urls", "cves", "attack-patterns"]
 
 
 async def test_collection_resources(server, taxii_http, bearer) -> None:
@@ -44,7 +44,7 @@ async def test_collection_resources(server, taxii_http, bearer) -> None:
         assert resource["can_read"] is True and resource["can_write"] is False
         assert resource["media_types"] == ["application/stix+json;version=2.1"]
     async with taxii_http(server.pro_key) as http:
-        one = await http.get(ROOT + "collections/cves/")
+        one = await http.get(ROOT + "collections/attack-patterns/")
         again = await http.get(ROOT + "collections/")
     assert one.json() == listed[-1] and one.headers["Content-Type"] == TAXII
     assert again.json()["collections"] == listed  # always the same order

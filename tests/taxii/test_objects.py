@@ -13,6 +13,7 @@ from exporters.base import ArticleRef, ExportContext
 from exporters.stix import stix_object
 from store.query import IocQuery
 from store.records import Article, Ioc, iso, utcnow
+from taxii.collections import stix_type_of
 from taxii.media import taxii_time
 
 COLLECTIONS = "/api/taxii2/api/collections/"
@@ -58,8 +59,9 @@ async def test_all_iocs_are_the_exporters_objects_in_date_added_order(server, io
     envelope = await asyncio.to_thread(lambda: _collection(server, bearer, "all-iocs").get_objects())
     expected = _expected(rows)
     assert envelope == {"more": False, "objects": expected}
-    assert {o["type"] for o in expected} == {"indicator", "vulnerability"}
-    assert sum("external_references" in o and o["type"] == "indicator" for o in expected) == 8
+    assert {o["type"] for o in expected} == {"indicator", "vulnerability", "attack-pattern"}
+    citing = sum(bool(r.article_ids) and stix_type_of(r.type) == "indicator" for r in rows)  # every fifth
+    assert citing and sum("external_references" in o and o["type"] == "indicator" for o in expected) == citing
     stix_valid(envelope["objects"])
     async with taxii_http(server.pro_key) as http:
         response = await http.get(COLLECTIONS + "all-iocs/objects/", params={"limit": 5})
@@ -72,7 +74,7 @@ async def test_all_iocs_are_the_exporters_objects_in_date_added_order(server, io
 async def test_each_collection_holds_its_types(server, iocs, bearer) -> None:
     rows = await _seed(server, iocs)
     wanted = {"ip-addresses": {"ipv4", "ipv6"}, "file-hashes": {"md5", "sha1", "sha256", "sha512"},
-              "domains": {"domain"}, "urls": {"url"}, "cves": {"cve"}}
+              "domains": {"domain"}, "urls": {"url"}, "cves": {"cve"}, "attack-patterns": {"mitre-attack"}}
 
     def poll() -> dict[str, list[str]]:
         return {cid: [o["id"] for o in _collection(server, bearer, cid).get_objects().get("objects", [])]
@@ -81,7 +83,8 @@ async def test_each_collection_holds_its_types(server, iocs, bearer) -> None:
     got = await asyncio.to_thread(poll)
     for cid, types in wanted.items():
         assert got[cid] == [o["id"] for o in _expected([r for r in rows if r.type in types])]
-    assert all(i.startswith("vulnerability--") for i in got["cves"]) and len(got["cves"]) == 4
+    assert all(i.startswith("vulnerability--") for i in got["cves"]) and got["cves"]
+    assert all(i.startswith("attack-pattern--") for i in got["attack-patterns"]) and got["attack-patterns"]
 
 
 async def test_match_filters_or_within_and_across(server, iocs, bearer) -> None:
@@ -92,7 +95,8 @@ async def test_match_filters_or_within_and_across(server, iocs, bearer) -> None:
     one_version = expected[9]["modified"]
     cases: list[tuple[dict[str, Any], list[dict[str, Any]]]] = [
         ({"type": "vulnerability"}, by_type["vulnerability"]),
-        ({"type": ["indicator", "vulnerability"]}, expected),
+        ({"type": ["indicator", "vulnerability", "attack-pattern"]}, expected),
+        ({"type": "attack-pattern"}, [o for o in expected if o["type"] == "attack-pattern"]),
         ({"type": "malware"}, []),
         ({"id": [two[1]["id"], two[0]["id"]]}, two),
         ({"id": two[0]["id"], "type": "vulnerability"}, [o for o in two[:1] if o["type"] == "vulnerability"]),
@@ -238,4 +242,5 @@ async def test_the_rest_stix_id_of_every_type_names_its_taxii_object(server, ioc
             found = await http.get(f"{COLLECTIONS}all-iocs/objects/{record['stix_id']}/")
             assert found.status_code == 200, record
             obj = found.json()["objects"][0]
-            assert obj["type"] == ("vulnerability" if record["type"] == "cve" else "indicator")
+            assert obj["type"] == {"cve": "vulnerability", "mitre-attack": "attack-pattern"}.get(record["type"],
+                                                                                               "indicator")
