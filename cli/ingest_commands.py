@@ -14,6 +14,7 @@ from config.sources import SourceConfigError, load_sources
 from exporters import ioc_stats, precompute
 from ingest.enrich import enrich_file
 from ingest.pipeline import IngestReport, ingest_once
+from ingest.reprocess import every_article, reprocess
 from store.base import Store
 from store.factory import make_cache
 from store.records import utcnow
@@ -23,9 +24,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     run = sub.add_parser("ingest", help="collect the configured sources into the database")
     run.add_argument("--source", help="collect only this source (its exact name)")
     run.add_argument("--once", action="store_true", help="one pass, then exit (default: every ingest interval)")
-    one = sub.add_parser("enrich", help="run the enrichment alone on text or HTML files")
-    one.add_argument("files", nargs="+", type=Path, help="text files (first line: the title) or HTML files")
+    one = sub.add_parser("enrich", help="run the enrichment on text or HTML files, or again on the stored articles")
+    one.add_argument("files", nargs="*", type=Path, help="text files (first line: the title) or HTML files")
     one.add_argument("--format", choices=("json",), default="json", help="output format")
+    one.add_argument("--reprocess", action="store_true",
+                     help="re-enrich every stored article and recompute the IOC records (after a rules update)")
 
 
 async def _pass(settings: Settings, store: Store, args: argparse.Namespace) -> IngestReport:
@@ -78,6 +81,10 @@ async def ingest(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def enrich(settings: Settings, args: argparse.Namespace) -> int:
+    if args.reprocess == bool(args.files):
+        raise CommandError("give files to enrich, or --reprocess (alone) to re-enrich the stored articles")
+    if args.reprocess:
+        return await _reprocess(settings)
     results = {}
     for path in args.files:
         try:
@@ -86,4 +93,21 @@ async def enrich(settings: Settings, args: argparse.Namespace) -> int:
             raise CommandError(f"{path}: {exc.strerror or exc}") from exc
         results[stem] = found.to_cli()
     print(json.dumps(results, indent=2, ensure_ascii=False))
+    return 0
+
+
+async def _reprocess(settings: Settings) -> int:
+    try:
+        categories = {source.name: source.category for source in load_sources(settings)}
+    except SourceConfigError as exc:
+        raise CommandError(str(exc)) from exc
+    async with opened_store(settings) as store:
+        total = await store.count_articles(every_article(), exact=True)
+        with progress_bar() as bar:
+            task = bar.add_task("re-enriching stored articles", total=total)
+            report = await reprocess(store, categories, utcnow(), progress=lambda n: bar.advance(task, n))
+        if report.changed:
+            await _rebuild(settings, store)
+    print(f"{report.articles} articles re-enriched, {report.changed} changed, "
+          f"{report.ioc_records} IOC records", file=sys.stderr)
     return 0

@@ -12,10 +12,11 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from config.sources import SourceConfig
 from ingest.aggregate import aggregate
-from ingest.enrich import enrich
+from ingest.enrich import Enrichment, enrich
 from ingest.feeds import FeedError, FeedItem, canonical_url, content_hash, extract_page, parse_feed
 from ingest.fetch import Fetcher, FetchError, FetchLimits
 from store.base import Store
@@ -99,16 +100,23 @@ class SourceRun:
             url=item.link, canonical_url=url, summary=found.summary or item.summary, published_at=published,
             fetched_at=first, modified_at=self.now, created_at=held.created_at if held is not None else self.now,
             source_name=self.config.name, source_type=self.config.source_type, source_tier=self.config.source_tier,
-            category=found.category, category_legacy=LEGACY_CATEGORIES.get(found.category, ""),
-            content_type=found.content_type, severity_score=found.severity_score,
-            severity_reasons=list(found.severity_reasons), ai_summary=found.ai_summary or None, image_url=image,
-            categorized_by=found.categorized_by, categorized_at=found.categorized_at,
-            ai_classification=found.ai_classification,
-            ai_classification_confidence=found.ai_classification_confidence, tech_tags=list(found.tech_tags),
-            industry_tags=list(found.industry_tags), threat_actors=list(found.threat_actors),
-            mitre_techniques=list(found.mitre_techniques), cve_ids=list(found.cve_ids), iocs=list(found.iocs),
-            tags=list(found.tags), content=text, content_hash=digest,
+            image_url=image, content=text, content_hash=digest, **enriched_fields(found),
         )
+
+
+def enriched_fields(found: Enrichment) -> dict[str, Any]:
+    """The article fields an enrichment fills (collection and ``ctiwire enrich --reprocess`` alike)."""
+    return dict(
+        category=found.category, category_legacy=LEGACY_CATEGORIES.get(found.category, ""),
+        content_type=found.content_type, severity_score=found.severity_score,
+        severity_reasons=list(found.severity_reasons), ai_summary=found.ai_summary or None,
+        categorized_by=found.categorized_by, categorized_at=found.categorized_at,
+        ai_classification=found.ai_classification,
+        ai_classification_confidence=found.ai_classification_confidence, tech_tags=list(found.tech_tags),
+        industry_tags=list(found.industry_tags), threat_actors=list(found.threat_actors),
+        mitre_techniques=list(found.mitre_techniques), cve_ids=list(found.cve_ids), iocs=list(found.iocs),
+        tags=list(found.tags),
+    )
 
 
 async def _collect(store: Store, fetcher: Fetcher, config: SourceConfig, held: Source | None,

@@ -249,6 +249,11 @@ class Store(abc.ABC):
         """Insert or merge by (type, value); first_seen never moves later. Bumps the data version."""
 
     @abc.abstractmethod
+    async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
+        """Make these the only records (a re-enrichment recomputes every record from the articles, so a
+        value no article presents any more disappears). Bumps the data version."""
+
+    @abc.abstractmethod
     def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
         """Records matching ``query`` ordered by (first_seen, type, value), ``query.limit`` at most."""
 

@@ -7,6 +7,7 @@ serialises documents with orjson and reads ISO strings back, which ``_dt`` accep
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -53,6 +54,15 @@ def from_doc(kind: type[R], doc: dict[str, Any]) -> R:
         values["mitre_techniques"] = [MitreTechnique(**t) for t in values.get("mitre_techniques", [])]
         values["iocs"] = [ArticleIoc(**i) for i in values.get("iocs", [])]
     return kind(**values)
+
+
+def fold_iocs(incoming: Iterable[Ioc]) -> dict[tuple[str, str], Ioc]:
+    """One record per (type, value), later reports merged into earlier ones (as a row-by-row upsert)."""
+    folded: dict[tuple[str, str], Ioc] = {}
+    for ioc in incoming:
+        key = (ioc.type, ioc.value)
+        folded[key] = ioc if key not in folded else merge_ioc(folded[key], ioc)
+    return folded
 
 
 def merge_ioc(old: Ioc, new: Ioc) -> Ioc:

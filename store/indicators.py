@@ -68,12 +68,22 @@ def detect_type(value: str) -> str | None:
     return None
 
 
+def _ipv6_hostport(hostport: str) -> str:
+    """``[2A01:04F8::0042]:8080`` as ``[2a01:4f8::42]:8080``: RFC 5952 spelling inside the brackets."""
+    host, bracket, port = hostport.partition("]")
+    try:
+        address = ipaddress.IPv6Address(host.lstrip("["))
+    except ValueError:
+        return hostport.lower()
+    return f"[{address}]{port}" if bracket else str(address)
+
+
 def _normalize_url(value: str) -> str:
     """Lowercase scheme and host (case-insensitive by RFC 3986 section 6.2.2.1); path and query as written."""
     parts = urlsplit(value)
     host = parts.netloc
     userinfo, _, hostport = host.rpartition("@")
-    hostport = hostport.lower().rstrip(".") if ":" not in hostport.strip("[]") else hostport.lower()
+    hostport = hostport.lower().rstrip(".") if ":" not in hostport.strip("[]") else _ipv6_hostport(hostport)
     netloc = f"{userinfo}@{hostport}" if userinfo else hostport
     return urlunsplit((parts.scheme.lower(), netloc, parts.path, parts.query, parts.fragment))
 

@@ -22,6 +22,16 @@ from ingest.enrich.resources import cue_regex, yaml_data
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9$_]*(?:[.\-][A-Za-z0-9$_]+)*\$?")
 _GENERIC = re.compile(r"^(?:group|team|operation|unit)\s+\d+$|^g\d{4}$", re.IGNORECASE)
 _MAX_WORDS = 5
+# "a cluster we track as Silent Lynx", "a group dubbed 'Velvet Ant'": an article introducing its own name
+# for an actor (issue 12). The words before must say it is an actor, not a malware family or a campaign.
+_INTRODUCED = re.compile(r"\b(?:track(?:s|ed|ing)?|call(?:s|ed)?|dubbed|named|designated|refer(?:s|red)? to"
+                         r"(?: it| them)?|known)(?: internally)?(?: as)?\s+[\"\u201c']?"
+                         r"((?:[A-Z][A-Za-z0-9]*[-\s]?\d+)|(?:[A-Z][a-z0-9]+(?:[- ][A-Z][a-z0-9]+){0,3}))")
+_ACTOR_WORDS = re.compile(r"\b(?:cluster|group|actors?|gang|crew|intrusion set|adversary|adversaries|threat|"
+                          r"operators|hackers|apt|collective|affiliate)\b", re.IGNORECASE)
+_NOT_ACTOR_WORDS = re.compile(r"\b(?:malware|loader|backdoor|family|tool|toolkit|variant|strain|stealer|"
+                              r"implant|botnet|campaign|operation|exploit|vulnerability|flaw|kit|rat)\b",
+                              re.IGNORECASE)
 _CONTEXT_WORDS = 4
 
 
@@ -127,7 +137,25 @@ def extract_actors(text: str) -> list[str]:
     while position < len(matches):
         step = _match_at(text, matches, position, index, found)
         position += step
+    for name in introduced_actors(text):
+        if name not in found:
+            found.append(name)
     return found
+
+
+def introduced_actors(text: str) -> list[str]:
+    """Names an article gives to an actor it introduces ("a cluster we track as Silent Lynx")."""
+    names = []
+    for match in _INTRODUCED.finditer(text):
+        before = text[max(0, match.start() - 60):match.start()]
+        before = before.rsplit(".", 1)[-1]  # the same sentence only
+        if not _ACTOR_WORDS.search(before) or _NOT_ACTOR_WORDS.search(before):
+            continue
+        name = " ".join(match.group(1).split()).lower()
+        if not name.startswith("operation ") and not _GENERIC.match(name):
+            entries = alias_index().get(name)
+            names.append(entries[0].canonical if entries else name)
+    return names
 
 
 def _brand_ransomware(key: str, index: dict[str, list[_Alias]]) -> bool:

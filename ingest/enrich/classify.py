@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any
 
 from ingest.enrich.resources import CueSet, yaml_data
+from ingest.enrich.severity import Evidence, severity
 from store.records import CATEGORIES, INDUSTRY_TAGS
 
 _CVSS = re.compile(r"\bcvss(?:\s*v?[234](?:\.\d)?)?(?:\s+base)?(?:\s+score)?(?:\s+of)?\s*[:=]?\s*(\d{1,2}(?:\.\d)?)\b",
@@ -106,26 +107,13 @@ def content_type_of(title: str, body: str) -> str:
 def tags_of(kind: str, text: str, *, minimum: int = 1) -> list[str]:
     """Industry or tech tags whose cues appear at least ``minimum`` times, strongest first."""
     counts = _rules()[kind].scores(text)
-    return [tag for tag, count in sorted(counts.items(), key=lambda item: -item[1]) if count >= minimum]
+    return [tag for tag, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])) if count >= minimum]
 
 
 def severity_of(text: str, category: str, content_type: str, findings: Findings) -> tuple[float, list[str]]:
-    """A 0.1-10 score and the reasons that moved it from the category's base."""
-    config = _rules()["data"]["severity"]
-    score = float(config["base"].get(category, config["base"]["default"]))
-    reasons = sorted(_rules()["severity"].scores(text), key=list(_rules()["points"]).index)
-    score += sum(_rules()["points"][reason] for reason in reasons)
-    cvss = [float(value) for value in _CVSS.findall(text) if 0 < float(value) <= 10]
-    if cvss:
-        top = max(cvss)
-        score += 1.5 if top >= 9 else 0.8 if top >= 7 else 0.0
-        reasons.append(f"CVSS {top:g}")
-    if findings.iocs:
-        score += 0.3
-        reasons.append("indicators published")
-    if content_type != _SECURITY_CONTENT:
-        score = min(score, float(config["non_security_cap"]))
-    return round(min(10.0, max(0.1, score)), 1), reasons
+    """A 0.1-10 score in the spec's bucket of the rubric level, and the reasons (``severity``)."""
+    return severity(Evidence(text, category, content_type == _SECURITY_CONTENT, findings.cves, findings.iocs,
+                             findings.actors))
 
 
 def classify(title: str, body: str, findings: Findings) -> Classification:

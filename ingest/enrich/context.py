@@ -79,7 +79,10 @@ def _nearest_left(window: str) -> str | None:
     tail_start = max(0, len(window) - _BENIGN_REACH)
     for match in context_cues("benign_before").finditer(window, tail_start):
         if best is None or match.end() >= best[0]:
-            best = (match.end(), "benign")
+            # "The ransom note tells victims to write to ...": contact wording after an attacker cue
+            # gives the attackers' address, not the publisher's.
+            attackers = best is not None and context_cues("contact").match(match.group())
+            best = (match.end(), "malicious" if attackers else "benign")
     return best[1] if best else None
 
 
@@ -94,7 +97,10 @@ class LineContext:
         for candidate in candidates:
             masked[candidate.start:candidate.end] = " " * (candidate.end - candidate.start)
         self.masked = "".join(masked)
-        self.list_like = len(_LIST_WORDS.findall(self.masked)) <= 8
+        words = len(_LIST_WORDS.findall(self.masked))
+        self.list_like = words <= 8
+        # A value alone on its line (an address on an indented line of a list) is listed, not mentioned.
+        self.bare = words == 0 and len(candidates) == 1
         self._sentence_cues: dict[tuple[int, int], bool] = {}
 
     def sentence_cue(self, sentence: tuple[int, int]) -> bool:
@@ -128,7 +134,7 @@ class LineContext:
             return Verdict(3, section="ioc")
         if left == "malicious" or _right_cue(text[candidates[last].end:right_edge]):
             return Verdict(2, section=line.section)
-        if self.sentence_cue(sentence) or line.section == "ioc":
+        if self.sentence_cue(sentence) or line.section == "ioc" or self.bare:
             return Verdict(1, section=line.section)
         return Verdict(0, section=line.section, paragraph=self.paragraph_cue())
 

@@ -8,6 +8,7 @@ its host and a malicious e-mail address its domain, unless that host is a shared
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -27,6 +28,9 @@ _CONFIDENCE_RANK = {"high": 3, "medium": 2, "low": 1}
 # attacker cannot register a name there, so a plainly written one is the victim's or an institution's.
 _INSTITUTIONAL = frozenset({"edu", "gov", "mil", "int"})
 _INSTITUTIONAL_SECOND = frozenset({"gov", "edu", "ac", "mil", "gob", "govt", "gouv", "go"})
+_SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "or", "ne"})
+# Capitalised names in the text ("Lindqvist Labs", "Halvorsen Bygg"): an organisation the article names.
+_PROPER_NAME = re.compile(r"\b[A-Z][A-Za-z0-9&]+(?:[ -][A-Z][A-Za-z0-9&]+){0,3}")
 
 
 @dataclass(slots=True)
@@ -115,11 +119,36 @@ def _host_of(ioc_type: str, value: str) -> str:
     return value.rpartition("@")[2] if ioc_type == "email" else value
 
 
-def confidence_of(ioc_type: str, value: str, entry: _Evidence) -> str | None:
-    """The confidence of a value from its mentions, or None when it is not presented as an IOC."""
+def proper_names(text: str) -> frozenset[str]:
+    """Every capitalised name of the text, lowercased and joined ("lindqvistlabs" for "Lindqvist Labs")."""
+    names: set[str] = set()
+    for match in _PROPER_NAME.finditer(text):
+        words = re.split(r"[ -]", match.group().lower())
+        names.update("".join(words[start:]) for start in range(len(words)) if len("".join(words[start:])) >= 4)
+    return frozenset(names)
+
+
+def registrable_label(host: str) -> str:
+    """The label a registrant chose: ``halvorsenbygg`` of ``www.halvorsenbygg.no`` or ``acme.co.uk``."""
+    labels = host.lower().rstrip(".").split(".")
+    if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL:
+        return labels[-3]
+    return labels[-2] if len(labels) >= 2 else labels[0]
+
+
+def confidence_of(ioc_type: str, value: str, entry: _Evidence, names: frozenset[str] = frozenset()) -> str | None:
+    """The confidence of a value from its mentions, or None when it is not presented as an IOC.
+
+    ``names`` are the organisations the article names: a host spelled as one of them ("Lindqvist Labs
+    published its results at lindqvistlabs.com") is that organisation's own site unless the article
+    defangs it or lists it among indicators.
+    """
     strongest = max(verdict.strength for verdict in entry.verdicts)
     benign = any(verdict.benign for verdict in entry.verdicts)
     host = _host_of(ioc_type, value)
+    if ioc_type != "email" and strongest < 3 and not entry.defanged and "." in host \
+            and host_class(host) != "shared" and registrable_label(host) in names:
+        return None
     if benign and strongest < 2:
         return None
     if ioc_type in ("domain", "url", "email") and institutional(host) and not (entry.defanged or strongest == 3):
@@ -154,8 +183,9 @@ def _derived(ioc_type: str, value: str) -> tuple[str, str] | None:
 def extract_iocs(document: Document) -> list[ArticleIoc]:
     """The IOCs of an article, one per (type, value), in the order of ``IOC_ORDER`` then of appearance."""
     found: dict[tuple[str, str], tuple[str, int]] = {}
+    names = proper_names(document.text)
     for (ioc_type, value), entry in sorted(_collect(document).items(), key=lambda item: item[1].order):
-        confidence = confidence_of(ioc_type, value, entry)
+        confidence = confidence_of(ioc_type, value, entry, names)
         if confidence is None or detect_type(value) != ioc_type:
             continue
         _keep(found, (ioc_type, value), confidence, entry.order)

@@ -88,7 +88,9 @@ class CueSet:
     """
 
     def __init__(self, cues: list[tuple[str, str, float]]) -> None:
-        distinct = sorted({cue for cue, _, _ in cues}, key=len, reverse=True)
+        # Longest first, then by text: a set's order changes with every process (hash seeds), and the
+        # order of equal scores must not (a re-enrichment that reorders tags would rewrite every article).
+        distinct = sorted({cue for cue, _, _ in cues}, key=lambda cue: (-len(cue), cue))
         position = {cue: index for index, cue in enumerate(distinct)}
         self.targets: list[list[tuple[str, float]]] = [[] for _ in distinct]
         for cue, label, weight in cues:

@@ -15,7 +15,7 @@ from functools import cache
 
 from lxml import html as lxml_html
 
-from ingest.enrich.resources import cue_regex, yaml_data
+from ingest.enrich.resources import context_cues, cue_regex, yaml_data
 from store.indicators import refang
 
 # Characters that hide inside copied indicators: zero-width spaces and joiners, soft hyphens, BOMs.
@@ -117,6 +117,17 @@ def classify_heading(heading: str) -> str:
     return "ioc" if indicators.search(heading) else "body"
 
 
+def _introduces_list(line: str) -> bool:
+    """A line ending with a colon that presents what follows as malicious ("C2 servers used:")."""
+    stripped = line.strip()
+    return stripped.endswith(":") and bool(context_cues("malicious").search(stripped))
+
+
+def _list_item(raw: str) -> bool:
+    """An item of a list: indented, bulleted, a table row, or a few tokens (a value and a note)."""
+    return raw[:1].isspace() or bool(_BULLET.match(raw)) or " | " in raw or len(raw.split()) <= 4
+
+
 def build_document(title: str, text: str) -> Document:
     """Lines of the title and body, refanged, each tagged with its heading and section."""
     document = Document(title=clean(title).strip())
@@ -124,14 +135,23 @@ def build_document(title: str, text: str) -> Document:
         refanged = refang(document.title)
         document.lines.append(Line(0, document.title, refanged, "body", "", is_title=True,
                                    spans=tuple(sentence_spans(refanged))))
-    section, heading = "body", ""
+    section, heading, outer = "body", "", ""
     for raw in clean(text).splitlines():
         if not raw.strip():
             continue
         found = heading_text(raw)
+        if outer and found is None and not _list_item(raw):
+            section, outer = outer, ""  # the introduced list ended with the first line that is prose again
         if found is not None:
-            section, heading = classify_heading(found), found
+            section, heading, outer = classify_heading(found), found, ""
         refanged = refang(raw)
+        if section == "body" and _introduces_list(refanged):
+            # "The operators used the following C2 servers:": the lines it introduces are an indicator list.
+            outer, section, heading = (section if found is None else ""), "ioc", raw.strip().rstrip(":")
+            if found is None:
+                document.lines.append(Line(len(document.lines), raw, refanged, outer, heading,
+                                           spans=tuple(sentence_spans(refanged))))
+                continue
         document.lines.append(Line(len(document.lines), raw, refanged, section, heading, is_heading=found is not None,
                                    spans=tuple(sentence_spans(refanged))))
     return document

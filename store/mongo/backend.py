@@ -218,6 +218,13 @@ class MongoStore(MongoAccounts, Store):
             await self._bump()
         return len(incoming)
 
+    @guarded
+    async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
+        try:
+            return await ioc_ops.replace_all(self._c("iocs"), iocs)
+        finally:
+            await self._bump()
+
     async def _ioc_page(self, q: IocQuery, size: int) -> list[Ioc]:
         cursor = self._c("iocs").find(ioc_filter(q)).sort(IOC_SORT).skip(q.offset).limit(size)
         with translated():

@@ -21,7 +21,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
 from store.base import IocStats, StoreError
-from store.codec import merge_ioc
+from store.codec import fold_iocs, merge_ioc
 from store.mongo.documents import Doc, from_ioc, ioc_doc, ioc_key
 from store.records import Ioc
 from store.stixids import object_id
@@ -34,12 +34,19 @@ Op = InsertOne[dict[str, Any]] | ReplaceOne[dict[str, Any]]
 
 
 def fold(incoming: Iterable[Ioc]) -> dict[str, Ioc]:
-    """One record per key, later reports of the batch merged into earlier ones (as a row-by-row upsert)."""
-    folded: dict[str, Ioc] = {}
-    for ioc in incoming:
-        key = ioc_key(ioc.type, ioc.value)
-        folded[key] = ioc if key not in folded else merge_ioc(folded[key], ioc)
-    return folded
+    """One record per document key, later reports of the batch merged into earlier ones (``codec.fold_iocs``)."""
+    return {ioc_key(*key): ioc for key, ioc in fold_iocs(incoming).items()}
+
+
+async def replace_all(coll: Collection, incoming: Iterable[Ioc]) -> int:
+    """Write every record as given, then remove the records not among them (``Store.replace_iocs``)."""
+    folded = fold(incoming)
+    token = uuid.uuid4().hex
+    ops = [ReplaceOne({"_id": key}, ioc_doc(ioc, token), upsert=True) for key, ioc in folded.items()]
+    for start in range(0, len(ops), BACKFILL_BATCH):
+        await coll.bulk_write(ops[start:start + BACKFILL_BATCH], ordered=False)
+    await coll.delete_many({"_id": {"$nin": list(folded)}})
+    return len(folded)
 
 
 def plan(pending: dict[str, Ioc], stored: dict[str, Doc], token: str) -> tuple[list[Op], list[str], list[str]]:

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 import orjson
 
 from store.base import ArticleRow, Conflict, IocStats, NotFound, QuotaExceeded, Store, StoreUnavailable, keyset_pages
-from store.codec import from_doc, merge_ioc, to_doc
+from store.codec import fold_iocs, from_doc, merge_ioc, to_doc
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, utcnow
 from store.sqlite import listforms, queries
@@ -359,6 +359,17 @@ class SqliteStore(SqliteAccounts, Store):
             return len(incoming)
 
         return await self._run(lambda db: self._write(db, upsert, bump=True))
+
+    async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
+        records = list(fold_iocs(iocs).values())
+        sql = f"INSERT INTO iocs ({', '.join(_IOC_COLUMNS)}) VALUES ({', '.join('?' * len(_IOC_COLUMNS))})"
+
+        def replace(db: sqlite3.Connection) -> int:  # one transaction: readers see the old set or the new
+            db.execute("DELETE FROM iocs")
+            db.executemany(sql, (_ioc_row(ioc) for ioc in records))
+            return len(records)
+
+        return await self._run(lambda db: self._write(db, replace, bump=True))
 
     def _ioc_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[Ioc]]:
         where, params = queries.ioc_where(q)

@@ -31,7 +31,7 @@ def test_enrich_fills_every_field() -> None:
     assert [t.id for t in result.mitre_techniques] == ["T1110.003"]
     assert result.threat_actors == ["volt typhoon"]
     assert result.category in CATEGORIES and result.category == "vulnerabilities"
-    assert result.severity_score >= 9.0 and "actively exploited" in result.severity_reasons
+    assert result.severity_score >= 9.0 and "exploited in the wild" in result.severity_reasons
     assert "healthcare" in result.industry_tags and set(result.industry_tags) <= set(INDUSTRY_TAGS)
     assert result.summary and result.ai_summary and "C2" in result.ai_summary + result.summary
     assert all(tag.startswith("#") for tag in result.tags) and "#vulnerabilities" in result.tags

@@ -1,0 +1,102 @@
+"""Severity of the threat an article reports (issue 12's rubric, ``bench/LABELLING.md``), with its reasons.
+
+Signals are cue families from ``ingest/data/severity.yaml``; the level is the first rule that holds:
+
+- critical: zero-click exploitation, a destructive attack, an attack on critical infrastructure or a
+  physical process, or a flaw exploited in the wild that gives pre-auth code execution (in one paragraph);
+- high: a confirmed compromise, an active campaign by a named actor or at scale, a flaw exploited in
+  the wild in a widely used product, a critical flaw in a widely used product;
+- medium: limited or contained threats, commodity malware, exposure by misconfiguration, case studies,
+  and any other article with a threat in it (CVE ids, indicators, actors);
+- low: product, business, regulatory or opinion news and guides, with no live threat.
+
+The score falls in the spec's bucket for the level (critical 9-10, high 7-8.9, medium 4-6.9, low
+0.1-3.9) and rises within it with each further reason, so that sorting by score keeps meaning.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from ingest.enrich.resources import yaml_data
+
+_BUCKETS = {"critical": (9.0, 10.0), "high": (7.0, 8.9), "medium": (4.0, 6.9), "low": (1.0, 3.9)}
+_STEP = {"critical": 0.3, "high": 0.4, "medium": 0.5, "low": 0.5}
+_THREAT_CATEGORIES = frozenset({"attacks-breaches", "threat-intel", "malware", "vulnerabilities", "iot-ot"})
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the severity rules read: the text, its category and content type, and extractor counts."""
+
+    text: str
+    category: str
+    security_content: bool
+    cves: int
+    iocs: int
+    actors: int
+
+
+@cache
+def _signals() -> dict[str, tuple[re.Pattern[str], str]]:
+    data = yaml_data("severity.yaml")["signals"]
+    return {name: (re.compile(rf"(?<![\w-])(?:{entry['cue']})", re.IGNORECASE), entry["reason"])
+            for name, entry in data.items()}
+
+
+def _found(text: str) -> set[str]:
+    return {name for name, (pattern, _) in _signals().items() if pattern.search(text)}
+
+
+def _exploited_preauth_rce(text: str) -> bool:
+    """A flaw exploited in the wild that gives pre-auth code execution, told in one paragraph."""
+    wanted = {"exploited", "code_exec", "preauth"}
+    return any(wanted <= _found(paragraph) for paragraph in text.split("\n") if paragraph.strip())
+
+
+def _level(signals: set[str], evidence: Evidence) -> str:
+    quiet = evidence.category in yaml_data("severity.yaml")["quiet_categories"]
+    if not evidence.security_content or quiet:
+        return "medium" if signals & {"exploited", "destructive"} else "low"
+    physical_attack = "physical" in signals and signals & {"compromise", "destructive", "exploited"}
+    if "zero_click" in signals or "destructive" in signals or physical_attack or (
+            "exploited" in signals and _exploited_preauth_rce(evidence.text)):
+        return "critical"
+    return "high" if _high(signals, evidence) else "medium" if _threat(signals, evidence) else "low"
+
+
+def _high(signals: set[str], evidence: Evidence) -> bool:
+    """A confirmed compromise, an active campaign at scale, an exploited or critical flaw in a widely used product."""
+    widely = "widely_used" in signals
+    in_the_wild = bool(signals & {"exploited", "zero_day"})
+    if (in_the_wild and (widely or "mass" in signals)) or ("critical_vuln" in signals and widely):
+        return True
+    # Defenders' action counts when the lead reports it (a takedown story), not when a detail mentions it.
+    held = bool(signals & {"contained"}) or "defended" in _found(evidence.text[:400])
+    if held or evidence.category in yaml_data("severity.yaml")["case_study_categories"]:
+        return False
+    tracked = evidence.actors > 0 or "mass" in signals or evidence.iocs >= 3
+    return ("compromise" in signals and evidence.category != "vulnerabilities") or (
+        "campaign" in signals and tracked and "commodity" not in signals)
+
+
+def _threat(signals: set[str], evidence: Evidence) -> bool:
+    threat_words = signals - {"widely_used", "mass", "defended"}
+    return bool(evidence.category in _THREAT_CATEGORIES or evidence.cves or evidence.iocs or evidence.actors
+                or threat_words)
+
+
+def severity(evidence: Evidence) -> tuple[float, list[str]]:
+    """(score in the level's bucket, reasons): the level's rule, then every further signal found."""
+    signals = _found(evidence.text)
+    level = _level(signals, evidence)
+    reasons = [reason for name, (_, reason) in _signals().items() if name in signals]
+    if evidence.iocs:
+        reasons.append("indicators published")
+    if not evidence.security_content:
+        reasons.append("product, business or guide content")
+    low, high = _BUCKETS[level]
+    score = min(high, low + _STEP[level] * max(0, len(reasons) - 1))
+    return round(score, 1), [f"rubric level: {level}", *reasons]

@@ -1,0 +1,129 @@
+"""Issue 12's error classes, one rule per test: IPv6 lists and RFC 5952 spelling, attacker contacts in
+prose, tools and platforms named as context, an organisation's own site, introduced clusters,
+techniques told in prose, and the severity rubric with its buckets (independent of the bench sets)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.enrich import enrich
+from ingest.enrich.actors import extract_actors
+from ingest.enrich.attack import extract_techniques
+from ingest.enrich.iocs import extract_iocs
+from ingest.enrich.textprep import build_document
+from store.records import severity_label
+
+
+def found(text: str, title: str = "") -> set[tuple[str, str]]:
+    return {(ioc.type, ioc.value) for ioc in extract_iocs(build_document(title, text))}
+
+
+def techniques(text: str) -> set[str]:
+    return {record.id for record in extract_techniques(text)}
+
+
+def test_ipv6_alone_on_indented_lines_introduced_by_a_sentence_in_rfc5952_form() -> None:
+    text = ("The bots connected to these controllers during the monitoring:\n"
+            "    2A05:D014:0A4B:1700:0000:0000:0000:0019\n"
+            "    2a0b:4340:00a2:0000:0000:0000:0000:0bad\n"
+            "Vendors were told on Monday and the list was shared with CERTs.")
+    assert found(text) == {("ipv6", "2a05:d014:a4b:1700::19"), ("ipv6", "2a0b:4340:a2::bad")}
+
+
+def test_a_value_alone_on_its_line_is_listed_but_a_prose_mention_is_not() -> None:
+    assert found("Further hosts seen:\n\n  2a12:bec4:1460:f4::2\n") == {("ipv6", "2a12:bec4:1460:f4::2")}
+    assert found("The company moved its site to 2a12:bec4:1460:f4::2 in March.") == set()
+
+
+def test_an_introduced_list_ends_with_the_first_prose_line() -> None:
+    text = ("Over the three weeks the operators rented further hosts from the same provider for scanning:\n"
+            "  45.61.137.12\n"
+            "Separately, the company's status page moved to 94.130.10.5 in a routine migration last year.")
+    assert found(text) == {("ipv4", "45.61.137.12")}
+
+
+def test_ransom_note_contacts_are_the_attackers_even_at_webmail_services() -> None:
+    text = "The ransom note told the company to write to recover-now@onionmail.org within 72 hours."
+    assert ("email", "recover-now@onionmail.org") in found(text)
+    assert found("Readers who have questions can write to tips@newsroom-example.org.") == set()
+
+
+def test_request_capture_services_and_platforms_named_as_tools_are_not_iocs() -> None:
+    text = ("To confirm the bug, the researchers used webhook.site to capture callbacks, pulled the image "
+            "from hub.docker.com and loaded a model from huggingface.co.")
+    assert found(text) == set()
+    exfil = "The stealer posts stolen cookies to https://webhook.site/3f9a2c1e-77aa-4b1e-9d3c-5e2f1a0b9c8d."
+    assert ("url", "https://webhook.site/3f9a2c1e-77aa-4b1e-9d3c-5e2f1a0b9c8d") in found(exfil)
+    assert ("domain", "webhook.site") not in found(exfil)
+
+
+def test_an_organisations_own_site_is_not_an_ioc_unless_listed_or_defanged() -> None:
+    text = "Lindqvist Labs published its scanning results at lindqvistlabs.com on Friday."
+    assert found(text) == set()
+    listed = "Lindqvist Labs tracked the campaign.\n\nIndicators of compromise\n- lindqvistlabs.com\n"
+    assert ("domain", "lindqvistlabs.com") in found(listed)
+
+
+def test_version_after_a_component_word_is_not_an_address() -> None:
+    assert found("Bots on servers running kernel 6.1.0.17 connected to the C2 server 94.156.71.203.") == {
+        ("ipv4", "94.156.71.203")}
+
+
+@pytest.mark.parametrize("sentence, name", [
+    ("Researchers attribute the intrusions to a cluster they track as Silent Lynx.", "silent lynx"),
+    ('A separate group, dubbed "Velvet Marten", was also active.', "velvet marten"),
+])
+def test_a_cluster_the_article_introduces_by_name_is_an_actor(sentence: str, name: str) -> None:
+    assert name in extract_actors(sentence)
+
+
+def test_malware_and_campaign_names_are_not_introduced_actors() -> None:
+    text = ("The loader, which we track as Pale Finch, was spread in the activity researchers call "
+            "Operation Midnight Rain.")
+    assert extract_actors(text) == []
+
+
+@pytest.mark.parametrize("sentence, technique", [
+    ("The intruders ran PowerShell to collect information about the domain.", "T1059.001"),
+    ("They installed AnyDesk on several servers to keep access.", "T1219"),
+    ("The operators dumped credentials on the file server.", "T1003"),
+    ("The group dumped credentials from the LSASS process.", "T1003.001"),
+    ("The actor then moved laterally over RDP to the file servers.", "T1021.001"),
+    ("Later the operators downloaded additional tools from their servers.", "T1105"),
+    ("One implant used DNS for command-and-control.", "T1071.004"),
+    ("A worm component spread through removable USB drives.", "T1091"),
+    ("The botnet brute-forces SSH passwords.", "T1110"),
+])
+def test_techniques_told_in_prose(sentence: str, technique: str) -> None:
+    assert technique in techniques(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "The phishing pages sat on lookalike domains such as acme-login.com.",
+    "Credential dumping is a step in almost every intrusion, so the rule matters.",
+    "Security teams can review device registration events in the console.",
+    "Look for w3wp.exe spawning powershell.exe in your telemetry.",
+])
+def test_loose_keywords_infer_no_technique(sentence: str) -> None:
+    assert techniques(sentence) == set()
+
+
+@pytest.mark.parametrize("title, body, level", [
+    ("Hackers exploit zero-day in EdgeGate VPN appliances",
+     "The flaw is being actively exploited in the wild: an unauthenticated attacker gains remote code "
+     "execution on the appliance.", "critical"),
+    ("Hacktivists tamper with PLCs at water utilities",
+     "The group accessed programmable logic controllers at several water utilities and changed the settings.",
+     "critical"),
+    ("Retailer confirms breach of customer database",
+     "Attackers stole the personal data of 120,000 customers after they breached a support tool.", "high"),
+    ("Misconfigured bucket exposed insurance quotes",
+     "A misconfigured storage bucket was left publicly readable; there is no evidence the data was accessed.",
+     "medium"),
+    ("How to roll out passkeys across your workforce",
+     "This guide explains how to plan a passkey rollout and how to train the help desk.", "low"),
+])
+def test_severity_follows_the_rubric_and_the_spec_buckets(title: str, body: str, level: str) -> None:
+    result = enrich(title, body)
+    assert severity_label(result.severity_score) == level
+    assert result.severity_reasons[0] == f"rubric level: {level}"
