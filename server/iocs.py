@@ -31,10 +31,10 @@ async def stream_ioc_list(handler: BaseHandler, request: IocRequest, total: int)
     await writer.write(b'{"meta":' + orjson.dumps(meta) + b',"data":[')
     separator = b""
     try:
-        async for batch in handler.ctx.store.iter_iocs(request.query):
-            for ioc in batch:
-                await writer.write(separator + orjson.dumps(ioc.to_api()))
-                separator = b","
+        # Stored API forms joined per batch (issue 17): no record is decoded or re-encoded on the way out.
+        async for batch in handler.ctx.store.iter_ioc_rows(request.query):
+            await writer.write(separator + b",".join(encoded for _, encoded in batch))
+            separator = b","
         await writer.write(b"]}")
         await writer.flush()
     except ClientGone:

@@ -21,8 +21,14 @@ class Window:
 
 
 def clamp_since(since: datetime | None, lookback_days: int, now: datetime) -> Window:
-    """Clamp ``since`` to ``now - lookback_days``; no ``since`` means the whole lookback."""
+    """Clamp ``since`` to ``now - lookback_days``; no ``since`` means the whole lookback.
+
+    The floor is rounded up to the next whole second: never earlier than the lookback allows, and the
+    same for every request within that second, so a page's count can be reused (issue 17).
+    """
     floor = now - timedelta(days=lookback_days)
+    if floor.microsecond:
+        floor = floor.replace(microsecond=0) + timedelta(seconds=1)
     if since is None:
         return Window(floor, floor, False, lookback_days)
     if since < floor:

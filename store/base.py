@@ -24,11 +24,14 @@ from typing import Any, TypeVar
 import orjson
 
 from store.query import ArticleQuery, IocQuery
-from store.records import ApiKey, Article, Ioc, Session, Source, User
+from store.records import ApiKey, Article, Ioc, Session, Source, User, iso, parse_iso
 
 # (sort value, id) of a row in its query's order: the keyset position cursors carry.
 Position = tuple[Any, str]
 ArticleRow = tuple[Position, bytes]
+# (first_seen as stored ISO text, type, value), encoded API form: the position is parsed for a page's last
+# row only (``ioc_row_position``), not for each row.
+IocRow = tuple[tuple[str, str, str], bytes]
 
 
 Q = TypeVar("Q", ArticleQuery, IocQuery)
@@ -49,6 +52,12 @@ async def keyset_pages(query: Q, batch_size: int, fetch: Callable[[Q, int], Awai
         yield batch
         remaining -= len(batch)
         q = dataclasses.replace(q, after=after(batch[-1]), offset=0)
+
+
+def ioc_row_position(row: IocRow) -> tuple[datetime, str, str]:
+    """The keyset position (``IocQuery.after``) of an encoded IOC row."""
+    first_seen, ioc_type, value = row[0]
+    return parse_iso(first_seen), ioc_type, value
 
 
 class StoreError(Exception):
@@ -256,6 +265,12 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
         """Records matching ``query`` ordered by (first_seen, type, value), ``query.limit`` at most."""
+
+    async def iter_ioc_rows(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[IocRow]]:
+        """Like ``iter_iocs``, as (keyset position, API form encoded as JSON) pairs: the list and search
+        pages stream the bytes without decoding records. Backends that keep the encoding stored override this."""
+        async for batch in self.iter_iocs(query, batch_size):
+            yield [((iso(i.first_seen), i.type, i.value), orjson.dumps(i.to_api())) for i in batch]
 
     @abc.abstractmethod
     async def count_iocs(self, query: IocQuery) -> int:

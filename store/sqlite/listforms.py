@@ -1,4 +1,5 @@
-"""The stored list form of each article (``articles.list_json``), versioned (issue 13, "A hazard").
+"""The stored encoded forms: each article's list form (``articles.list_json``) and each IOC record's API form
+(``iocs.api_json``, issue 17), versioned (issue 13, "A hazard").
 
 SQLite keeps every article's encoded list form beside its document, written with the row, so a page
 streams stored bytes; MongoDB encodes it on read. When ``Article.list_form`` changes shape, rows written
@@ -17,7 +18,7 @@ from collections.abc import Callable
 import orjson
 
 from store.codec import from_doc
-from store.records import LIST_FORM_VERSION, Article
+from store.records import LIST_FORM_VERSION, Article, Ioc
 
 META_KEY = "list_form_version"
 BATCH = 2000
@@ -29,28 +30,42 @@ def stored_version(db: sqlite3.Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def _encode(doc: bytes) -> bytes:
+def _article_form(doc: bytes) -> bytes:
     return orjson.dumps(from_doc(Article, orjson.loads(doc)).list_form())
 
 
+def _ioc_form(doc: bytes) -> bytes:
+    return orjson.dumps(from_doc(Ioc, orjson.loads(doc)).to_api())
+
+
+# (table, column of the encoded form, encoder from the stored document)
+FORMS: tuple[tuple[str, str, Callable[[bytes], bytes]], ...] = (
+    ("articles", "list_json", _article_form), ("iocs", "api_json", _ioc_form))
+
+
 def rebuild(db: sqlite3.Connection, progress: Progress | None = None) -> int:
-    """Re-encode every stored list form unless they are of the current version; the number of rows done."""
+    """Re-encode every stored form unless they are of the current version; the number of rows done."""
     if stored_version(db) == LIST_FORM_VERSION:
         return 0
-    total = db.execute("SELECT count(*) FROM articles").fetchone()[0]
-    done, last = 0, 0
-    while rows := db.execute("SELECT rowid, doc FROM articles WHERE rowid > ? ORDER BY rowid LIMIT ?",
-                             (last, BATCH)).fetchall():
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            db.executemany("UPDATE articles SET list_json = ? WHERE rowid = ?",
-                           [(_encode(doc), rowid) for rowid, doc in rows])
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        last, done = rows[-1][0], done + len(rows)
-        if progress is not None:
-            progress(done, total)
+    total = sum(db.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table, _, _ in FORMS)
+    done = 0
+    for table, column, encode in FORMS:
+        last = 0
+        while rows := db.execute(f"SELECT rowid, doc FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                                 (last, BATCH)).fetchall():
+            _update(db, f"UPDATE {table} SET {column} = ? WHERE rowid = ?", [(encode(d), r) for r, d in rows])
+            last, done = rows[-1][0], done + len(rows)
+            if progress is not None:
+                progress(done, total)
     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (META_KEY, LIST_FORM_VERSION))
     return done
+
+
+def _update(db: sqlite3.Connection, sql: str, rows: list[tuple[bytes, int]]) -> None:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.executemany(sql, rows)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise

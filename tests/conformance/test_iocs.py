@@ -176,3 +176,13 @@ async def test_stats_top_sources_break_ties_by_name_and_empty_window(loaded: Sto
     assert stats.top_sources == [("Alpha", 4), ("Beta", 2), ("Gov", 2), ("Forum", 1)]
     empty = await loaded.ioc_stats(at(days=5))
     assert (empty.total, empty.by_type, empty.top_sources, empty.daily) == (0, {}, [], [])
+
+
+async def test_counts_follow_every_write_though_sqlite_reuses_them(store: Store) -> None:
+    query = IocQuery(types=("domain",), limit=10)
+    await store.upsert_iocs([ioc("a-bad.com"), ioc("b-bad.com")])
+    assert await store.count_iocs(query) == 2 and await store.count_iocs(query) == 2
+    await store.upsert_iocs([ioc("c-bad.com")])
+    assert await store.count_iocs(query) == 3
+    await store.replace_iocs([ioc("d-bad.com")])
+    assert await store.count_iocs(query) == 1

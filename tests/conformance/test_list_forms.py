@@ -1,5 +1,6 @@
 """Both backends answer the same rows for every format from the same records, and SQLite's stored list
-forms follow the record shape's version (issue 13, "A hazard between the backends")."""
+forms (articles) and API forms (IOC records, issue 17) follow the record shape's version (issue 13, "A hazard
+between the backends")."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ import sqlite3
 from pathlib import Path
 
 import orjson
-from conformance.factories import article
+from conformance.factories import article, ioc
 from mongo_support import backend_store, server_backends
 
 from exporters.articles import CSV_COLUMNS, csv_line
-from store.query import ArticleQuery
+from store.query import ArticleQuery, IocQuery
 from store.records import LIST_FORM_VERSION
 from store.sqlite import SqliteStore
 from store.sqlite.listforms import META_KEY
@@ -70,3 +71,44 @@ async def test_an_older_stored_form_is_rebuilt_at_open(tmp_path: Path) -> None:
     await store.open()
     await store.close()
     assert seen == [(5, 5)]
+
+
+async def _ioc_rows(store) -> list[bytes]:  # type: ignore[no-untyped-def]
+    return [encoded async for batch in store.iter_ioc_rows(IocQuery(limit=1000)) for _, encoded in batch]
+
+
+async def test_every_backend_returns_the_same_ioc_rows(tmp_path: Path) -> None:
+    records = [ioc(f"c2-{n}.bad-host.net", article_ids=[str(n)], cves=["CVE-2025-0001"]) for n in range(30)]
+    answers = {}
+    for param in server_backends():
+        backend = param.values[0]
+        store = backend_store(backend) or SqliteStore(tmp_path / "iocs.sqlite3")
+        await store.open()
+        try:
+            await store.upsert_iocs(records)
+            answers[backend] = await _ioc_rows(store)
+            decoded = [orjson.dumps(record.to_api()) for record in await store.all_iocs(IocQuery(limit=1000))]
+            assert answers[backend] == decoded, backend  # the stored form is the record's API form
+        finally:
+            await store.close()
+    first = next(iter(answers.values()))
+    assert len(first) == 30 and len(answers) >= 2 and all(rows == first for rows in answers.values())
+
+
+async def test_ioc_api_forms_of_an_older_version_or_missing_are_rebuilt_at_open(tmp_path: Path) -> None:
+    path = tmp_path / "old-iocs.sqlite3"
+    store = SqliteStore(path)
+    await store.open()
+    await store.upsert_iocs([ioc(f"c2-{n}.bad-host.net") for n in range(4)])
+    await store.close()
+    with sqlite3.connect(path) as db:  # one row as a release with another API shape left it, one from before
+        db.execute("UPDATE iocs SET api_json = ? WHERE value = 'c2-0.bad-host.net'", (b'{"stale":true}',))
+        db.execute("UPDATE iocs SET api_json = NULL WHERE value = 'c2-1.bad-host.net'")
+        db.execute("UPDATE meta SET value = ? WHERE key = ?", (LIST_FORM_VERSION - 1, META_KEY))
+    store = SqliteStore(path)
+    await store.open()
+    try:
+        rows = await _ioc_rows(store)
+        assert len(rows) == 4 and all(b"stale" not in row and orjson.loads(row)["stix_id"] for row in rows)
+    finally:
+        await store.close()
