@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 import orjson
 
 from config.tiers import SCOPE_ARTICLES, SCOPE_ARTICLES_EXPORT
-from exporters.articles import CSV_COLUMNS, EXPANSIONS, csv_header, csv_line, list_row, single_form, sparse
+from exporters.articles import CSV_COLUMNS, EXPANSIONS, csv_header, csv_lines, list_row, single_form, sparse
 from exporters.registry import format_cost
 from server.article_params import (
     COUNT_STRATEGIES,
@@ -58,6 +58,7 @@ MEDIA = {"json": "application/json; charset=utf-8", "ndjson": "application/x-ndj
 INSERT_SLACK = 1000
 
 
+CSV_BATCH = 500  # rows per CSV writer call
 Payload = bytes | dict[str, Any]  # a pre-encoded list-form row, or a row to encode (CSV, fields, expand)
 Row = tuple[Position, Payload]
 
@@ -164,9 +165,14 @@ class ArticleListHandler(BaseHandler):
         elif request.fmt == "csv":
             columns = tuple(c for c in CSV_COLUMNS if not request.fields or c == "id" or c in request.fields)
             await writer.write(csv_header(columns))
+            pending: list[dict[str, Any]] = []
             async for _, payload in rows:
                 assert isinstance(payload, dict), "CSV rows are always decoded (_as_stored)"
-                await writer.write(csv_line(payload, columns))
+                pending.append(payload)
+                if len(pending) >= CSV_BATCH:
+                    await writer.write(csv_lines(pending, columns))
+                    pending = []
+            await writer.write(csv_lines(pending, columns))
         else:
             await writer.write(b'{"meta":' + orjson.dumps(await self._meta(request, now)) + b',"data":[')
             separator = b""
