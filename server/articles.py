@@ -264,10 +264,12 @@ _PARAMS = [
     csv_param("severity", "Severity buckets (critical 9-10, high 7-8.9, medium 4-6.9, low below 4).", SEVERITY_LABELS),
     param("has_iocs", _FLAG, "true/false/1/0."),
     param("cve_text_search", {"type": "string", "pattern": "^[Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,7}$"},
-          "Substring match on title and AI summary (a shorter id also matches a longer one)."),
+          "Substring match on title and AI summary (a shorter id also matches a longer one); empty is the "
+          "same as absent."),
     {**param("cve", {"type": "string"}, "Deprecated alias of cve_text_search; responses carry Deprecation "
              "and Sunset headers."), "deprecated": True},
-    param("mitre_technique", {"type": "string", "pattern": "^T[0-9]{4}(\\.[0-9]{3})?$"}, "One ATT&CK technique id."),
+    param("mitre_technique", {"type": "string", "pattern": "^T[0-9]{4}(\\.[0-9]{3})?$"},
+          "One ATT&CK technique id; empty is the same as absent."),
     param("has_ai_summary", _FLAG, "true/false/1/0."),
     param("has_audio", _FLAG, "true/false/1/0."),
     param("is_archived", {"type": "boolean", "default": False}, "Include archived articles."),

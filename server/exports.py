@@ -102,8 +102,9 @@ _BODY: dict[str, dict[str, Any]] = {
                        "distribution": {"type": "string"},
                        "Attribute": {"type": "array", "items": {"type": "object", "required": [
                            "type", "category", "value", "to_ids"]}}}}}},
-    "sigma": {"type": "string", "description": "A multi-document YAML stream: one Sigma rule per document, the "
-              "documents separated by `---` lines (read it with a multi-document loader, e.g. yaml.safe_load_all)."},
+    # No type: the body is YAML text, and a client that parses it sees the first rule's mapping.
+    "sigma": {"description": "A multi-document YAML stream: one Sigma rule per document, the documents "
+              "separated by `---` lines (read it with a multi-document loader, e.g. yaml.safe_load_all)."},
 }
 
 

@@ -82,8 +82,9 @@ read-only TAXII 2.1 server.
 
 Authentication: every `/api/` request except this description needs an API key (`sk_live_...`), sent as
 `Authorization: Bearer <API_KEY>` (recommended), `X-API-Key: <API_KEY>`, or the discouraged `api_key`
-query parameter. Unknown query parameters are ignored; a malformed known one answers 400
-`invalid_parameter` naming it. `deep_paging_unsupported`, `q_invalid` and `invalid_cursor` answer 400.
+query parameter. Unknown query parameters are ignored, and an empty one (`?window=`) is the same as an
+absent one; a malformed known one answers 400 `invalid_parameter` naming it. `deep_paging_unsupported`,
+`q_invalid` and `invalid_cursor` answer 400.
 
 Rate limits are per key on rolling windows ({rate_limits_sentence()}).
 A request costs its format's multiplier (`X-Format-Cost-Multiplier`): {", ".join(f"{k} {v}" for k, v in

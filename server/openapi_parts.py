@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from config.tiers import TIERS
@@ -19,8 +20,21 @@ RATE_HEADERS = {name: {"$ref": f"#/components/headers/{name}"}
 
 def param(name: str, schema: dict[str, Any], description: str, *, required: bool = False,
           where: str = "query") -> dict[str, Any]:
+    if where == "query" and schema.get("type") == "string":
+        schema = _empty_allowed(schema)
     return {"name": name, "in": where, "required": required or where == "path", "schema": schema,
             "description": description}
+
+
+def _empty_allowed(schema: dict[str, Any]) -> dict[str, Any]:
+    """An empty query value is the same as an absent one (server.params.Params.raw): the schema admits it."""
+    out = dict(schema)
+    if "enum" in out and "" not in out["enum"]:
+        out["enum"] = [*out["enum"], ""]
+    pattern = out.get("pattern")
+    if isinstance(pattern, str) and pattern.startswith("^") and pattern.endswith("$") and not re.match(pattern, ""):
+        out["pattern"] = f"^(?:{pattern[1:-1]})?$"
+    return out
 
 
 def csv_param(name: str, description: str, values: tuple[str, ...] | None = None) -> dict[str, Any]:
