@@ -1,17 +1,20 @@
-"""SQLite after a SIGKILL (issue 16): a writer killed in the middle of a bulk write (the seed, which
-writes through the same upserts as ingestion) or of key creation leaves a database that opens with
-``PRAGMA integrity_check`` ok and no half-written record."""
+"""SQLite after a SIGKILL (issue 16): a writer killed in the middle of a bulk write (the seed), of an
+ingestion from local feeds, or of key creation leaves a database that opens with ``PRAGMA integrity_check``
+ok and no half-written record."""
 
 from __future__ import annotations
 
 import signal
 import sqlite3
 import subprocess
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import orjson
 import pytest
+import yaml
 from support import VENV_BIN, cli_env, ctiwire
 
 pytestmark = pytest.mark.slow  # CLI processes killed mid-write
@@ -58,3 +61,75 @@ def test_key_creation_killed_at_any_moment_leaves_no_half_key(tmp_path: Path) ->
         assert len(key_hash) == 64 and prefix.startswith("sk_live_") and orjson.loads(scopes), name
     listing = ctiwire(env, "keys", "list", "ana@corp.example").splitlines()[1:]
     assert sorted(line.split("\t")[0] for line in listing) == sorted(name for name, *_ in keys)
+
+
+class _Feeds(BaseHTTPRequestHandler):
+    """Eight RSS feeds of 50 items each, and slow article pages: an ingestion that takes seconds."""
+
+    def do_GET(self) -> None:
+        host = f"http://{self.headers['Host']}"
+        if self.path.startswith("/feed/"):
+            n = self.path.rsplit("/", 1)[1]
+            items = "".join(f"<item><title>Loader wave {n}-{i} hits logistics</title><link>{host}/a/{n}/{i}</link>"
+                            f"<pubDate>Mon, 24 Nov 2026 10:{i:02d}:00 GMT</pubDate></item>" for i in range(50))
+            self._send(f'<?xml version="1.0"?><rss version="2.0"><channel><title>F{n}</title>{items}'
+                       "</channel></rss>", "application/rss+xml")
+            return
+        time.sleep(0.02)
+        n, i = self.path.split("/")[2:4]
+        self._send(f"<html><head><title>Loader wave {n}-{i}</title></head><body><article><h1>Loader wave</h1>"
+                   f"<p>The loader beacons to its C2 server at 45.61.{n}.{i} and fetches a payload from "
+                   f"hxxp://wave-{n}-{i}[.]top/p.bin, researchers said in a long report on the campaign.</p>"
+                   "</article></body></html>", "text/html")
+
+    def _send(self, body: str, media: str) -> None:
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", media)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def test_ingestion_killed_midway_leaves_whole_records_and_the_next_run_completes(tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Feeds)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    sources = [{"name": f"Feed {n}", "homepage": base, "feed_url": f"{base}/feed/{n}", "source_type": "rss",
+                "source_tier": 2, "category": "commercial", "enabled": True} for n in range(8)]
+    (tmp_path / "sources.yaml").write_text(yaml.safe_dump({"sources": sources}))
+    env = cli_env(tmp_path, CTIWIRE_SOURCES_FILE=str(tmp_path / "sources.yaml"))
+    try:
+        proc = subprocess.Popen([str(VENV_BIN / "ctiwire"), "ingest", "--once"], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not _articles(tmp_path / "ctiwire.sqlite3"):
+            time.sleep(0.02)  # kill as soon as the first source's articles are being written
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        db = _check(tmp_path / "ctiwire.sqlite3")
+        rows = db.execute("SELECT id, doc, list_json FROM articles").fetchall()
+        assert 0 < len(rows) < 400, "the kill did not land mid-ingestion"
+        for row_id, doc, listed in rows:
+            assert orjson.loads(doc)["id"] == row_id and orjson.loads(listed)["id"] == row_id
+        db.close()
+        done = subprocess.run([str(VENV_BIN / "ctiwire"), "ingest", "--once"], env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert done.returncode == 0, done.stderr  # the next run finds what is missing and adds it
+        db = _check(tmp_path / "ctiwire.sqlite3")
+        assert db.execute("SELECT count(*) FROM articles").fetchone()[0] == 400, done.stderr
+        assert db.execute("SELECT count(*) FROM iocs WHERE type = 'ipv4'").fetchone()[0] == 400
+        db.close()
+    finally:
+        server.shutdown()
+
+
+def _articles(path: Path) -> int:
+    try:
+        with sqlite3.connect(path, timeout=0.05) as db:
+            return int(db.execute("SELECT count(*) FROM articles").fetchone()[0])
+    except sqlite3.Error:
+        return 0
