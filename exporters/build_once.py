@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import secrets
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
@@ -114,6 +115,27 @@ async def get_or_build(cache: Cache, key: str, build: Builder, *, ttl: int | Non
         return await _cached_or_locked_build(cache, key, build, ttl, lock_ttl, wait)
     except StoreUnavailable:
         return await build(), "bypass"
+
+
+# Small entries kept in the process as well, per cache and by key (issue 17): a key names its data
+# version, so a held entry can never be stale, and a hit costs no round trip to the shared cache. Bounded.
+NEAR_MAX_BYTES = 256 * 1024
+NEAR_ENTRIES = 64
+_near_by_cache: weakref.WeakKeyDictionary[Cache, dict[str, Entry]] = weakref.WeakKeyDictionary()
+
+
+async def near_or_build(cache: Cache, key: str, build: Builder, *, ttl: int | None) -> tuple[Entry, CacheStatus]:
+    """``get_or_build`` for small documents under versioned keys, with a copy kept in this process."""
+    near = _near_by_cache.setdefault(cache, {})
+    held = near.get(key)
+    if held is not None:
+        return held, "hit"
+    entry, status = await get_or_build(cache, key, build, ttl=ttl)
+    if status != "bypass" and len(entry.body) <= NEAR_MAX_BYTES:
+        if len(near) >= NEAR_ENTRIES:
+            near.pop(next(iter(near)))
+        near[key] = entry
+    return entry, status
 
 
 async def _cached_or_locked_build(cache: Cache, key: str, build: Builder, ttl: int | None,

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from exporters.build_once import Entry, get_or_build, make_entry, store_entry
+from exporters.build_once import Entry, make_entry, near_or_build, store_entry
 from exporters.precompute import WINDOWS
 from store.base import IocStats, Store
 from store.cache import Cache
@@ -51,7 +51,7 @@ async def cached_stats(store: Store, cache: Cache, tier: str, window: str, now: 
     async def build() -> Entry:
         return await build_stats(store, window, now, version)
 
-    return await get_or_build(cache, stats_key(tier, window, version, now), build, ttl=ttl)
+    return await near_or_build(cache, stats_key(tier, window, version, now), build, ttl=ttl)
 
 
 async def precompute_stats(store: Store, cache: Cache, tier: str, now: datetime, ttl: int) -> int:

@@ -130,6 +130,8 @@ def print_table(rows: list[tuple[str, dict[str, float]]], args: argparse.Namespa
           f"cached / uncached = {cached / max(uncached, 1e-9):.1f}x (target >= 50x); "
           f"cached stats p99 = {rows[3][1]['p99']:.2f} ms (target < 20 ms; the bare handler's: "
           f"{rows[4][1]['p99']:.2f} ms; embedded mode: {rows[5][1]['p99']:.2f} ms)")
+    print(f"ratio export_cached = {cached / ceiling:.2f} (target >= 0.6)")
+    print(f"ratio stats_redis = {rows[3][1]['rps'] / rows[4][1]['rps']:.2f} (target >= 0.70)")
 
 
 if __name__ == "__main__":

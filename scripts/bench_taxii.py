@@ -187,6 +187,7 @@ def run(args: argparse.Namespace, work: Path, procs: list[subprocess.Popen[Any]]
     by_id = wrk(f"{uncached.url}{CTIWIRE_OBJECTS}{objects[-1]['id']}/", ours, args.seconds, args.connections)
     print(f"object by id (cache disabled, the newest of {args.objects:,}): {by_id['rps']:,.1f} requests/s, "
           f"p99 {by_id['p99']:.1f} ms, non-2xx {by_id['non2xx']:.0f}")
+    print(f"\nratio taxii_page = {rows[0][3]['rps'] / rows[3][3]['rps']:.2f} (target >= 0.75)")
 
 
 Row = tuple[str, str, float | None, dict[str, float]]

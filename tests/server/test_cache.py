@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from exporters.build_once import Entry, get_or_build, make_entry, read_entry, store_entry
+from exporters.build_once import NEAR_MAX_BYTES, Entry, get_or_build, make_entry, near_or_build, read_entry, store_entry
 from store.base import StoreUnavailable
 from store.cache import MemoryCache, RedisCache
 
@@ -119,3 +119,36 @@ async def test_a_near_copy_is_not_served_when_redis_is_down(tmp_path) -> None:
             await cache.get("big")
     finally:
         await cache.close()
+
+
+@pytest.mark.redis
+async def test_small_versioned_entries_are_held_in_the_process_without_a_round_trip(redis_server) -> None:
+    """``near_or_build`` (the stats): a key names its data version, so this process's copy answers with no
+    Redis read at all; another version is another key and builds; each cache keeps its own copies."""
+    cache, other = RedisCache(redis_server.url), RedisCache(redis_server.url)
+    builds: list[str] = []
+
+    def builder(body: bytes):  # type: ignore[no-untyped-def]
+        async def build() -> Entry:
+            builds.append(body.decode())
+            return make_entry(body, 1, 1, "application/json", "s.json")
+        return build
+
+    try:
+        first, status = await near_or_build(cache, "stats:v1", builder(b'{"v":1}'), ttl=60)
+        assert status == "miss" and builds == ['{"v":1}']
+        await cache.delete("stats:v1")  # gone from Redis: this process still holds the same bytes
+        again, status = await near_or_build(cache, "stats:v1", builder(b"never"), ttl=60)
+        assert status == "hit" and again is first and builds == ['{"v":1}']
+        newer, status = await near_or_build(cache, "stats:v2", builder(b'{"v":2}'), ttl=60)
+        assert status == "miss" and newer.body == b'{"v":2}'
+        _, status = await near_or_build(other, "stats:v1", builder(b'{"v":1}'), ttl=60)
+        assert status == "miss"  # a copy belongs to its cache, never to another store's
+        large = bytes(NEAR_MAX_BYTES + 1)
+        await near_or_build(cache, "big:v1", builder(large), ttl=60)
+        await cache.delete("big:v1")
+        _, status = await near_or_build(cache, "big:v1", builder(large), ttl=60)
+        assert status == "miss"  # large documents are not held
+    finally:
+        await cache.close()
+        await other.close()
