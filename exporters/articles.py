@@ -1,30 +1,20 @@
 """Article encoders: the list-form row, the single-read form, NDJSON lines and CSV rows (spec, Article).
 
 Pure functions from records to bytes, so the server streams them and a bulk job could reuse them.
-CSV cells: arrays and objects are JSON-encoded in their cell (lossless, and one cell per spec column);
-booleans are ``true``/``false``; absent values are empty cells.
+The CSV encoder lives in ``store.csvform`` (SQLite stores each article's CSV line) and is served from here.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
-
+from store.csvform import CSV_COLUMNS, csv_header, csv_line, csv_lines
 from store.records import Article, iso
 
-# Spec, "CSV column order for article export".
-CSV_COLUMNS: tuple[str, ...] = (
-    "id", "published_at", "fetched_at", "modified_at", "title", "url", "canonical_url", "summary", "ai_summary",
-    "image_url", "source_name", "source_type", "source_tier", "category", "category_legacy", "content_type",
-    "severity_score", "severity_label", "tech_tags", "industry_tags", "threat_actors", "has_iocs", "ioc_count",
-    "mitre_techniques", "cve_ids", "score", "upvotes", "downvotes", "comment_count", "vouch_count", "rank_score",
-    "submission_type",
-)
+__all__ = ["CSV_COLUMNS", "EXPANSIONS", "csv_header", "csv_line", "csv_lines", "list_row", "single_form", "sparse"]
+
 EXPANSIONS: tuple[str, ...] = ("mitre", "iocs", "cves", "threat_actors")
 NVD_URL = "https://nvd.nist.gov/vuln/detail/"
 
@@ -71,45 +61,3 @@ def single_form(article: Article) -> dict[str, Any]:
         "mitre_techniques": [{"id": t.id, "name": t.name} for t in article.mitre_techniques],
         "points": article.score, "comment_count": article.comment_count,
     }
-
-
-# A text cell starting with one of these is read as a formula by spreadsheet programs: it gets a leading
-# apostrophe (OWASP, "CSV Injection"). Numbers are written as numbers and never negative here.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _cell(value: Any) -> str:
-    if type(value) is str:  # most cells: checked first
-        return "'" + value if value.startswith(FORMULA_STARTS) else value
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, dict)):
-        text = orjson.dumps(value).decode()
-    elif isinstance(value, (int, float)):
-        return str(value)
-    else:
-        text = str(value)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
-
-
-def _csv_lines(rows: Iterable[Iterable[str]]) -> bytes:
-    buffer = io.StringIO()
-    csv.writer(buffer, lineterminator="\r\n").writerows(rows)  # RFC 4180 line ends and quoting
-    return buffer.getvalue().encode("utf-8")
-
-
-def csv_header(columns: tuple[str, ...] = CSV_COLUMNS) -> bytes:
-    return _csv_lines([columns])
-
-
-def csv_lines(rows: Iterable[dict[str, Any]], columns: tuple[str, ...] = CSV_COLUMNS) -> bytes:
-    """CSV rows of ``columns`` from list-form rows (``severity_label`` etc. computed there), written by one
-    writer: a writer and a buffer per row cost more than the row itself (issue 17)."""
-    return _csv_lines([_cell(row.get(name)) for name in columns] for row in rows)
-
-
-def csv_line(row: dict[str, Any], columns: tuple[str, ...] = CSV_COLUMNS) -> bytes:
-    """One CSV row of ``columns`` from a list-form row."""
-    return csv_lines([row], columns)

@@ -58,7 +58,7 @@ MEDIA = {"json": "application/json; charset=utf-8", "ndjson": "application/x-ndj
 INSERT_SLACK = 1000
 
 
-CSV_BATCH = 500  # rows per CSV writer call
+CSV_BATCH = 500  # rows per CSV writer call and per NDJSON write
 Payload = bytes | dict[str, Any]  # a pre-encoded list-form row, or a row to encode (CSV, fields, expand)
 Row = tuple[Position, Payload]
 
@@ -109,6 +109,10 @@ class ArticleListHandler(BaseHandler):
         self.finish()
 
     async def _batches(self, request: ArticleRequest, query: ArticleQuery) -> AsyncIterator[Sequence[Row]]:
+        if request.fmt == "csv" and not request.fields and not request.expand:  # every column: stored lines
+            async for rows in self.ctx.store.iter_article_csv_rows(query):
+                yield rows
+            return
         if not request.expand:  # the stored list form serves every request without expansions
             async for rows in self.ctx.store.iter_article_rows(query):
                 yield rows if _as_stored(request) else [(p, sparse(orjson.loads(b), request.fields)) for p, b in rows]
@@ -160,14 +164,22 @@ class ArticleListHandler(BaseHandler):
     async def _stream(self, writer: ChunkWriter, request: ArticleRequest, rows: AsyncIterator[Row],
                       now: datetime, next_url: str | None) -> None:
         if request.fmt == "ndjson":
+            lines: list[bytes] = []
             async for _, payload in rows:
-                await writer.write(_encode(payload) + b"\n")
+                lines.append(_encode(payload))
+                if len(lines) >= CSV_BATCH:  # one write per batch of lines, not one per line
+                    await writer.write(b"\n".join(lines) + b"\n")
+                    lines = []
+            if lines:
+                await writer.write(b"\n".join(lines) + b"\n")
         elif request.fmt == "csv":
             columns = tuple(c for c in CSV_COLUMNS if not request.fields or c == "id" or c in request.fields)
             await writer.write(csv_header(columns))
             pending: list[dict[str, Any]] = []
             async for _, payload in rows:
-                assert isinstance(payload, dict), "CSV rows are always decoded (_as_stored)"
+                if isinstance(payload, bytes):  # a stored CSV line (every column)
+                    await writer.write(payload)
+                    continue
                 pending.append(payload)
                 if len(pending) >= CSV_BATCH:
                     await writer.write(csv_lines(pending, columns))

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from store.csvform import csv_line
 from store.query import ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Session, Source, User, iso, parse_iso
 
@@ -232,6 +233,12 @@ class Store(abc.ABC):
         bytes without decoding records. Backends that keep the encoding precomputed override this."""
         async for batch in self.iter_articles(query, batch_size):
             yield [((getattr(a, query.sort_field), a.id), orjson.dumps(a.list_form())) for a in batch]
+
+    async def iter_article_csv_rows(self, query: ArticleQuery,
+                                    batch_size: int = 500) -> AsyncIterator[list[ArticleRow]]:
+        """Like ``iter_article_rows``, with each row's CSV line (``store.csvform``, every column) as its bytes."""
+        async for batch in self.iter_article_rows(query, batch_size):
+            yield [(position, csv_line(orjson.loads(encoded))) for position, encoded in batch]
 
     @abc.abstractmethod
     async def count_articles(self, query: ArticleQuery, exact: bool) -> int:

@@ -109,9 +109,10 @@ def severity_label(score: float) -> str:
     return next(label for label, floor in SEVERITY_FLOORS if score >= floor or label == "low")
 
 
-# The shape of ``Article.list_form`` and ``Ioc.to_api``. Bump it with any change of either: SQLite keeps the
+# The shape of ``Article.list_form``, its CSV line (store.csvform) and ``Ioc.to_api``. Bump it with any
+# change: SQLite keeps the
 # encoded forms with each row and re-encodes every row when opened on an older version (store/sqlite/listforms.py).
-LIST_FORM_VERSION = 2  # 2: IOC records keep their API form too (issue 17)
+LIST_FORM_VERSION = 3  # 2: IOC records keep their API form; 3: articles their CSV line (issue 17)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from store.base import (
     keyset_pages,
 )
 from store.codec import fold_iocs, from_doc, merge_ioc, to_doc
+from store.csvform import csv_line
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, utcnow
 from store.sqlite import listforms, queries
@@ -46,7 +47,7 @@ _ARTICLE_COLUMNS = (
     "id", "title", "summary", "ai_summary", "canonical_url", "content_hash", "published_at", "fetched_at",
     "modified_at", "created_at", "source_name", "source_type", "source_tier", "category", "content_type",
     "severity_score", "rank_score", "has_iocs", "has_audio", "is_archived", "submission_type", "tech_tags",
-    "industry_tags", "threat_actors", "technique_ids", "doc", "list_json",
+    "industry_tags", "threat_actors", "technique_ids", "doc", "list_json", "csv_line",
 )
 
 
@@ -70,13 +71,13 @@ def _json(value: Any) -> bytes:
 
 
 def _article_row(a: Article) -> tuple[Any, ...]:
-    doc = to_doc(a)
+    doc, listed = to_doc(a), a.list_form()
     lists = [_json(x) for x in (a.tech_tags, a.industry_tags, a.threat_actors, [t.id for t in a.mitre_techniques])]
     return (
         a.id, a.title, a.summary, a.ai_summary, a.canonical_url, a.content_hash, iso(a.published_at),
         iso(a.fetched_at), iso(a.modified_at), iso(a.created_at), a.source_name, a.source_type, a.source_tier,
         a.category, a.content_type, a.severity_score, a.rank_score, int(a.has_iocs), int(a.has_audio),
-        int(a.is_archived), a.submission_type, *lists, _json(doc), orjson.dumps(a.list_form()),
+        int(a.is_archived), a.submission_type, *lists, _json(doc), orjson.dumps(listed), csv_line(listed),
     )
 
 
@@ -307,10 +308,12 @@ class SqliteStore(SqliteAccounts, Store):
 
         return fetch
 
-    def _row_page(self, q: ArticleQuery, size: int) -> Callable[[sqlite3.Connection], list[ArticleRow]]:
+    def _row_page(self, q: ArticleQuery, size: int, column: str = "list_json",
+                  encode: Callable[[dict[str, Any]], bytes] = orjson.dumps,
+                  ) -> Callable[[sqlite3.Connection], list[ArticleRow]]:
         where, params = queries.article_where(q)
-        # The pre-encoded list form; the document only for rows written before the column existed.
-        sql = (f"SELECT {q.sort_field}, id, list_json, CASE WHEN list_json IS NULL THEN doc END FROM articles "
+        # The pre-encoded form; the document only for rows written before the column existed.
+        sql = (f"SELECT {q.sort_field}, id, {column}, CASE WHEN {column} IS NULL THEN doc END FROM articles "
                f"WHERE {where} ORDER BY {queries.article_order(q)} LIMIT ? OFFSET ?")
         timed = q.sort_field in TIME_FIELDS
 
@@ -318,7 +321,7 @@ class SqliteStore(SqliteAccounts, Store):
             out: list[ArticleRow] = []
             for value, row_id, encoded, doc in db.execute(sql, [*params, size, q.offset]).fetchall():
                 if encoded is None:
-                    encoded = orjson.dumps(from_doc(Article, orjson.loads(doc)).list_form())
+                    encoded = encode(from_doc(Article, orjson.loads(doc)).list_form())
                 out.append(((parse_iso(value) if timed else value, row_id), bytes(encoded)))
             return out
 
@@ -330,6 +333,10 @@ class SqliteStore(SqliteAccounts, Store):
 
     def iter_article_rows(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[ArticleRow]]:
         return keyset_pages(query, batch_size, lambda q, n: self._run(self._row_page(q, n)), lambda row: row[0])
+
+    def iter_article_csv_rows(self, query: ArticleQuery, batch_size: int = 500) -> AsyncIterator[list[ArticleRow]]:
+        return keyset_pages(query, batch_size, lambda q, n: self._run(self._row_page(q, n, "csv_line", csv_line)),
+                            lambda row: row[0])
 
     async def count_articles(self, query: ArticleQuery, exact: bool) -> int:
         where, params = queries.article_where(dataclasses.replace(query, after=None))

@@ -1,5 +1,6 @@
-"""The stored encoded forms: each article's list form (``articles.list_json``) and each IOC record's API form
-(``iocs.api_json``, issue 17), versioned (issue 13, "A hazard").
+"""The stored encoded forms: each article's list form (``articles.list_json``) and CSV line
+(``articles.csv_line``), and each IOC record's API form (``iocs.api_json``; both issue 17),
+versioned (issue 13, "A hazard").
 
 SQLite keeps every article's encoded list form beside its document, written with the row, so a page
 streams stored bytes; MongoDB encodes it on read. When ``Article.list_form`` changes shape, rows written
@@ -18,6 +19,7 @@ from collections.abc import Callable
 import orjson
 
 from store.codec import from_doc
+from store.csvform import csv_line
 from store.records import LIST_FORM_VERSION, Article, Ioc
 
 META_KEY = "list_form_version"
@@ -34,13 +36,17 @@ def _article_form(doc: bytes) -> bytes:
     return orjson.dumps(from_doc(Article, orjson.loads(doc)).list_form())
 
 
+def _csv_form(doc: bytes) -> bytes:
+    return csv_line(from_doc(Article, orjson.loads(doc)).list_form())
+
+
 def _ioc_form(doc: bytes) -> bytes:
     return orjson.dumps(from_doc(Ioc, orjson.loads(doc)).to_api())
 
 
 # (table, column of the encoded form, encoder from the stored document)
 FORMS: tuple[tuple[str, str, Callable[[bytes], bytes]], ...] = (
-    ("articles", "list_json", _article_form), ("iocs", "api_json", _ioc_form))
+    ("articles", "list_json", _article_form), ("articles", "csv_line", _csv_form), ("iocs", "api_json", _ioc_form))
 
 
 def rebuild(db: sqlite3.Connection, progress: Progress | None = None) -> int:

@@ -37,6 +37,9 @@ async def test_every_backend_returns_the_same_rows_in_every_format(tmp_path: Pat
         try:
             await store.upsert_articles(records)
             answers[backend] = {fmt: await _rows(store, fmt) for fmt in ("json", "ndjson", "csv")}
+            everything = ArticleQuery(limit=1000, include_archived=True)
+            stored = [line async for batch in store.iter_article_csv_rows(everything) for _, line in batch]
+            assert stored == answers[backend]["csv"], backend  # the stored CSV line is the list form's
         finally:
             await store.close()
     first = next(iter(answers.values()))
@@ -52,7 +55,7 @@ async def test_an_older_stored_form_is_rebuilt_at_open(tmp_path: Path) -> None:
     await store.upsert_articles([article(n) for n in range(5)])
     await store.close()
     with sqlite3.connect(path) as db:  # as a release with another list shape left it
-        db.execute("UPDATE articles SET list_json = ?", (orjson.dumps({"stale": True}),))
+        db.execute("UPDATE articles SET list_json = ?, csv_line = ?", (orjson.dumps({"stale": True}), b"stale\r\n"))
         db.execute("UPDATE meta SET value = ? WHERE key = ?", (LIST_FORM_VERSION - 1, META_KEY))
     seen: list[tuple[int, int]] = []
     store = SqliteStore(path)
@@ -63,14 +66,17 @@ async def test_an_older_stored_form_is_rebuilt_at_open(tmp_path: Path) -> None:
         assert rows and all(b"stale" not in row for row in rows)
         assert [orjson.loads(r)["id"] for r in rows] == [a.id for a in await store.all_articles(
             ArticleQuery(limit=1000, include_archived=True))]
-        assert seen == [(5, 5)]
+        assert seen == [(5, 10), (10, 10)]  # each article's list form, then its CSV line
+        csv_rows = [line async for batch in store.iter_article_csv_rows(ArticleQuery(limit=1000, include_archived=True))
+                    for _, line in batch]
+        assert csv_rows == await _rows(store, "csv")
     finally:
         await store.close()
     store = SqliteStore(path)  # a second open finds nothing to do
     store.on_rebuild = lambda done, total: seen.append((done, total))
     await store.open()
     await store.close()
-    assert seen == [(5, 5)]
+    assert seen == [(5, 10), (10, 10)]
 
 
 async def _ioc_rows(store) -> list[bytes]:  # type: ignore[no-untyped-def]
