@@ -27,6 +27,10 @@ _MAX_WORDS = 5
 _INTRODUCED = re.compile(r"\b(?:track(?:s|ed|ing)?|call(?:s|ed)?|dubbed|named|designated|refer(?:s|red)? to"
                          r"(?: it| them)?|known)(?: internally)?(?: as)?\s+[\"\u201c']?"
                          r"((?:[A-Z][A-Za-z0-9]*[-\s]?\d+)|(?:[A-Z][a-z0-9]+(?:[- ][A-Z][a-z0-9]+){0,3}))")
+# "operated under the Nightcap brand", "leaked under the name Vexor": a ransomware or extortion brand.
+_BRANDED = re.compile(r"\bunder the (?:name |banner )?[\"\u201c']?([A-Z][a-z0-9]+(?: [A-Z][a-z0-9]+)?)[\"\u201d']?"
+                      r"(?: (?:brand|banner|name))?\b")
+_BRAND_WORDS = re.compile(r"\b(?:ransomware|extortion|affiliates?|leak site|gang)\b", re.IGNORECASE)
 _ACTOR_WORDS = re.compile(r"\b(?:cluster|group|actors?|gang|crew|intrusion set|adversary|adversaries|threat|"
                           r"operators|hackers|apt|collective|affiliate)\b", re.IGNORECASE)
 _NOT_ACTOR_WORDS = re.compile(r"\b(?:malware|loader|backdoor|family|tool|toolkit|variant|strain|stealer|"
@@ -146,6 +150,12 @@ def extract_actors(text: str) -> list[str]:
 def introduced_actors(text: str) -> list[str]:
     """Names an article gives to an actor it introduces ("a cluster we track as Silent Lynx")."""
     names = []
+    for match in _BRANDED.finditer(text):
+        sentence = text[max(0, match.start() - 80):match.end() + 40]
+        named = match.group(0).endswith(("brand", "banner", "name")) or match.group(0).startswith(
+            ("under the name", "under the banner"))
+        if named and _BRAND_WORDS.search(sentence):
+            names.append(" ".join(match.group(1).split()).lower())
     for match in _INTRODUCED.finditer(text):
         before = text[max(0, match.start() - 60):match.start()]
         before = before.rsplit(".", 1)[-1]  # the same sentence only

@@ -77,6 +77,13 @@ def test_a_cluster_the_article_introduces_by_name_is_an_actor(sentence: str, nam
     assert name in extract_actors(sentence)
 
 
+def test_a_ransomware_brand_named_as_such_is_an_actor() -> None:
+    assert extract_actors("The ransomware, which the affiliate operated under the Nightcap brand, hit 140 "
+                          "servers.") == ["nightcap"]
+    assert extract_actors("The vendor sells its firewall under the Halden brand in Europe.") == []
+    assert extract_actors("Data was posted to a leak site under the name Vexor.") == ["vexor"]
+
+
 def test_malware_and_campaign_names_are_not_introduced_actors() -> None:
     text = ("The loader, which we track as Pale Finch, was spread in the activity researchers call "
             "Operation Midnight Rain.")
