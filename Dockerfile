@@ -1,6 +1,6 @@
 # The ctiwire image: the API, the Celery worker and beat all run from it (docker-compose.yml).
 FROM python:3.11-slim
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 CTIWIRE_DATA_DIR=/data
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 CTIWIRE_DATA_DIR=/data CTIWIRE_MODEL_DIR=/opt/ctiwire/models
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY config config
@@ -14,7 +14,9 @@ COPY web web
 COPY workers workers
 COPY application application
 COPY cli cli
-RUN pip install --no-cache-dir . && useradd --system --home /data ctiwire && mkdir -p /data && chown ctiwire /data
+# The ATT&CK procedure classifier is trained once here, from the installed package's data, so no
+# process of the image trains it at run time (ingest/enrich/procedures.py).
+RUN pip install --no-cache-dir . && python -m ingest.enrich.procedures && useradd --system --home /data ctiwire && mkdir -p /data && chown ctiwire /data
 USER ctiwire
 EXPOSE 8000
 CMD ["ctiwire", "serve", "--no-seed"]

@@ -27,6 +27,8 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     one = sub.add_parser("enrich", help="run the enrichment on text or HTML files, or again on the stored articles")
     one.add_argument("files", nargs="*", type=Path, help="text files (first line: the title) or HTML files")
     one.add_argument("--format", choices=("json",), default="json", help="output format")
+    one.add_argument("--explain", action="store_true",
+                     help="add why: severity_reasons, and attack_evidence (each technique's id, phrase or sentence)")
     one.add_argument("--reprocess", action="store_true",
                      help="re-enrich every stored article and recompute the IOC records (after a rules update)")
 
@@ -91,7 +93,7 @@ async def enrich(settings: Settings, args: argparse.Namespace) -> int:
             stem, found = enrich_file(path)
         except OSError as exc:
             raise CommandError(f"{path}: {exc.strerror or exc}") from exc
-        results[stem] = found.to_cli()
+        results[stem] = found.to_cli(explain=args.explain)
     print(json.dumps(results, indent=2, ensure_ascii=False))
     return 0
 

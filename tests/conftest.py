@@ -26,6 +26,15 @@ def _nothing_written_into_the_checkout() -> Iterator[None]:
     assert after <= before, f"tests wrote into the checkout: {sorted(map(str, after - before))}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The ATT&CK classifier is trained once per run into a temporary cache, never into the user's home."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("CTIWIRE_MODEL_DIR", str(tmp_path_factory.mktemp("models")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     server = start_redis(tmp_path_factory.mktemp("redis"))

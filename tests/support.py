@@ -67,7 +67,8 @@ def start_redis(workdir: Path, port: int | None = None) -> RedisServer:
 
 
 def make_settings(tmp_path: Path, **overrides: object) -> Settings:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CTIWIRE_")}
+    # The trained ATT&CK classifier's cache (set for the session by conftest) is shared, not dropped.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTIWIRE_") or k == "CTIWIRE_MODEL_DIR"}
     return load_settings(env, data_dir=tmp_path, secret_key="test-secret-" + "x" * 32, **overrides)
 
 
@@ -112,7 +113,8 @@ VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", REPO / ".venv")) / "bin"
 
 def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
     """Environment for a ctiwire subprocess on ``data_dir`` (CTIWIRE_* of the caller dropped)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CTIWIRE_")}
+    # The trained ATT&CK classifier's cache (set for the session by conftest) is shared, not dropped.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTIWIRE_") or k == "CTIWIRE_MODEL_DIR"}
     env.update({"CTIWIRE_DATA_DIR": str(data_dir), "CTIWIRE_SECRET_KEY": "test-secret-" + "y" * 32,
                 "CTIWIRE_LOG_LEVEL": "WARNING", **extra})
     return env

@@ -24,15 +24,26 @@ _GENERIC = re.compile(r"^(?:group|team|operation|unit)\s+\d+$|^g\d{4}$", re.IGNO
 _MAX_WORDS = 5
 # "a cluster we track as Silent Lynx", "a group dubbed 'Velvet Ant'": an article introducing its own name
 # for an actor (issue 12). The words before must say it is an actor, not a malware family or a campaign.
-_INTRODUCED = re.compile(r"\b(?:track(?:s|ed|ing)?|call(?:s|ed)?|dubbed|named|designated|refer(?:s|red)? to"
-                         r"(?: it| them)?|known)(?: internally)?(?: as)?\s+[\"\u201c']?"
-                         r"((?:[A-Z][A-Za-z0-9]*[-\s]?\d+)|(?:[A-Z][a-z0-9]+(?:[- ][A-Z][a-z0-9]+){0,3}))")
+_NAME = r"((?:[A-Z][A-Za-z0-9]*[-\s]?\d+)|(?:[A-Z][a-z0-9]+(?:[- ][A-Z][a-z0-9]+){0,3}))"
+_INTRODUCED = re.compile(r"\b(?:track(?:s|ed|ing)?(?: by [\w\s-]{1,40}?)?|call(?:s|ed)?(?: (?:itself|themselves))?|"
+                         r"dubbed|named|designated|refer(?:s|red)? to(?: it| them)?|known)(?: internally)?(?: as)?"
+                         r"\s+[\"\u201c']?" + _NAME)
+# "Sector 44, a pro-Russian hacktivist group": a name set beside what it is.
+_APPOSITIVE = re.compile(_NAME + r"[\"\u201d']?, (?:a|an) (?:[\w-]+ ){0,3}?(?:group|gang|crew|collective|cluster|"
+                         r"threat actor|actor)\b")
+_NOT_ACTOR_APPOSITION = re.compile(r"\b(?:security|research|industry|trade|advocacy|consulting|working|user|"
+                                   r"support|advisory|standards|investment|media|hospital|health)\b", re.IGNORECASE)
+# Vendors' designations for clusters they have not named yet are actor names by construction: Microsoft's
+# Storm-NNNN and DEV-NNNN, Mandiant's UNCNNNN, Proofpoint's TANNN (not ATT&CK's tactic ids, TA00NN),
+# CERT-UA's UAC-NNNN, Volexity's UTANNNN, Palo Alto's CL-STA-NNNN.
+_DESIGNATION = re.compile(r"(?<![\w-])(?:Storm-\d{4}|DEV-\d{4}|UNC\d{3,4}|TA(?!00)\d{3,4}|UAC-\d{4}|UTA\d{4}|"
+                          r"CL-(?:STA|CRI|UNK)-\d{4})(?![\w-])")
 # "operated under the Nightcap brand", "leaked under the name Vexor": a ransomware or extortion brand.
 _BRANDED = re.compile(r"\bunder the (?:name |banner )?[\"\u201c']?([A-Z][a-z0-9]+(?: [A-Z][a-z0-9]+)?)[\"\u201d']?"
                       r"(?: (?:brand|banner|name))?\b")
 _BRAND_WORDS = re.compile(r"\b(?:ransomware|extortion|affiliates?|leak site|gang)\b", re.IGNORECASE)
 _ACTOR_WORDS = re.compile(r"\b(?:cluster|group|actors?|gang|crew|intrusion set|adversary|adversaries|threat|"
-                          r"operators|hackers|apt|collective|affiliate)\b", re.IGNORECASE)
+                          r"operators?|hackers|apt|collective|affiliate|activity)\b", re.IGNORECASE)
 _NOT_ACTOR_WORDS = re.compile(r"\b(?:malware|loader|backdoor|family|tool|toolkit|variant|strain|stealer|"
                               r"implant|botnet|campaign|operation|exploit|vulnerability|flaw|kit|rat)\b",
                               re.IGNORECASE)
@@ -158,14 +169,31 @@ def introduced_actors(text: str) -> list[str]:
             names.append(" ".join(match.group(1).split()).lower())
     for match in _INTRODUCED.finditer(text):
         before = text[max(0, match.start() - 60):match.start()]
-        before = before.rsplit(".", 1)[-1]  # the same sentence only
-        if not _ACTOR_WORDS.search(before) or _NOT_ACTOR_WORDS.search(before):
-            continue
-        name = " ".join(match.group(1).split()).lower()
-        if not name.startswith("operation ") and not _GENERIC.match(name):
-            entries = alias_index().get(name)
-            names.append(entries[0].canonical if entries else name)
+        if _describes_an_actor(before.rsplit(".", 1)[-1]):  # the same sentence only
+            names += _known_or_new(match.group(1))
+    for match in _APPOSITIVE.finditer(text):
+        if not _NOT_ACTOR_APPOSITION.search(match.group(0)) and not _NOT_ACTOR_WORDS.search(match.group(0)):
+            names += _known_or_new(match.group(1))
+    for designation in _DESIGNATION.findall(text):
+        names += _known_or_new(designation)
     return names
+
+
+def _describes_an_actor(before: str) -> bool:
+    """The nearest describing word before an introduction says actor ("the campaign, by a cluster we track
+    as ..." introduces a cluster; "a loader that the group calls ..." introduces a loader)."""
+    actor = [match.end() for match in _ACTOR_WORDS.finditer(before)]
+    other = [match.end() for match in _NOT_ACTOR_WORDS.finditer(before)]
+    return bool(actor) and (not other or max(actor) > max(other))
+
+
+def _known_or_new(written: str) -> list[str]:
+    """The canonical name of an introduced name the galaxy knows, else the name as written (lowercase)."""
+    name = " ".join(written.split()).lower()
+    if name.startswith("operation ") or _GENERIC.match(name):
+        return []
+    entries = alias_index().get(name)
+    return [entries[0].canonical if entries else name]
 
 
 def _brand_ransomware(key: str, index: dict[str, list[_Alias]]) -> bool:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
 
+from ingest.enrich.procedures import detect
 from ingest.enrich.resources import required_literal, yaml_data
 from store.records import MitreTechnique
 
@@ -120,24 +122,51 @@ def technique(technique_id: str, confidence: str) -> MitreTechnique | None:
     return MitreTechnique(technique_id, entry[0], entry[1], confidence) if entry else None
 
 
-def extract_techniques(text: str) -> list[MitreTechnique]:
-    """Techniques named by id (confidence high) then by behaviour phrase (medium), each once."""
-    found: dict[str, MitreTechnique] = {}
-    for match in _ID.finditer(text):
-        record = technique(match.group(1), "high")
+def _family(technique_id: str) -> str:
+    return technique_id.split(".", 1)[0]
+
+
+def _written_and_phrased(text: str) -> dict[str, tuple[MitreTechnique, str]]:
+    """Techniques named by id (confidence high) then by behaviour phrase (medium), with what matched."""
+    found: dict[str, tuple[MitreTechnique, str]] = {}
+    for written in _ID.finditer(text):
+        record = technique(written.group(1), "high")
         if record is not None and record.id not in found:
-            found[record.id] = record
+            found[record.id] = (record, "id written in the article")
     lowered = text.lower()
     matrix = _matrix(text)
     for literal, pattern, enterprise_id in _phrases():
         technique_id = _variants().get(enterprise_id, {}).get(matrix, enterprise_id)
         if technique_id in found or (literal is not None and literal not in lowered):
             continue
-        if pattern.search(text):
-            record = technique(technique_id, "medium")
-            if record is not None:
-                found[technique_id] = record
+        match = pattern.search(text)
+        record = technique(technique_id, "medium") if match else None
+        if match and record is not None:
+            found[technique_id] = (record, f"phrase: {match.group(0)}")
+    return found
+
+
+def techniques_with_evidence(text: str, sentences: Sequence[str] = ()) -> list[tuple[MitreTechnique, str]]:
+    """Every technique of an article with its evidence: ids, phrases, then the procedure classifier.
+
+    The classifier (``procedures``, confidence low) reads the prose ``sentences`` of Enterprise articles
+    only, and adds a technique only when nothing of its family (the technique, its parent or a sibling
+    sub-technique) was found otherwise: an id or a phrase is the more specific witness.
+    """
+    found = _written_and_phrased(text)
+    if sentences and _matrix(text) == "enterprise":
+        families = {_family(technique_id) for technique_id in found}
+        for evidence in detect(list(sentences)):
+            record = technique(evidence.technique_id, "low")
+            if record is not None and _family(record.id) not in families:
+                families.add(_family(record.id))
+                found[record.id] = (record, f"classifier {evidence.score:.2f}: {evidence.sentence}")
     # A phrase for a whole technique adds nothing beside a sub-technique of it found in the same text
     # ("injects it into ... using process hollowing"); ids written by the author always stay.
-    return [record for record in found.values()
+    return [(record, why) for record, why in found.values()
             if record.confidence == "high" or not any(other.startswith(record.id + ".") for other in found)]
+
+
+def extract_techniques(text: str, sentences: Sequence[str] = ()) -> list[MitreTechnique]:
+    """The techniques of ``techniques_with_evidence``, without their evidence."""
+    return [record for record, _ in techniques_with_evidence(text, sentences)]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -37,6 +37,7 @@ class Enrichment:
     ai_classification_confidence: float
     categorized_by: str
     categorized_at: datetime
+    technique_evidence: list[str] = field(default_factory=list)  # "T1003.001: phrase: ...", one per technique
 
     @property
     def severity_label(self) -> str:
@@ -46,12 +47,13 @@ class Enrichment:
         """The indicators plus one ``cve`` record per CVE id (the spec's IOC types include ``cve``)."""
         return [*self.iocs, *(ArticleIoc("cve", cve, "high") for cve in self.cve_ids)]
 
-    def to_cli(self) -> dict[str, Any]:
-        """The object ``ctiwire enrich`` prints for one file (issue 7, "Enrich")."""
+    def to_cli(self, *, explain: bool = False) -> dict[str, Any]:
+        """The object ``ctiwire enrich`` prints for one file (issue 7, "Enrich"); with ``explain``, why
+        (issue 12: the severity rubric's reasons and each technique's id, phrase or classified sentence)."""
         grouped: dict[str, list[str]] = {kind: [] for kind in CLI_IOC_TYPES}
         for ioc in self.iocs:
             grouped.setdefault(ioc.type, []).append(ioc.value)
-        return {
+        shape = {
             "iocs": grouped,
             "cves": list(self.cve_ids),
             "attack_techniques": [technique.id for technique in self.mitre_techniques],
@@ -60,3 +62,6 @@ class Enrichment:
             "severity_label": self.severity_label,
             "severity_score": self.severity_score,
         }
+        if explain:
+            shape |= {"severity_reasons": list(self.severity_reasons), "attack_evidence": list(self.technique_evidence)}
+        return shape

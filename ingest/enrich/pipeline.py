@@ -11,12 +11,12 @@ from datetime import datetime
 from pathlib import Path
 
 from ingest.enrich.actors import extract_actors
-from ingest.enrich.attack import extract_techniques
+from ingest.enrich.attack import techniques_with_evidence
 from ingest.enrich.classify import Findings, classify
 from ingest.enrich.iocs import extract_iocs
 from ingest.enrich.model import Enrichment
 from ingest.enrich.summary import extractive_summary, lead_summary
-from ingest.enrich.textprep import build_document, html_to_text
+from ingest.enrich.textprep import build_document, html_to_text, prose_sentences
 from store.indicators import normalize
 from store.records import ms, utcnow
 
@@ -59,13 +59,15 @@ def enrich(title: str, text: str, *, html: str | None = None, source_name: str =
     full_text = document.text
     iocs = extract_iocs(document)
     cves = extract_cves(full_text)
-    techniques = extract_techniques(full_text)
+    explained = techniques_with_evidence(full_text, prose_sentences(document))
+    techniques = [record for record, _ in explained]
     actors = extract_actors(full_text)
     findings = Findings(len(cves), len(iocs), len(actors), len(techniques))
     body = "\n".join(line.text for line in document.body_lines)
     result = classify(document.title, body, findings)
     return Enrichment(
         iocs=iocs, cve_ids=cves, mitre_techniques=techniques, threat_actors=actors,
+        technique_evidence=[f"{record.id}: {why}" for record, why in explained],
         category=result.category, content_type=result.content_type,
         severity_score=result.severity_score, severity_reasons=result.severity_reasons,
         tech_tags=result.tech_tags, industry_tags=result.industry_tags,

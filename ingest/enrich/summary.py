@@ -11,7 +11,7 @@ import math
 import re
 from collections import Counter
 
-from ingest.enrich.textprep import Document, sentence_spans
+from ingest.enrich.textprep import Document, prose_sentences
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
 _ENTITY = re.compile(r"\bCVE-\d{4}-\d+|\b\d[\d,.]*\s*(?:%|percent|million|billion|thousand)|\bT\d{4}\b", re.IGNORECASE)
@@ -27,19 +27,6 @@ AI_SUMMARY_CHARS = 700
 _MIN_WORDS, _MAX_WORDS = 6, 60
 
 
-def sentences(document: Document) -> list[str]:
-    """Prose sentences of the body: no headings, no indicator lists, no reference sections."""
-    found = []
-    for line in document.body_lines:
-        if line.is_heading or line.section != "body" or len(_WORD.findall(line.text)) < _MIN_WORDS:
-            continue
-        for start, end in sentence_spans(line.raw):  # as written: defanged values stay defanged
-            sentence = line.raw[start:end].strip()
-            if len(_WORD.findall(sentence)) >= 4:
-                found.append(sentence)
-    return found
-
-
 def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -50,7 +37,7 @@ def _clip(text: str, limit: int) -> str:
 def lead_summary(document: Document) -> str:
     """The first sentences of the body, up to about ``SUMMARY_CHARS`` characters."""
     chosen: list[str] = []
-    for sentence in sentences(document):
+    for sentence in prose_sentences(document):
         if chosen and len(" ".join([*chosen, sentence])) > SUMMARY_CHARS:
             break
         chosen.append(sentence)
@@ -73,7 +60,7 @@ def _sentence_score(sentence: str, index: int, weights: Counter[str], title_word
 
 def extractive_summary(document: Document, *, count: int = 3) -> str:
     """The ``count`` best sentences in article order, up to about ``AI_SUMMARY_CHARS`` characters."""
-    body = sentences(document)
+    body = prose_sentences(document)
     if not body:
         return ""
     words = [word.lower() for sentence in body for word in _WORD.findall(sentence)]

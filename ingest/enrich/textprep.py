@@ -75,6 +75,23 @@ class Document:
         return [line for line in self.lines if not line.is_title]
 
 
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+_MIN_LINE_WORDS, _MIN_SENTENCE_WORDS = 6, 4
+
+
+def prose_sentences(document: Document) -> list[str]:
+    """Prose sentences of the body as written: no headings, no indicator lists, no reference sections."""
+    found = []
+    for line in document.body_lines:
+        if line.is_heading or line.section != "body" or len(_WORD.findall(line.text)) < _MIN_LINE_WORDS:
+            continue
+        for start, end in sentence_spans(line.raw):  # as written: defanged values stay defanged
+            sentence = line.raw[start:end].strip()
+            if len(_WORD.findall(sentence)) >= _MIN_SENTENCE_WORDS:
+                found.append(sentence)
+    return found
+
+
 def clean(text: str) -> str:
     """NFKC-normalised text without invisible characters, with plain spaces."""
     text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ingest.enrich import extract_cves
@@ -94,3 +96,11 @@ def test_common_words_tools_and_lowercase_are_not_actors(text: str) -> None:
 def test_ambiguous_names_with_actor_wording() -> None:
     assert extract_actors("The Silence group hit banks, and the Medusa ransomware gang followed.") == [
         "silence group", "medusa"]
+
+
+def test_the_phrase_table_names_each_technique_once() -> None:
+    """PyYAML keeps the last of two equal keys without a word: a repeated id would drop phrases silently."""
+    from ingest.enrich.resources import read_text
+
+    ids = re.findall(r"^(T\d{4}(?:\.\d{3})?):", read_text("attack_phrases.yaml"), re.MULTILINE)
+    assert len(ids) == len(set(ids))

@@ -72,6 +72,16 @@ def test_version_after_a_component_word_is_not_an_address() -> None:
 @pytest.mark.parametrize("sentence, name", [
     ("Researchers attribute the intrusions to a cluster they track as Silent Lynx.", "silent lynx"),
     ('A separate group, dubbed "Velvet Marten", was also active.', "velvet marten"),
+    # the nearest describing word decides, not any word of the sentence
+    ("The firm attributes the campaign to a cluster it tracks as Amber Stoat.", "amber stoat"),
+    ("Most of it was the work of a single operator, which we track as Flintlock.", "flintlock"),
+    ('An extortion crew that calls itself "Grey Abacus" posted the files.', "grey abacus"),
+    ("The activity is tracked by a second vendor as Birch Talon.", "birch talon"),
+    ("The outage was claimed by Fourth Harbor, a pro-Russian hacktivist group.", "fourth harbor"),
+    # vendors' designations for unnamed clusters are actor names by construction
+    ("Exploitation was linked to Storm-4410, which sells access.", "storm-4410"),
+    ("The overlap with UNC7123 is moderate.", "unc7123"),
+    ("Proofpoint attributes the lures to TA4903.", "ta4903"),
 ])
 def test_a_cluster_the_article_introduces_by_name_is_an_actor(sentence: str, name: str) -> None:
     assert name in extract_actors(sentence)
@@ -88,6 +98,13 @@ def test_malware_and_campaign_names_are_not_introduced_actors() -> None:
     text = ("The loader, which we track as Pale Finch, was spread in the activity researchers call "
             "Operation Midnight Rain.")
     assert extract_actors(text) == []
+
+
+def test_what_is_not_an_actor_stays_out_of_introductions() -> None:
+    assert extract_actors("The intrusion began at initial access (TA0001) and reached impact (TA0040).") == []
+    assert extract_actors("Harrowgate Labs, a security research group, published the report.") == []
+    assert extract_actors("Hollowpine, a loader shared by several groups, was also seen.") == []
+    assert extract_actors("UNC2452 is the name Mandiant first used.") == ["apt29"]  # a designation the galaxy knows
 
 
 @pytest.mark.parametrize("sentence, technique", [

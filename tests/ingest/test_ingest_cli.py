@@ -30,6 +30,16 @@ def test_enrich_prints_the_documented_shape(tmp_path: Path) -> None:
     assert found["cves"] == ["CVE-2024-3400"]
 
 
+def test_enrich_explain_adds_the_reasons_of_severity_and_techniques(tmp_path: Path) -> None:
+    path = tmp_path / "loader.txt"
+    path.write_text(TEXT + "\nThe implant takes a screenshot of the desktop every thirty seconds and uploads it.\n")
+    found = json.loads(ctiwire(cli_env(tmp_path), "enrich", str(path), "--explain"))["loader"]
+    assert found["severity_reasons"] and found["severity_reasons"][0].startswith("rubric level: ")
+    evidence = dict(line.split(": ", 1) for line in found["attack_evidence"])
+    assert set(evidence) == set(found["attack_techniques"])
+    assert evidence["T1113"].startswith("classifier ") and "screenshot" in evidence["T1113"]
+
+
 def test_ingest_once_fills_the_database(httpserver: HTTPServer, tmp_path: Path) -> None:
     base = httpserver.url_for("").rstrip("/")
     title, body = TEXT.split("\n", 1)

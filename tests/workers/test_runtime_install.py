@@ -75,3 +75,22 @@ def test_worker_and_server_start_from_the_runtime_install(runtime_bin: Path, tmp
             proc.terminate()
             proc.wait(timeout=20)
     assert sys.executable not in str(runtime_bin)
+
+
+def test_the_image_trains_the_attack_classifier_once_and_enrich_reads_it(runtime_bin: Path, tmp_path: Path) -> None:
+    """The Dockerfile's build step (``python -m ingest.enrich.procedures``) keeps the model where the
+    image's processes read it; ``ctiwire enrich`` then uses it without training again."""
+    env = cli_env(tmp_path, CTIWIRE_MODEL_DIR=str(tmp_path / "models"))
+    env.pop("PYTHONPATH", None)
+    trained = subprocess.run([str(runtime_bin / "python"), "-m", "ingest.enrich.procedures"], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=300)
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    [model] = (tmp_path / "models").glob("attack-procedures-*.npz")
+    stamp = model.stat().st_mtime_ns
+    article = tmp_path / "note.txt"
+    article.write_text("Screens\nThe implant takes a screenshot of the desktop every thirty seconds and uploads it.\n")
+    done = subprocess.run([str(runtime_bin / "ctiwire"), "enrich", str(article), "--explain"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "T1113: classifier" in done.stdout
+    assert model.stat().st_mtime_ns == stamp and len(list((tmp_path / "models").iterdir())) == 1

