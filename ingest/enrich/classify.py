@@ -19,6 +19,7 @@ from store.records import CATEGORIES, INDUSTRY_TAGS
 _CVSS = re.compile(r"\bcvss(?:\s*v?[234](?:\.\d)?)?(?:\s+base)?(?:\s+score)?(?:\s+of)?\s*[:=]?\s*(\d{1,2}(?:\.\d)?)\b",
                    re.IGNORECASE)
 _SECURITY_CONTENT = "security"
+_NARRATIVE_STEPS = 3  # techniques from which an article tells an intrusion rather than an identity topic
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +83,10 @@ def category_scores(title: str, body: str, findings: Findings) -> dict[str, floa
     scores["vulnerabilities"] += 2.0 * min(findings.cves, 3)
     scores["threat-intel"] += 3.0 * min(findings.actors, 2) + 0.5 * min(findings.techniques, 4)
     scores["threat-intel"] += 1.0 if findings.iocs else 0.0
+    if findings.techniques >= _NARRATIVE_STEPS:
+        # An article that tells an intrusion step by step names passwords, credentials and MFA as steps
+        # of the attack, not as its subject (tuning articles c1-06, c1-11, c1-13; issue 12's close calls).
+        scores["identity-access"] *= 0.5
     return scores
 
 
