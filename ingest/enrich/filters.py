@@ -77,7 +77,7 @@ def looks_like_version(candidate: Candidate, text: str, sentence: tuple[int, int
     """
     before, after = _version_patterns()
     left = text[max(sentence[0], candidate.start - 30):candidate.start]
-    right = text[candidate.end:candidate.end + 30]
+    right = text[candidate.end:candidate.end + 40]
     if before.search(left) or after.match(right):
         return True
     # One end of a range or list of versions: "7.0.1 through 7.2.4.1", "3.0.0.0 to 3.0.15.9".

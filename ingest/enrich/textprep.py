@@ -77,13 +77,16 @@ class Document:
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
 _MIN_LINE_WORDS, _MIN_SENTENCE_WORDS = 6, 4
+# A query or code line (a hunting query quoted in the article) is not prose: comparisons, pipes, field: "value".
+_CODE_LINE = re.compile(r"==|!=|(?:^|\s)\|\s|\b[a-z_]+\.[a-z_.]+:\s*[\"']|[{};]\s*$")
 
 
 def prose_sentences(document: Document) -> list[str]:
     """Prose sentences of the body as written: no headings, no indicator lists, no reference sections."""
     found = []
     for line in document.body_lines:
-        if line.is_heading or line.section != "body" or len(_WORD.findall(line.text)) < _MIN_LINE_WORDS:
+        if (line.is_heading or line.section != "body" or len(_WORD.findall(line.text)) < _MIN_LINE_WORDS
+                or _CODE_LINE.search(line.text)):
             continue
         for start, end in sentence_spans(line.raw):  # as written: defanged values stay defanged
             sentence = line.raw[start:end].strip()

@@ -166,3 +166,26 @@ def test_an_intrusion_told_step_by_step_is_not_an_identity_story() -> None:
     assert category_of(breach, body, Findings(0, 0, 0, 5))[0] == "attacks-breaches"
     assert category_of("MFA fatigue: how push bombing beats two-factor sign-in", body,
                        Findings(0, 0, 0, 5))[0] == "identity-access"
+
+
+@pytest.mark.parametrize("sentence, technique", [
+    ("The macro started a PowerShell process that pulled a second-stage loader from the server.", "T1105"),
+    ("Once inside, the actor ran commands through cmd.exe on the server.", "T1059.003"),
+    ('One clerk opened the workbook and clicked "Enable Content" to see it.', "T1204.002"),
+    ("On Sunday the operator pushed the ransomware binary to 140 servers and workstations.", "T1570"),
+    ("The worm uploads them over HTTP POST requests to its command-and-control server.", "T1041"),
+    ("The beacon called back over HTTPS to the operator's domain every minute.", "T1071.001"),
+    ("They uploaded roughly 310 GB of drawings directly to MEGA over several nights.", "T1567.002"),
+    ("It also records the machine's hostname, username and Windows version.", "T1082"),
+])
+def test_common_intrusion_steps_told_in_report_prose(sentence: str, technique: str) -> None:
+    """The steps most reports tell in their own words (tuning calibration articles c1-*)."""
+    assert technique in techniques(sentence)
+
+
+def test_cloud_storage_hosts_resolvers_and_query_fields_are_not_domains() -> None:
+    text = ("The loader downloads hxxps://stx-dist-4471.s3.amazonaws[.]com/upd/st2.bin and resolves its server "
+            "through dns.google and cloudflare-dns.com.\n\n"
+            '    process.name: "rundll32.exe" and dns.question.name: "stx-telemetry.net"\n\n'
+            "The build string reads STX 1.4.0.2, which is the builder version.")
+    assert found(text) == {("url", "https://stx-dist-4471.s3.amazonaws.com/upd/st2.bin")}
