@@ -189,3 +189,23 @@ def test_cloud_storage_hosts_resolvers_and_query_fields_are_not_domains() -> Non
             '    process.name: "rundll32.exe" and dns.question.name: "stx-telemetry.net"\n\n'
             "The build string reads STX 1.4.0.2, which is the builder version.")
     assert found(text) == {("url", "https://stx-dist-4471.s3.amazonaws.com/upd/st2.bin")}
+
+
+@pytest.mark.parametrize("sentence, value", [
+    ("The first logins came from 91.215.85.17 on a weekend.", ("ipv4", "91.215.85.17")),
+    ("Most of the requests came from two addresses, 193.35.18.77 and 194.26.192.61.", ("ipv4", "193.35.18.77")),
+    ("Staff received an e-mail from audit@dentaline-compliance.com asking for passwords.",
+     ("email", "audit@dentaline-compliance.com")),
+    ("The note gives a ransom contact address, molar-restore[@]onionmail[.]org, for talks.",
+     ("email", "molar-restore@onionmail.org")),
+    ("Pay 0.5 BTC within 72 hours and e-mail dentrescue41@tutanota.com with your ID.",
+     ("email", "dentrescue41@tutanota.com")),
+])
+def test_senders_login_sources_and_ransom_contacts_told_in_prose(sentence: str, value: tuple[str, str]) -> None:
+    assert value in found(sentence)
+
+
+def test_a_publishers_support_address_stays_out() -> None:
+    text = ("Northgate Managed Security published its findings at northgate-ms.com and advised customers to "
+            "contact support@northgate-ms.com with questions about the ransom demand.")
+    assert found(text) == set()
