@@ -85,6 +85,13 @@ def _defanged(candidate: Candidate, line: Line) -> bool:
     return line.raw != line.text and candidate.value not in line.raw
 
 
+def _defanged_with(candidate: Candidate, context: LineContext, defanged: list[bool], index: int) -> bool:
+    """An IPv6 address has no dot to bracket: enumerated with defanged values ("94.232.41[.]108 and
+    2a12:bec4::2"), it is presented the way they are (tuning article t14)."""
+    first, last = context.groups[index]
+    return candidate.type == "ipv6" and any(defanged[first:last + 1])
+
+
 def _collect(document: Document) -> dict[tuple[str, str], _Evidence]:
     evidence: dict[tuple[str, str], _Evidence] = {}
     for line in document.lines:
@@ -92,6 +99,7 @@ def _collect(document: Document) -> dict[tuple[str, str], _Evidence]:
             continue
         candidates = scan_line(line.text, line.index)
         context = LineContext(line, candidates)
+        defanged = [_defanged(candidate, line) for candidate in candidates]
         for index, candidate in enumerate(candidates):
             key = (candidate.type, normalize(candidate.type, candidate.value))
             entry = evidence.get(key)
@@ -102,7 +110,7 @@ def _collect(document: Document) -> dict[tuple[str, str], _Evidence]:
             if entry is None:
                 entry = evidence[key] = _Evidence(order=len(evidence))
             entry.verdicts.append(context.judge(index))
-            entry.defanged = entry.defanged or _defanged(candidate, line)
+            entry.defanged = entry.defanged or defanged[index] or _defanged_with(candidate, context, defanged, index)
     return evidence
 
 

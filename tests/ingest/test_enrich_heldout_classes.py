@@ -209,3 +209,9 @@ def test_a_publishers_support_address_stays_out() -> None:
     text = ("Northgate Managed Security published its findings at northgate-ms.com and advised customers to "
             "contact support@northgate-ms.com with questions about the ransom demand.")
     assert found(text) == set()
+
+
+def test_an_ipv6_address_enumerated_with_defanged_values_is_presented_like_them() -> None:
+    text = "The group manages its virtual machines from 178.238.224[.]20 and 2a02:4780:b:2::9e every day."
+    assert found(text) == {("ipv4", "178.238.224.20"), ("ipv6", "2a02:4780:b:2::9e")}
+    assert found("The group manages its virtual machines from 2a02:4780:b:2::9e every day.") == set()
