@@ -24,6 +24,8 @@ from ingest.enrich.resources import yaml_data
 
 _BUCKETS = {"critical": (9.0, 10.0), "high": (7.0, 8.9), "medium": (4.0, 6.9), "low": (1.0, 3.9)}
 _STEP = {"critical": 0.3, "high": 0.4, "medium": 0.5, "low": 0.5}
+_IMPACT = re.compile(r"\bransomware\b|\bencrypt(?:ed|ion)\b|\bexfiltrat\w*|\bstolen (?:data|files|records)\b|"
+                     r"\bstole\b", re.IGNORECASE)
 _THREAT_CATEGORIES = frozenset({"attacks-breaches", "threat-intel", "malware", "vulnerabilities", "iot-ot"})
 
 
@@ -61,7 +63,9 @@ def _level(signals: set[str], evidence: Evidence) -> str:
     if not evidence.security_content or quiet:
         return "medium" if signals & {"exploited", "destructive"} else "low"
     physical_attack = "physical" in signals and signals & {"compromise", "destructive", "exploited"}
-    if "zero_click" in signals or "destructive" in signals or physical_attack or (
+    # "a flaw under active exploitation giving pre-auth remote code execution or mass data theft"
+    mass_theft = {"exploited", "mass", "compromise"} <= signals
+    if "zero_click" in signals or "destructive" in signals or physical_attack or mass_theft or (
             "exploited" in signals and _exploited_preauth_rce(evidence.text)):
         return "critical"
     return "high" if _high(signals, evidence) else "medium" if _threat(signals, evidence) else "low"
@@ -75,8 +79,13 @@ def _high(signals: set[str], evidence: Evidence) -> bool:
         return True
     # Defenders' action counts when the lead reports it (a takedown story), not when a detail mentions it.
     held = bool(signals & {"contained"}) or "defended" in _found(evidence.text[:400])
-    if held or evidence.category in yaml_data("severity.yaml")["case_study_categories"]:
+    if held:
         return False
+    if evidence.category in yaml_data("severity.yaml")["case_study_categories"]:
+        # A single case study is medium, unless what it tells had significant impact: systems encrypted
+        # or data stolen (tuning article c1-01; bench/LABELLING.md's "confirmed compromise ... with
+        # significant impact").
+        return "compromise" in signals and bool(_IMPACT.search(evidence.text))
     tracked = evidence.actors > 0 or "mass" in signals or evidence.iocs >= 3
     return ("compromise" in signals and evidence.category != "vulnerabilities") or (
         "campaign" in signals and tracked and "commodity" not in signals)

@@ -146,6 +146,14 @@ def test_loose_keywords_infer_no_technique(sentence: str) -> None:
      "medium"),
     ("How to roll out passkeys across your workforce",
      "This guide explains how to plan a passkey rollout and how to train the help desk.", "low"),
+    # "a handful of passwords", "contained no attachment": words of containment in other senses
+    ("University confirms hackers stole research data",
+     "The attackers tried a handful of common passwords, then breached the research network and stole data. "
+     "The lure contained no attachment.", "high"),
+    # a flaw under active exploitation giving mass data theft
+    ("File-transfer zero-day exploited to steal data",
+     "The flaw has been exploited in the wild since May: attackers stole files from hundreds of organisations "
+     "by mass exploitation of exposed servers.", "critical"),
 ])
 def test_severity_follows_the_rubric_and_the_spec_buckets(title: str, body: str, level: str) -> None:
     result = enrich(title, body)
@@ -215,3 +223,16 @@ def test_an_ipv6_address_enumerated_with_defanged_values_is_presented_like_them(
     text = "The group manages its virtual machines from 178.238.224[.]20 and 2a02:4780:b:2::9e every day."
     assert found(text) == {("ipv4", "178.238.224.20"), ("ipv6", "2a02:4780:b:2::9e")}
     assert found("The group manages its virtual machines from 2a02:4780:b:2::9e every day.") == set()
+
+
+
+@pytest.mark.parametrize("body, level", [
+    ("Day nine: the ransomware encrypted 140 servers after the intruders breached the VPN.", "high"),
+    ("The intruders breached one mailbox; responders reset the password within the hour.", "medium"),
+])
+def test_an_incident_write_up_is_high_when_what_it_tells_had_impact(body: str, level: str) -> None:
+    """Single case studies are medium, unless systems were encrypted or data stolen (tuning c1-01, r03)."""
+    from ingest.enrich.classify import Findings, severity_of
+
+    score, reasons = severity_of(body, "incident-response", "security", Findings(0, 0, 0, 0))
+    assert reasons[0] == f"rubric level: {level}" and severity_label(score) == level
