@@ -25,9 +25,14 @@ _MAX_WORDS = 5
 # "a cluster we track as Silent Lynx", "a group dubbed 'Velvet Ant'": an article introducing its own name
 # for an actor (issue 12). The words before must say it is an actor, not a malware family or a campaign.
 _NAME = r"((?:[A-Z][A-Za-z0-9]*[-\s]?\d+)|(?:[A-Z][a-z0-9]+(?:[- ][A-Z][a-z0-9]+){0,3}))"
-_INTRODUCED = re.compile(r"\b(?:track(?:s|ed|ing)?(?: by [\w\s-]{1,40}?)?|call(?:s|ed)?(?: (?:itself|themselves))?|"
-                         r"dubbed|named|designated|refer(?:s|red)? to(?: it| them)?|known)(?: internally)?(?: as)?"
+_INTRODUCED = re.compile(r"\b(?:(?:track(?:s|ed|ing)?|known)(?: (?:by|the|in|to) [\w\s-]{1,40}?(?= as))?|"
+                         r"call(?:s|ed|ing)?(?: (?:itself|themselves))?|"
+                         r"dubbed|named|designated|refer(?:s|red)? to(?: it| them)?|"
+                         r"(?:tracked|known|operating)(?: it| them)? under the name)(?: internally)?(?: as)?"
                          r"\s+[\"\u201c']?" + _NAME)
+# "the Korvex ransomware gang", "an affiliate of the VeilLock ransomware operation": a brand named as a group.
+_BRAND_GROUP = re.compile(r"\b(?:[Tt]he|[Aa]n?) " + _NAME
+                          + r" ransomware (?:group|gang|crew|operation|operators|cartel)\b")
 # "Sector 44, a pro-Russian hacktivist group": a name set beside what it is.
 _APPOSITIVE = re.compile(_NAME + r"[\"\u201d']?, (?:a|an) (?:[\w-]+ ){0,3}?(?:group|gang|crew|collective|cluster|"
                          r"threat actor|actor)\b")
@@ -43,9 +48,10 @@ _BRANDED = re.compile(r"\bunder the (?:name |banner )?[\"\u201c']?([A-Z][a-z0-9]
                       r"(?: (?:brand|banner|name))?\b")
 _BRAND_WORDS = re.compile(r"\b(?:ransomware|extortion|affiliates?|leak site|gang)\b", re.IGNORECASE)
 _ACTOR_WORDS = re.compile(r"\b(?:cluster|group|actors?|gang|crew|intrusion set|adversary|adversaries|threat|"
-                          r"operators?|hackers|apt|collective|affiliate|activity)\b", re.IGNORECASE)
+                          r"operators?|hackers|apt|collective|affiliate|activity|persona)\b", re.IGNORECASE)
 _NOT_ACTOR_WORDS = re.compile(r"\b(?:malware|loader|backdoor|family|tool|toolkit|variant|strain|stealer|"
-                              r"implant|botnet|campaign|operation|exploit|vulnerability|flaw|kit|rat)\b",
+                              r"implant|botnet|campaign|operation|exploit|vulnerability|flaw|kit|rat|"
+                              r"task|service|file|folder|account|key|process|mutex|certificate|user)\b",
                               re.IGNORECASE)
 _CONTEXT_WORDS = 4
 
@@ -167,9 +173,12 @@ def introduced_actors(text: str) -> list[str]:
             ("under the name", "under the banner"))
         if named and _BRAND_WORDS.search(sentence):
             names.append(" ".join(match.group(1).split()).lower())
+    for match in _BRAND_GROUP.finditer(text):
+        names += _known_or_new(match.group(1))
     for match in _INTRODUCED.finditer(text):
-        before = text[max(0, match.start() - 60):match.start()]
-        if _describes_an_actor(before.rsplit(".", 1)[-1]):  # the same sentence only
+        # the same sentence only, and the words inside the introduction ("tracks the group behind it as")
+        before = text[max(0, match.start() - 60):match.start(1)]
+        if _describes_an_actor(before.rsplit(".", 1)[-1]):
             names += _known_or_new(match.group(1))
     for match in _APPOSITIVE.finditer(text):
         if not _NOT_ACTOR_APPOSITION.search(match.group(0)) and not _NOT_ACTOR_WORDS.search(match.group(0)):

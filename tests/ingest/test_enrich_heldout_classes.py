@@ -82,6 +82,12 @@ def test_version_after_a_component_word_is_not_an_address() -> None:
     ("Exploitation was linked to Storm-4410, which sells access.", "storm-4410"),
     ("The overlap with UNC7123 is moderate.", "unc7123"),
     ("Proofpoint attributes the lures to TA4903.", "ta4903"),
+    ("A hacktivist persona calling itself Cinder Union posted screenshots.", "cinder union"),
+    ("Pellmont tracks the group behind it as Quiet Marten.", "quiet marten"),
+    ("Earlier reports on the group tracked it under the name Lowfield.", "lowfield"),
+    ("The advisory concerns a state-sponsored actor known in industry reporting as Silt Harrier.", "silt harrier"),
+    ("The Morrowgate ransomware gang claimed the attack on its leak site.", "morrowgate"),
+    ("An affiliate of the Ashfall ransomware operation encrypted the servers.", "ashfall"),
 ])
 def test_a_cluster_the_article_introduces_by_name_is_an_actor(sentence: str, name: str) -> None:
     assert name in extract_actors(sentence)
@@ -104,6 +110,7 @@ def test_what_is_not_an_actor_stays_out_of_introductions() -> None:
     assert extract_actors("The intrusion began at initial access (TA0001) and reached impact (TA0040).") == []
     assert extract_actors("Harrowgate Labs, a security research group, published the report.") == []
     assert extract_actors("Hollowpine, a loader shared by several groups, was also seen.") == []
+    assert extract_actors('The operator created a scheduled task named "T0419" on every host.') == []
     assert extract_actors("UNC2452 is the name Mandiant first used.") == ["apt29"]  # a designation the galaxy knows
 
 
