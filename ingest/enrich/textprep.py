@@ -28,6 +28,7 @@ _HEADING_WORDS = re.compile(r"[A-Za-z][A-Za-z&/'-]*")
 _LOOKS_TECHNICAL = re.compile(r"\w[.:@]\w|\[\.\]|\(\.\)|\[dot\]|[0-9a-f]{16}", re.IGNORECASE)
 _BLOCK_TAGS = ("p", "div", "li", "tr", "pre", "blockquote", "section", "article", "table", "ul", "ol",
                "br", "dd", "dt", "figcaption", "code", "td", "th")
+_SOURCE_BREAK = re.compile(r"\s*[\r\n]+\s*")
 _DROP_TAGS = ("script", "style", "noscript", "nav", "footer", "header", "aside", "form", "svg", "template")
 
 
@@ -177,6 +178,19 @@ def build_document(title: str, text: str) -> Document:
     return document
 
 
+def _unwrap(root: lxml_html.HtmlElement) -> None:
+    """Line breaks of the HTML source are spaces, as a browser renders them (a paragraph hard-wrapped
+    in the source is one line of text), except inside ``<pre>``, where they are the content's own."""
+    for element in root.iter():
+        if not isinstance(element.tag, str):
+            continue  # comments and processing instructions
+        inside = any(ancestor.tag == "pre" for ancestor in element.iterancestors())
+        if element.text and element.tag != "pre" and not inside:
+            element.text = _SOURCE_BREAK.sub(" ", element.text)
+        if element.tail and not inside:
+            element.tail = _SOURCE_BREAK.sub(" ", element.tail)
+
+
 def html_to_text(markup: str) -> tuple[str, str]:
     """(title, text) of an HTML page: block elements become lines, headings become markdown headings.
 
@@ -186,6 +200,7 @@ def html_to_text(markup: str) -> tuple[str, str]:
     root = lxml_html.fromstring(markup)
     for element in list(root.iter(*_DROP_TAGS)):
         element.drop_tree()
+    _unwrap(root)
     title = (root.findtext(".//title") or "").strip()
     headings = root.xpath("//h1|//h2|//h3|//h4|//h5|//h6")
     if not title and headings:

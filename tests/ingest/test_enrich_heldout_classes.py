@@ -243,3 +243,14 @@ def test_an_incident_write_up_is_high_when_what_it_tells_had_impact(body: str, l
 
     score, reasons = severity_of(body, "incident-response", "security", Findings(0, 0, 0, 0))
     assert reasons[0] == f"rubric level: {level}" and severity_label(score) == level
+
+
+def test_a_hard_wrapped_html_paragraph_is_one_line_but_pre_keeps_its_lines() -> None:
+    from ingest.enrich.textprep import html_to_text
+
+    page = ("<html><body><p>The e-mails come from attacker-registered domains, such as\n"
+            "protocol@diplo-invite.org, and carry a link.</p><pre>45.1.2.3\n45.1.2.4</pre></body></html>")
+    _, text = html_to_text(page)
+    first = "The e-mails come from attacker-registered domains, such as protocol@diplo-invite.org, and carry a link."
+    assert text.splitlines() == [first, "45.1.2.3", "45.1.2.4"]
+    assert ("email", "protocol@diplo-invite.org") in found(text)
