@@ -27,7 +27,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")
 _HEADING_WORDS = re.compile(r"[A-Za-z][A-Za-z&/'-]*")
 _LOOKS_TECHNICAL = re.compile(r"\w[.:@]\w|\[\.\]|\(\.\)|\[dot\]|[0-9a-f]{16}", re.IGNORECASE)
 _BLOCK_TAGS = ("p", "div", "li", "tr", "pre", "blockquote", "section", "article", "table", "ul", "ol",
-               "br", "dd", "dt", "figcaption", "code", "td", "th")
+               "br", "dd", "dt", "figcaption", "code", "td", "th", "caption", "figure", "main", "dl", "hr")
 _SOURCE_BREAK = re.compile(r"\s*[\r\n]+\s*")
 _DROP_TAGS = ("script", "style", "noscript", "nav", "footer", "header", "aside", "form", "svg", "template")
 

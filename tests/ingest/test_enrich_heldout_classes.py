@@ -254,3 +254,6 @@ def test_a_hard_wrapped_html_paragraph_is_one_line_but_pre_keeps_its_lines() -> 
     first = "The e-mails come from attacker-registered domains, such as protocol@diplo-invite.org, and carry a link."
     assert text.splitlines() == [first, "45.1.2.3", "45.1.2.4"]
     assert ("email", "protocol@diplo-invite.org") in found(text)
+    _, table = html_to_text("<table>\n<caption>Indicators of compromise</caption>\n<tr><th>Indicator</th><th>Type</th>"
+                            "</tr>\n<tr><td>2A0C:9A40:0001:0000:0000:0000:0000:0054</td><td>ipv6</td></tr></table>")
+    assert table.splitlines()[0] == "Indicators of compromise"  # a caption renders on its own line
