@@ -25,7 +25,8 @@ from ingest.enrich.textprep import Line
 _SEPARATOR = re.compile(r"^[\s,;/|()\[\]]*(?:(?:and|or|&|as well as|plus)[\s,;/|()\[\]]*)?$", re.IGNORECASE)
 _LIST_WORDS = re.compile(r"[A-Za-z]{2,}")
 _LEFT_REACH = 90
-_BENIGN_REACH = 32
+_BENIGN_REACH = 40
+_TYPE_LABEL = re.compile(r"hash(?:es)?|sha-?(?:1|256|512)|md5", re.IGNORECASE)
 _RIGHT_REACH = 60
 _CLAUSE_REACH = 40
 # ", a C2 server" or "(used for exfiltration)": an apposition after a value describes that value.
@@ -74,6 +75,8 @@ def _nearest_left(window: str) -> str | None:
     """``malicious`` or ``benign`` for the cue ending nearest the end of ``window``."""
     best: tuple[int, str] | None = None
     for match in context_cues("malicious").finditer(window):
+        if _TYPE_LABEL.fullmatch(match.group()):
+            continue  # "legitimate signed binary, SHA-256 ...": the label names the value, it does not judge it
         kind = "benign" if _NEGATION.search(window[max(0, match.start() - 20):match.start()]) else "malicious"
         best = (match.end(), kind) if best is None or match.end() >= best[0] else best
     tail_start = max(0, len(window) - _BENIGN_REACH)

@@ -159,9 +159,9 @@ def hash_reason(candidate: Candidate, text: str, heading: str) -> str | None:
 
 def _last_cue(window: str) -> str | None:
     best: tuple[int, str] | None = None
-    for kind in ("hash", "non_hash"):
+    for kind in ("hash", "non_hash"):  # a tie goes to non_hash: "JA3 hash" ends where "hash" does
         for match in context_cues(kind).finditer(window):
-            if best is None or match.end() > best[0]:
+            if best is None or match.end() > best[0] or (kind == "non_hash" and match.end() == best[0]):
                 best = (match.end(), kind)
     return best[1] if best else None
 

@@ -20,7 +20,9 @@ _IPV6 = re.compile(r"(?<![\w:.])\[?((?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4
                    r"(/\d{1,3}(?!\d))?(?![\w:])")
 _DOMAIN = re.compile(r"(?<![\w@.-])((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
                      r"(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{2,59}))(?![\w-]|\.[A-Za-z0-9])")
-_HEX = re.compile(r"(?<![0-9A-Za-z])([0-9A-Fa-f]{128}|[0-9A-Fa-f]{64}|[0-9A-Fa-f]{40}|[0-9A-Fa-f]{32})(?![0-9A-Za-z])")
+# A hex run that is a label of a host name ("4d1f...3c.cdn.example.net", a DNS-tunnel query) is not a digest.
+_HEX = re.compile(r"(?<![0-9A-Za-z.])([0-9A-Fa-f]{128}|[0-9A-Fa-f]{64}|[0-9A-Fa-f]{40}|[0-9A-Fa-f]{32})"
+                  r"(?![0-9A-Za-z]|\.[0-9A-Za-z])")
 _HASH_TYPES = {32: "md5", 40: "sha1", 64: "sha256", 128: "sha512"}
 _TRAILING = ".,;:!?'\"*>"
 _PAIRS = {")": "(", "]": "[", "}": "{"}

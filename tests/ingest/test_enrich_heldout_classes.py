@@ -257,3 +257,23 @@ def test_a_hard_wrapped_html_paragraph_is_one_line_but_pre_keeps_its_lines() -> 
     _, table = html_to_text("<table>\n<caption>Indicators of compromise</caption>\n<tr><th>Indicator</th><th>Type</th>"
                             "</tr>\n<tr><td>2A0C:9A40:0001:0000:0000:0000:0000:0054</td><td>ipv6</td></tr></table>")
     assert table.splitlines()[0] == "Indicators of compromise"  # a caption renders on its own line
+
+
+@pytest.mark.parametrize("text", [
+    "The media player (vlcplay.exe, legitimate signed binary): sha256 "
+    "0f4e2d6c8a1b3f5e7d9c0b2a4f6e8d1c3b5a7f9e0d2c4b6a8f1e3d5c7b9a0e2f.",
+    "A text file in the archive, with hash 7a6c5b4e3d2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f7a6b, "
+    "turned out to be a harmless licence file.",
+    "The clean installer is listed for comparison (clean): "
+    "4b2a0c8e6d4f2b0a8c6e4d2f0b8a6c4e2d0f8b6a4c2e0d8f6b4a2c0e8d6f4b2a.",
+    "The loader's TLS client presents the JA3 hash 6734f37431670b3ab4292b8f60f29984.",
+    "Its DNS tunnel builds names such as 4d1f8a2c9e7b3d5f6a0c8e2b4d6f1a3c.x9.tunnel.example from the machine id.",
+])
+def test_hashes_the_article_calls_clean_fingerprints_and_hostname_labels_are_not_iocs(text: str) -> None:
+    assert not {value for value in found(text) if value[0] in ("md5", "sha1", "sha256")}
+
+
+def test_a_malicious_hash_beside_a_clean_one_stays() -> None:
+    text = ("The dropper has SHA-256 9c1e4f7a2b8d3c6e0f5a9b2d4c7e1f3a5b8d0c2e4f6a8b1d3c5e7f9a0b2c4d6e; the "
+            "legitimate player it side-loads into is not listed.")
+    assert found(text) == {("sha256", "9c1e4f7a2b8d3c6e0f5a9b2d4c7e1f3a5b8d0c2e4f6a8b1d3c5e7f9a0b2c4d6e")}
