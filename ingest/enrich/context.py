@@ -127,7 +127,7 @@ class LineContext:
                         candidates[first].start - _LEFT_REACH)
         right_edge = min(sentence[1], candidates[last + 1].start if last + 1 < len(candidates) else len(text),
                          candidates[last].end + _RIGHT_REACH)
-        after = text[candidate.end:candidate.end + 40]
+        after = text[candidates[last].end:candidates[last].end + 40]  # an enumeration shares what follows it
         if context_cues("benign_after").match(after) or context_cues("benign_after").match(after.lstrip(")]\"' ")):
             return Verdict(0, benign=True, section=line.section)
         left = _nearest_left(text[left_edge:candidates[first].start])

@@ -28,6 +28,8 @@ _BUNDLE_PREFIXES = frozenset({"com", "org", "net", "edu", "gov", "mil", "io", "d
 # addresses are listed with "and" and "to" ("from 45.1.2.3 to 91.2.3.4") as often as versions are.
 _VERSION = r"v?\d+(?:\.\d+){1,2}[a-z]?"
 _QUAD = r"\d+(?:\.\d+){3}"
+# What follows a field name in a query (a host is followed by a port's digits, not by a value or operator).
+_FIELD_NAME = re.compile(r"\s*(?::\s*[\"'(\[*]|:\s*[A-Za-z_]|==|!=|=~|\s+(?:in|IN|like|LIKE|contains)\s*[\"'(])")
 _RANGE_BEFORE = re.compile(rf"(?<![\w.])(?:{_VERSION},?\s*(?:through|thru|to|and|or|until|-|\u2013)|"
                            rf"{_QUAD}\s*(?:through|thru|until)|"
                            rf"(?:versions?|builds?|firmware|releases?)\s+{_QUAD}\s*(?:to|and|or|-|\u2013))\s*$",
@@ -120,6 +122,8 @@ def domain_reason(candidate: Candidate, text: str, defanged: bool) -> str | None
         return "file-name"
     if any(ch.isupper() for ch in value):
         return "proper-name"  # ASP.NET, Socket.IO, Booking.com, "attack.It": names and run-on words
+    if _FIELD_NAME.match(text, candidate.end):
+        return "field-name"  # process.name:"x", user.name == "y": a query's field, not a host
     if len(labels) >= 3 and labels[0].lower() in _BUNDLE_PREFIXES or _bundle_context(text, candidate):
         return "bundle-id"
     return None

@@ -277,3 +277,12 @@ def test_a_malicious_hash_beside_a_clean_one_stays() -> None:
     text = ("The dropper has SHA-256 9c1e4f7a2b8d3c6e0f5a9b2d4c7e1f3a5b8d0c2e4f6a8b1d3c5e7f9a0b2c4d6e; the "
             "legitimate player it side-loads into is not listed.")
     assert found(text) == {("sha256", "9c1e4f7a2b8d3c6e0f5a9b2d4c7e1f3a5b8d0c2e4f6a8b1d3c5e7f9a0b2c4d6e")}
+
+
+def test_seized_and_sinkholed_values_webmail_hosts_and_query_fields_are_not_iocs() -> None:
+    text = ("The public domains, including lumenstore[.]shop and lumen-admin[.]cc, had been seized by police. "
+            "An older domain, lumen-upd[.]ru, was taken over and sinkholed by a CERT. New builds contact the C2 "
+            "panel at lumen-gate[.]top; buyers write to lumen.sales[@]tutamail[.]com.\n\n"
+            '    process.name:"lumen.exe" AND user.name == "svc"\n')
+    assert found(text) == {("domain", "lumen-gate.top"), ("email", "lumen.sales@tutamail.com")}
+    assert ("domain", "evil-cdn.net") in found("The malware connects to its C2 server at evil-cdn.net:443.")
