@@ -282,7 +282,7 @@ def test_a_malicious_hash_beside_a_clean_one_stays() -> None:
 def test_seized_and_sinkholed_values_webmail_hosts_and_query_fields_are_not_iocs() -> None:
     text = ("The public domains, including lumenstore[.]shop and lumen-admin[.]cc, had been seized by police. "
             "An older domain, lumen-upd[.]ru, was taken over and sinkholed by a CERT. New builds contact the C2 "
-            "panel at lumen-gate[.]top; buyers write to lumen.sales[@]tutamail[.]com.\n\n"
+            "panel at lumen-gate[.]top; buyers contact the operators at lumen.sales[@]tutamail[.]com.\n\n"
             '    process.name:"lumen.exe" AND user.name == "svc"\n')
     assert found(text) == {("domain", "lumen-gate.top"), ("email", "lumen.sales@tutamail.com")}
     assert ("domain", "evil-cdn.net") in found("The malware connects to its C2 server at evil-cdn.net:443.")
