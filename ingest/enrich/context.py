@@ -32,6 +32,10 @@ _CLAUSE_REACH = 40
 # ", a C2 server" or "(used for exfiltration)": an apposition after a value describes that value.
 _APPOSITION = re.compile(r"^\s*[,(\u2013\u2014-]\s*(?:a|an|the|which|that|used|hosting|serving|acting|another|one|"
                          r"both|all|likely|probably|now|then|later|previously)\b", re.IGNORECASE)
+_TAKEN_AWAY = re.compile(r"\b(?:sinkhol(?:ed|ing)|(?:resolves?|points?) to (?:a|the) sinkhole|was seized|were seized|"
+                         r"(?:has|have|had) been (?:seized|taken down)|listed in error|(?:is|are) excluded from|"
+                         r"false positive)", re.IGNORECASE)
+_PRONOUN = re.compile(r"\s*(?:It|This domain|That domain|The domain|This address|That address)\b")
 _CLAUSE_END = re.compile(r"[,;:()\u2013\u2014]|\s-\s")
 # "rather than blocking", "should not be blocked": a negated cue says the opposite.
 _NEGATION = re.compile(r"\b(?:not|never|rather than|instead of|without|no need to|don't|do not|shouldn't)"
@@ -113,6 +117,18 @@ class LineContext:
             self._sentence_cues[sentence] = bool(context_cues("malicious").search(clause))
         return self._sentence_cues[sentence]
 
+    def taken_away(self, sentence: tuple[int, int], first: int, last: int) -> bool:
+        """The sentence of a lone value (or its next one, "It was sinkholed in June") says defenders took
+        it away or that it was listed in error (bench/LABELLING.md: sinkholed values, false positives)."""
+        inside = [c for c in self.candidates if sentence[0] <= c.start < sentence[1]]
+        if len(inside) != last - first + 1:
+            return False  # other values share the sentence: the words may be about them
+        spans = self.line.spans or tuple(self.line.sentences())
+        following = [span for span in spans if span[0] >= sentence[1]][:1]
+        told = self.masked[sentence[0]:sentence[1]] + "".join(
+            self.masked[start:end] for start, end in following if _PRONOUN.match(self.masked, start))
+        return bool(_TAKEN_AWAY.search(told))
+
     def paragraph_cue(self) -> bool:
         """A malicious cue anywhere in the line (paragraph), outside the values themselves."""
         return self.sentence_cue((0, len(self.masked)))
@@ -131,7 +147,7 @@ class LineContext:
         if context_cues("benign_after").match(after) or context_cues("benign_after").match(after.lstrip(")]\"' ")):
             return Verdict(0, benign=True, section=line.section)
         left = _nearest_left(text[left_edge:candidates[first].start])
-        if left == "benign":
+        if left == "benign" or self.taken_away(sentence, first, last):
             return Verdict(0, benign=True, section=line.section)
         if line.section == "ioc" and self.list_like:
             return Verdict(3, section="ioc")

@@ -286,3 +286,15 @@ def test_seized_and_sinkholed_values_webmail_hosts_and_query_fields_are_not_iocs
             '    process.name:"lumen.exe" AND user.name == "svc"\n')
     assert found(text) == {("domain", "lumen-gate.top"), ("email", "lumen.sales@tutamail.com")}
     assert ("domain", "evil-cdn.net") in found("The malware connects to its C2 server at evil-cdn.net:443.")
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("Earlier builds used the domain spindle-old[.]top. It was sinkholed in August.", set()),
+    ("A fourth domain, asean-docs[.]info, has been sinkholed by Northgate and partners.", set()),
+    ("An earlier domain, notepadpp-get[.]com, now resolves to a sinkhole run by a non-profit.", set()),
+    ("The loader's C2 server is at fresh-c2[.]com. It rotates every week.", {("domain", "fresh-c2.com")}),
+    ("The C2 moved from old-c2[.]com to new-c2[.]com after the first was sinkholed.",
+     {("domain", "old-c2.com"), ("domain", "new-c2.com")}),  # two values: the words may be about either
+])
+def test_a_lone_value_its_sentence_says_was_sinkholed_is_not_an_ioc(text: str, kept: set[tuple[str, str]]) -> None:
+    assert found(text) == kept
