@@ -24,7 +24,9 @@ _GENERIC = re.compile(r"^(?:group|team|operation|unit)\s+\d+$|^g\d{4}$", re.IGNO
 _MAX_WORDS = 5
 # "a cluster we track as Silent Lynx", "a group dubbed 'Velvet Ant'": an article introducing its own name
 # for an actor (issue 12). The words before must say it is an actor, not a malware family or a campaign.
-_NAME = r"((?:[A-Z][A-Za-z0-9]*[-\s]?\d+)|(?:[A-Z][a-z0-9]+(?:[- ][A-Z][a-z0-9]+){0,3}))"
+# A name: a designation with digits, or up to four capitalised words, each possibly CamelCase ("BlackDune").
+_WORD = r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*"
+_NAME = rf"((?:[A-Z][A-Za-z0-9]*[-\s]?\d+)|(?:{_WORD}(?:[- ]{_WORD}){{0,3}}))"
 _INTRODUCED = re.compile(r"\b(?:(?:track(?:s|ed|ing)?|known)(?: (?:by|the|in|to) [\w\s-]{1,40}?(?= as))?|"
                          r"call(?:s|ed|ing)?(?: (?:itself|themselves))?|"
                          r"dubbed|named|designated|refer(?:s|red)? to(?: it| them)?|"
@@ -51,7 +53,7 @@ _ACTOR_WORDS = re.compile(r"\b(?:cluster|group|actors?|gang|crew|intrusion set|a
                           r"operators?|hackers|apt|collective|affiliate|activity|persona)\b", re.IGNORECASE)
 _NOT_ACTOR_WORDS = re.compile(r"\b(?:malware|loader|backdoor|family|tool|toolkit|variant|strain|stealer|"
                               r"implant|botnet|campaign|operation|exploit|vulnerability|flaw|kit|rat|"
-                              r"task|service|file|folder|account|key|process|mutex|certificate|user)\b",
+                              r"task|file|folder|account|key|process|mutex|certificate|user)\b",
                               re.IGNORECASE)
 _CONTEXT_WORDS = 4
 

@@ -88,6 +88,9 @@ def test_version_after_a_component_word_is_not_an_address() -> None:
     ("The advisory concerns a state-sponsored actor known in industry reporting as Silt Harrier.", "silt harrier"),
     ("The Morrowgate ransomware gang claimed the attack on its leak site.", "morrowgate"),
     ("An affiliate of the Ashfall ransomware operation encrypted the servers.", "ashfall"),
+    ("A fourth crew calling itself NightHarrow listed the distributor.", "nightharrow"),  # CamelCase, whole
+    ("The group behind a phishing service, which researchers tracked under the name Copper Owl, sold lures.",
+     "copper owl"),
 ])
 def test_a_cluster_the_article_introduces_by_name_is_an_actor(sentence: str, name: str) -> None:
     assert name in extract_actors(sentence)
