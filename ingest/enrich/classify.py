@@ -20,6 +20,8 @@ _CVSS = re.compile(r"\bcvss(?:\s*v?[234](?:\.\d)?)?(?:\s+base)?(?:\s+score)?(?:\
                    re.IGNORECASE)
 _SECURITY_CONTENT = "security"
 _MEANS_CATEGORIES = ("identity-access",)
+_ICS_TITLE = re.compile(r"\b(?:ics|ot|scada|plcs?|hmis?|rtus?|dcs|industrial|programmable logic|building "
+                        r"(?:management|automation)|bms|safety instrumented)\b", re.IGNORECASE)
 _NARRATIVE_STEPS = 3  # techniques from which an article tells an intrusion rather than an identity topic
 
 
@@ -86,7 +88,10 @@ def category_scores(title: str, body: str, findings: Findings) -> dict[str, floa
             # Passwords, MFA and accounts are how most intrusions go: they are the subject of an article
             # only when its title says so (tuning c1-06, c1-13, t13; LABELLING.md's close calls).
             scores[slug] *= 0.5
-    scores["vulnerabilities"] += 2.0 * min(findings.cves, 3)
+    # "A vulnerability in an ICS/OT product is iot-ot" (LABELLING.md's close calls): when the title is
+    # about such systems, CVE ids are evidence for that category rather than for vulnerabilities.
+    flaws = "iot-ot" if _ICS_TITLE.search(title) else "vulnerabilities"
+    scores[flaws] += 2.0 * min(findings.cves, 3)
     scores["threat-intel"] += 3.0 * min(findings.actors, 2) + 0.5 * min(findings.techniques, 4)
     scores["threat-intel"] += 1.0 if findings.iocs else 0.0
     if findings.techniques >= _NARRATIVE_STEPS:

@@ -302,3 +302,16 @@ def test_seized_and_sinkholed_values_webmail_hosts_and_query_fields_are_not_iocs
 ])
 def test_a_lone_value_its_sentence_says_was_sinkholed_is_not_an_ioc(text: str, kept: set[tuple[str, str]]) -> None:
     assert found(text) == kept
+
+
+
+def test_flaws_in_an_ics_product_are_an_iot_ot_story_and_a_router_flaw_is_a_vulnerability() -> None:
+    from ingest.enrich.classify import Findings, category_of
+
+    body = ("CVE-2025-41902 is a missing authentication check that lets an attacker switch the controller's CPU "
+            "to STOP; CVE-2025-41903 allows a crafted project file to overwrite its logic. A firmware update fixes "
+            "the vulnerabilities, and the advisory recommends patching.")
+    ics = category_of("ICS advisory: three flaws in Harbec HX-400 PLCs", body, Findings(3, 0, 0, 0))
+    assert ics[0] == "iot-ot"
+    router = category_of("Three flaws in Harbec home routers", body, Findings(3, 0, 0, 0))
+    assert router[0] == "vulnerabilities"
