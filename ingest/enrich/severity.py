@@ -26,6 +26,7 @@ _BUCKETS = {"critical": (9.0, 10.0), "high": (7.0, 8.9), "medium": (4.0, 6.9), "
 _STEP = {"critical": 0.3, "high": 0.4, "medium": 0.5, "low": 0.5}
 _IMPACT = re.compile(r"\bransomware\b|\bencrypt(?:ed|ion)\b|\bexfiltrat\w*|\bstolen (?:data|files|records)\b|"
                      r"\bstole\b", re.IGNORECASE)
+_TOOL_CATEGORIES = frozenset({"malware", "application-security"})
 _THREAT_CATEGORIES = frozenset({"attacks-breaches", "threat-intel", "malware", "vulnerabilities", "iot-ot"})
 
 
@@ -86,6 +87,10 @@ def _high(signals: set[str], evidence: Evidence) -> bool:
         # or data stolen (tuning article c1-01; bench/LABELLING.md's "confirmed compromise ... with
         # significant impact").
         return "compromise" in signals and bool(_IMPACT.search(evidence.text))
+    if "commodity" in signals and evidence.category in _TOOL_CATEGORIES and "mass" not in signals:
+        # A stealer or miner "steals" and "exfiltrates" by design: that is its capability, not a
+        # confirmed compromise of someone (rubric: commodity malware is medium; tuning m05, c1-04, c1-12).
+        return False
     tracked = evidence.actors > 0 or "mass" in signals or evidence.iocs >= 3
     return ("compromise" in signals and evidence.category != "vulnerabilities") or (
         "campaign" in signals and tracked and "commodity" not in signals)

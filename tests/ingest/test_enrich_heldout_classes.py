@@ -160,6 +160,12 @@ def test_loose_keywords_infer_no_technique(sentence: str) -> None:
     ("University confirms hackers stole research data",
      "The attackers tried a handful of common passwords, then breached the research network and stole data. "
      "The lure contained no attachment.", "high"),
+    # "the page contained the payload" is not containment
+    ("APT29 lures diplomats with wine-tasting invitations",
+     "The campaign compromised ministries; the page contained the payload as an encoded blob.", "high"),
+    # a stealer steals by design: commodity malware is medium
+    ("Pallid stealer spreads through cracked software",
+     "The stealer steals browser passwords and cookies and exfiltrates them to a Telegram bot.", "medium"),
     # a flaw under active exploitation giving mass data theft
     ("File-transfer zero-day exploited to steal data",
      "The flaw has been exploited in the wild since May: attackers stole files from hundreds of organisations "
