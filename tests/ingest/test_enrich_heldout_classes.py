@@ -202,6 +202,14 @@ def test_an_intrusion_told_step_by_step_is_not_an_identity_story() -> None:
     ("The beacon called back over HTTPS to the operator's domain every minute.", "T1071.001"),
     ("They uploaded roughly 310 GB of drawings directly to MEGA over several nights.", "T1567.002"),
     ("It also records the machine's hostname, username and Windows version.", "T1082"),
+    ("The loader decrypts the .NET payload into memory in three stages.", "T1140"),
+    ('The installer registers a Windows service named "SentinelHealthSvc" set to start automatically.', "T1543.003"),
+    ("The intruders edited a domain Group Policy object on every server.", "T1484.001"),
+    ("Staff noticed Microsoft Defender had been turned off on dozens of servers.", "T1562.001"),
+    ("Everything is written to a ZIP file in the temporary folder before it is sent.", "T1560"),
+    ("User data scripts downloaded a cryptocurrency miner from the operator's server.", "T1105"),
+    ("The backdoor can list directories and search drives for files by extension.", "T1083"),
+    ("It gathered the hostname, username and the list of network interfaces.", "T1016"),
 ])
 def test_common_intrusion_steps_told_in_report_prose(sentence: str, technique: str) -> None:
     """The steps most reports tell in their own words (tuning calibration articles c1-*)."""
