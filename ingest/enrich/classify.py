@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ingest.enrich.actors import extract_actors
 from ingest.enrich.resources import CueSet, yaml_data
 from ingest.enrich.severity import Evidence, severity
 from store.records import CATEGORIES, INDUSTRY_TAGS
@@ -20,6 +21,8 @@ _CVSS = re.compile(r"\bcvss(?:\s*v?[234](?:\.\d)?)?(?:\s+base)?(?:\s+score)?(?:\
                    re.IGNORECASE)
 _SECURITY_CONTENT = "security"
 _MEANS_CATEGORIES = ("identity-access",)
+_NETWORK_ATTACK_TITLE = re.compile(r"\b(?:ddos|denial[- ]of[- ]service|dns hijack\w*|hijack\w* (?:dns|domains?|"
+                                   r"nameservers?)|bgp|route (?:leak|hijack)\w*|nameserver)", re.IGNORECASE)
 _ICS_TITLE = re.compile(r"\b(?:ics|ot|scada|plcs?|hmis?|rtus?|dcs|industrial|programmable logic|building "
                         r"(?:management|automation)|bms|safety instrumented)\b", re.IGNORECASE)
 _NARRATIVE_STEPS = 3  # techniques from which an article tells an intrusion rather than an identity topic
@@ -90,10 +93,16 @@ def category_scores(title: str, body: str, findings: Findings) -> dict[str, floa
             scores[slug] *= 0.5
     # "A vulnerability in an ICS/OT product is iot-ot" (LABELLING.md's close calls): when the title is
     # about such systems, CVE ids are evidence for that category rather than for vulnerabilities.
-    flaws = "iot-ot" if _ICS_TITLE.search(title) else "vulnerabilities"
+    # "A state-actor campaign is threat-intel": an actor named in the title is the subject (a title cue's
+    # weight), and the flaws it exploits are its means.
+    titled_actor = bool(extract_actors(title))
+    flaws = "iot-ot" if _ICS_TITLE.search(title) else "threat-intel" if titled_actor else "vulnerabilities"
     scores[flaws] += 2.0 * min(findings.cves, 3)
-    scores["threat-intel"] += 3.0 * min(findings.actors, 2) + 0.5 * min(findings.techniques, 4)
-    scores["threat-intel"] += 1.0 if findings.iocs else 0.0
+    scores["threat-intel"] += data["title_weight"] if titled_actor else 0.0
+    # "A network attack (DDoS, DNS hijacking) is network-security": its actors and tools are its evidence.
+    campaign = "network-security" if _NETWORK_ATTACK_TITLE.search(title) else "threat-intel"
+    scores[campaign] += 3.0 * min(findings.actors, 2) + 0.5 * min(findings.techniques, 4)
+    scores[campaign] += 1.0 if findings.iocs else 0.0
     if findings.techniques >= _NARRATIVE_STEPS:
         # An article that tells an intrusion step by step names passwords, credentials and MFA as steps
         # of the attack, not as its subject (tuning articles c1-06, c1-11, c1-13; issue 12's close calls).

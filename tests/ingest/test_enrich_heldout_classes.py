@@ -329,3 +329,20 @@ def test_flaws_in_an_ics_product_are_an_iot_ot_story_and_a_router_flaw_is_a_vuln
     assert ics[0] == "iot-ot"
     router = category_of("Three flaws in Harbec home routers", body, Findings(3, 0, 0, 0))
     assert router[0] == "vulnerabilities"
+
+
+def test_a_network_attack_story_and_an_actors_campaign_take_their_close_call_categories() -> None:
+    """LABELLING.md's close calls: a DDoS or DNS-hijacking story is network-security even when it names
+    its actor; an actor's campaign through a flaw is threat-intel (tuning t19, t20)."""
+    from ingest.enrich.classify import Findings, category_of
+
+    ddos = ("Traffic floods aimed at login pages peaked at 1.2 million requests per second; the group's "
+            "volunteers fetch target lists from configuration servers.")
+    assert category_of("Hacktivists' DDoS waves knock bank websites offline", ddos, Findings(0, 2, 1, 1))[0] == (
+        "network-security")
+    flaw = ("The flaw, CVE-2025-52207, is an authentication bypass; the vulnerability is chained with "
+            "CVE-2025-52208, a command-injection bug. A patch is available; the vulnerability is exploited.")
+    assert category_of("APT28 exploits a VPN flaw to reach government networks", flaw, Findings(2, 2, 1, 1))[0] == (
+        "threat-intel")
+    assert category_of("Hackers exploit a VPN flaw to reach government networks", flaw, Findings(2, 2, 0, 1))[0] == (
+        "vulnerabilities")
