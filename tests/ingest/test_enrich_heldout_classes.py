@@ -340,8 +340,9 @@ def test_a_network_attack_story_and_an_actors_campaign_take_their_close_call_cat
             "volunteers fetch target lists from configuration servers.")
     assert category_of("Hacktivists' DDoS waves knock bank websites offline", ddos, Findings(0, 2, 1, 1))[0] == (
         "network-security")
-    flaw = ("The flaw, CVE-2025-52207, is an authentication bypass; the vulnerability is chained with "
-            "CVE-2025-52208, a command-injection bug. A patch is available; the vulnerability is exploited.")
+    flaw = ("The group has been exploiting CVE-2025-52207, an authentication bypass, to break into government "
+            "networks since August; it installs a web shell, harvests VPN session tokens and collects officials' "
+            "mailboxes. The agencies attribute the campaign to a military intelligence unit.")
     assert category_of("APT28 exploits a VPN flaw to reach government networks", flaw, Findings(2, 2, 1, 1))[0] == (
         "threat-intel")
     assert category_of("Hackers exploit a VPN flaw to reach government networks", flaw, Findings(2, 2, 0, 1))[0] == (
