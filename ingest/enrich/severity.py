@@ -54,8 +54,9 @@ def _found(text: str) -> set[str]:
 
 
 def _exploited_preauth_rce(text: str) -> bool:
-    """A flaw exploited in the wild that gives pre-auth code execution, told in one paragraph."""
-    wanted = {"exploited", "code_exec", "preauth"}
+    """A flaw exploited in the wild that gives pre-auth code execution: the flaw's pre-auth code execution
+    told in one paragraph (the exploitation may be told in another: tuning t20)."""
+    wanted = {"code_exec", "preauth"}
     return any(wanted <= _found(paragraph) for paragraph in text.split("\n") if paragraph.strip())
 
 

@@ -166,6 +166,12 @@ def test_loose_keywords_infer_no_technique(sentence: str) -> None:
     # a stealer steals by design: commodity malware is medium
     ("Pallid stealer spreads through cracked software",
      "The stealer steals browser passwords and cookies and exfiltrates them to a Telegram bot.", "medium"),
+    # exploitation told in one paragraph, the flaw's pre-auth code execution in another
+    ("APT28 exploits a VPN flaw",
+     "APT28 has been exploiting the flaw since August.\n\nThe flaw is an authentication bypass that lets the "
+     "group run commands as root.", "critical"),
+    # "account takeover" is not code execution; "users are used to" is not a campaign
+    ("Passkey adoption doubles", "Account takeover attempts dropped as users are used to passkeys now.", "low"),
     # a flaw under active exploitation giving mass data theft
     ("File-transfer zero-day exploited to steal data",
      "The flaw has been exploited in the wild since May: attackers stole files from hundreds of organisations "
