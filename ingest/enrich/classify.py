@@ -21,6 +21,10 @@ _CVSS = re.compile(r"\bcvss(?:\s*v?[234](?:\.\d)?)?(?:\s+base)?(?:\s+score)?(?:\
                    re.IGNORECASE)
 _SECURITY_CONTENT = "security"
 _MEANS_CATEGORIES = ("identity-access",)
+_IR_GENRE_TITLE = re.compile(r"^\s*(?:incident report|case study|dfir|post-incident|after-action)\b|"
+                             r"\blessons (?:learned )?from\b|"
+                             r"\bhow we (?:caught|contained|found|responded|evicted|traced)\b", re.IGNORECASE)
+_GENRE_WEIGHT = 10.0
 _NETWORK_ATTACK_TITLE = re.compile(r"\b(?:ddos|denial[- ]of[- ]service|dns hijack\w*|hijack\w* (?:dns|domains?|"
                                    r"nameservers?)|bgp|route (?:leak|hijack)\w*|nameserver)", re.IGNORECASE)
 _ICS_TITLE = re.compile(r"\b(?:ics|ot|scada|plcs?|hmis?|rtus?|dcs|industrial|programmable logic|building "
@@ -86,6 +90,10 @@ def category_scores(title: str, body: str, findings: Findings) -> dict[str, floa
     titled = cues.scores(title, cap=1_000_000, times=data["title_weight"])
     for slug, value in [*cues.scores(body, cap=data["max_hits"]).items(), *titled.items()]:
         scores[slug] += value
+    if _IR_GENRE_TITLE.search(title):
+        # "An incident-response write-up is incident-response" (LABELLING.md): a title that names the
+        # genre decides over what the intrusion went through (tuning t21, r03).
+        scores["incident-response"] += _GENRE_WEIGHT
     for slug in _MEANS_CATEGORIES:
         if not titled.get(slug):
             # Passwords, MFA and accounts are how most intrusions go: they are the subject of an article
