@@ -358,8 +358,8 @@ def test_a_network_attack_story_and_an_actors_campaign_take_their_close_call_cat
 def test_a_title_that_names_the_incident_report_genre_decides_the_category() -> None:
     from ingest.enrich.classify import Findings, category_of
 
-    body = ("The attacker sprayed passwords against the single sign-on portal, found an account exempted from "
-            "MFA, signed in with the password and created inbox rules; we reset the password and enforced MFA.")
-    title = "a password spray, a missing MFA exception and a mailbox takeover"
+    body = ("The attacker sprayed passwords against the single sign-on portal and found an account exempted from "
+            "MFA. Our responders were engaged on a Friday; we revoked the sessions and enforced MFA.")
+    title = "a password spray at a regional insurance broker"
     assert category_of(f"Incident report: {title}", body, Findings(0, 0, 0, 2))[0] == "incident-response"
     assert category_of(title.capitalize(), body, Findings(0, 0, 0, 2))[0] == "identity-access"
