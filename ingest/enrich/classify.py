@@ -24,6 +24,11 @@ _MEANS_CATEGORIES = ("identity-access",)
 _IR_GENRE_TITLE = re.compile(r"^\s*(?:incident report|case study|dfir|post-incident|after-action)\b|"
                              r"\blessons (?:learned )?from\b|"
                              r"\bhow we (?:caught|contained|found|responded|evicted|traced)\b", re.IGNORECASE)
+_VICTIM_EVENT_TITLE = re.compile(
+    r"\b(?:halt(?:s|ed)?|disrupt(?:s|ed)?|crippl(?:es|ed)|divert(?:s|ed)?|forc(?:es|ed) .{0,40}(?:offline|onto paper|"
+    r"to close)|knock(?:s|ed)? .{0,30}offline|tak(?:es|en?) .{0,30}offline|shut(?:s)? down|confirm(?:s|ed)? "
+    r"(?:a |the )?(?:data )?(?:breach|theft|attack|cyberattack|intrusion|hack)|confirm(?:s|ed)? hackers|hit by|"
+    r"says hackers|disclos(?:es|ed) (?:a )?(?:data )?breach)\b", re.IGNORECASE)
 _GENRE_WEIGHT = 10.0
 _NETWORK_ATTACK_TITLE = re.compile(r"\b(?:ddos|denial[- ]of[- ]service|dns hijack\w*|hijack\w* (?:dns|domains?|"
                                    r"nameservers?)|bgp|route (?:leak|hijack)\w*|nameserver)", re.IGNORECASE)
@@ -94,6 +99,10 @@ def category_scores(title: str, body: str, findings: Findings) -> dict[str, floa
         # "An incident-response write-up is incident-response" (LABELLING.md): a title that names the
         # genre decides over what the intrusion went through (tuning t21, r03).
         scores["incident-response"] += _GENRE_WEIGHT
+    elif _VICTIM_EVENT_TITLE.search(title):
+        # "One victim's breach is attacks-breaches": a title telling what happened to an organisation
+        # (halts production, confirms theft) is an event story, whatever malware did it (tuning c1-15).
+        scores["attacks-breaches"] += _GENRE_WEIGHT
     for slug in _MEANS_CATEGORIES:
         if not titled.get(slug):
             # Passwords, MFA and accounts are how most intrusions go: they are the subject of an article

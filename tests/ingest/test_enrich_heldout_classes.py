@@ -363,3 +363,16 @@ def test_a_title_that_names_the_incident_report_genre_decides_the_category() -> 
     title = "a password spray at a regional insurance broker"
     assert category_of(f"Incident report: {title}", body, Findings(0, 0, 0, 2))[0] == "incident-response"
     assert category_of(title.capitalize(), body, Findings(0, 0, 0, 2))[0] == "identity-access"
+
+
+@pytest.mark.parametrize("title, category", [
+    ("Wiper attack halts Ostvik Logistics' warehouses for a week", "attacks-breaches"),
+    ("Online retailer Brightlane hit by a card skimmer", "attacks-breaches"),
+    ('New "Nullbyte" ransomware encrypts VMware ESXi servers in minutes', "malware"),
+])
+def test_a_title_telling_what_happened_to_an_organisation_is_an_event_story(title: str, category: str) -> None:
+    from ingest.enrich.classify import Findings, category_of
+
+    body = ("The attack encrypted servers at the company's sites; production stopped and staff worked on paper "
+            "while the ransomware gang posted stolen files.")
+    assert category_of(title, body, Findings(0, 0, 0, 3))[0] == category
