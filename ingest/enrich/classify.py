@@ -30,6 +30,11 @@ _VICTIM_EVENT_TITLE = re.compile(
     r"(?:a |the )?(?:data )?(?:breach|theft|attack|cyberattack|intrusion|hack)|confirm(?:s|ed)? hackers|hit by|"
     r"says hackers|disclos(?:es|ed) (?:a )?(?:data )?breach)\b", re.IGNORECASE)
 _GENRE_WEIGHT = 10.0
+# A named company (capitalised words) doing what vendors do, as the title's first words.
+_VENDOR_NEWS_TITLE = re.compile(r"\s*[A-Z][\w.&'-]*(?: [A-Z][\w.&'-]*){0,2} (?:adds|extends|expands|rolls out|ships|"
+                                r"debuts|launches|releases|unveils|introduces|brings|integrates|updates)\b")
+_THREAT_TITLE = re.compile(r"ransomware|malware|stealer|botnet|backdoor|loader|exploit|attack|hack|vulnerab|flaw|"
+                           r"zero-day|breach|leak|campaign|apt\d|spyware|wiper|trojan|encrypt", re.IGNORECASE)
 _NETWORK_ATTACK_TITLE = re.compile(r"\b(?:ddos|denial[- ]of[- ]service|dns hijack\w*|hijack\w* (?:dns|domains?|"
                                    r"nameservers?)|bgp|route (?:leak|hijack)\w*|nameserver)", re.IGNORECASE)
 _ICS_TITLE = re.compile(r"\b(?:ics|ot|scada|plcs?|hmis?|rtus?|dcs|industrial|programmable logic|building "
@@ -140,6 +145,8 @@ def category_of(title: str, body: str, findings: Findings) -> tuple[str, float]:
 def content_type_of(title: str, body: str) -> str:
     """``educational`` or ``product`` when the title and lead say so; ``security`` otherwise."""
     lead = title + "\n" + body[:400]
+    if _VENDOR_NEWS_TITLE.match(title) and not _THREAT_TITLE.search(title) and not extract_actors(title):
+        return "product"  # "Harborline adds passkey enrolment to its platform": a vendor's own news (t22)
     for kind, cues in _rules()["content_types"].items():
         if cues.counts(title) or sum(cues.counts(lead).values()) >= 2:
             return str(kind)

@@ -27,7 +27,8 @@ _STEP = {"critical": 0.3, "high": 0.4, "medium": 0.5, "low": 0.5}
 _IMPACT = re.compile(r"\bransomware\b|\bencrypt(?:ed|ion)\b|\bexfiltrat\w*|\bstolen (?:data|files|records)\b|"
                      r"\bstole\b", re.IGNORECASE)
 _TOOL_CATEGORIES = frozenset({"malware", "application-security"})
-_THREAT_CATEGORIES = frozenset({"attacks-breaches", "threat-intel", "malware", "vulnerabilities", "iot-ot"})
+_THREAT_CATEGORIES = frozenset({"attacks-breaches", "threat-intel", "malware", "vulnerabilities", "iot-ot",
+                                "incident-response"})  # a write-up tells a real incident: a case study
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,8 +63,11 @@ def _exploited_preauth_rce(text: str) -> bool:
 
 def _level(signals: set[str], evidence: Evidence) -> str:
     quiet = evidence.category in yaml_data("severity.yaml")["quiet_categories"]
+    case_study = evidence.category in yaml_data("severity.yaml")["case_study_categories"] and "compromise" in signals
     if not evidence.security_content or quiet:
-        return "medium" if signals & {"exploited", "destructive"} else "low"
+        # A write-up's lessons make it read like a guide, but it tells a real intrusion: a case study is
+        # medium (rubric; tuning r01, t21).
+        return "medium" if signals & {"exploited", "destructive"} or case_study else "low"
     physical_attack = "physical" in signals and signals & {"compromise", "destructive", "exploited"}
     # "a flaw under active exploitation giving pre-auth remote code execution or mass data theft"
     mass_theft = {"exploited", "mass", "compromise"} <= signals

@@ -172,6 +172,12 @@ def test_loose_keywords_infer_no_technique(sentence: str) -> None:
      "group run commands as root.", "critical"),
     # "account takeover" is not code execution; "users are used to" is not a campaign
     ("Passkey adoption doubles", "Account takeover attempts dropped as users are used to passkeys now.", "low"),
+    # a vendor's own news names threats as the reason for its feature: product news is low (t22)
+    ("Harborline adds risk-based sign-in policies to its identity platform",
+     "The feature responds to phishing campaigns that target help desks and to attackers who steal cookies.", "low"),
+    # a vendor title that is about a threat is not product news
+    ("LockBit adds a new encryptor for ESXi servers",
+     "The ransomware gang is targeting law firms and has encrypted hundreds of servers.", "high"),
     # a flaw under active exploitation giving mass data theft
     ("File-transfer zero-day exploited to steal data",
      "The flaw has been exploited in the wild since May: attackers stole files from hundreds of organisations "
@@ -376,3 +382,12 @@ def test_a_title_telling_what_happened_to_an_organisation_is_an_event_story(titl
     body = ("The attack encrypted servers at the company's sites; production stopped and staff worked on paper "
             "while the ransomware gang posted stolen files.")
     assert category_of(title, body, Findings(0, 0, 0, 3))[0] == category
+
+
+
+def test_an_incident_write_up_with_lessons_is_still_a_medium_case_study() -> None:
+    from ingest.enrich.classify import Findings, severity_of
+
+    body = "Lessons learned: the attacker compromised one mailbox with a sprayed password; we reset it in an hour."
+    score, reasons = severity_of(body, "incident-response", "educational", Findings(0, 0, 0, 0))
+    assert severity_label(score) == "medium" and reasons[0] == "rubric level: medium"
