@@ -26,6 +26,7 @@ _BUCKETS = {"critical": (9.0, 10.0), "high": (7.0, 8.9), "medium": (4.0, 6.9), "
 _STEP = {"critical": 0.3, "high": 0.4, "medium": 0.5, "low": 0.5}
 _IMPACT = re.compile(r"\bransomware\b|\bencrypt(?:ed|ion)\b|\bexfiltrat\w*|\bstolen (?:data|files|records)\b|"
                      r"\bstole\b", re.IGNORECASE)
+_LEAD = 600
 _TOOL_CATEGORIES = frozenset({"malware", "application-security"})
 _THREAT_CATEGORIES = frozenset({"attacks-breaches", "threat-intel", "malware", "vulnerabilities", "iot-ot",
                                 "incident-response"})  # a write-up tells a real incident: a case study
@@ -68,10 +69,15 @@ def _level(signals: set[str], evidence: Evidence) -> str:
         # A write-up's lessons make it read like a guide, but it tells a real intrusion: a case study is
         # medium (rubric; tuning r01, t21).
         return "medium" if signals & {"exploited", "destructive"} or case_study else "low"
-    physical_attack = "physical" in signals and signals & {"compromise", "destructive", "exploited"}
+    # An attack on critical infrastructure is what the title and lead report, not a sector named in
+    # passing further down ("like hospitals before them").
+    harmed = bool(signals & {"compromise", "destructive", "exploited"})
+    physical_attack = harmed and "physical" in _found(evidence.text[:_LEAD])
     # "a flaw under active exploitation giving pre-auth remote code execution or mass data theft"
     mass_theft = {"exploited", "mass", "compromise"} <= signals
-    if "zero_click" in signals or "destructive" in signals or physical_attack or mass_theft or (
+    # "ransomware that destroyed operations at scale": production halted across a company's plants (t23).
+    halted = "halted_at_scale" in signals and "compromise" in signals
+    if "zero_click" in signals or "destructive" in signals or physical_attack or mass_theft or halted or (
             "exploited" in signals and _exploited_preauth_rce(evidence.text)):
         return "critical"
     return "high" if _high(signals, evidence) else "medium" if _threat(signals, evidence) else "low"

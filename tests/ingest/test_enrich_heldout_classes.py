@@ -178,6 +178,14 @@ def test_loose_keywords_infer_no_technique(sentence: str) -> None:
     # a vendor title that is about a threat is not product news
     ("LockBit adds a new encryptor for ESXi servers",
      "The ransomware gang is targeting law firms and has encrypted hundreds of servers.", "high"),
+    # ransomware that halted operations at scale (tuning t23)
+    ("Ransomware halts production at all seven Teller Foods plants",
+     "The attackers encrypted the servers that schedule production lines.", "critical"),
+    # a critical-infrastructure sector named in passing, far from the lead, is not the victim
+    ("Retailer confirms theft of customer records",
+     "Attackers stole the records of 2,000 customers from the retailer's web shop.\n\n" + "The retailer sells "
+     "outdoor gear online and in twelve stores across the region, and runs a loyalty programme. " * 6
+     + "Similar gangs have hit hospitals before.", "high"),
     # a flaw under active exploitation giving mass data theft
     ("File-transfer zero-day exploited to steal data",
      "The flaw has been exploited in the wild since May: attackers stole files from hundreds of organisations "
