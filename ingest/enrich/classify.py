@@ -115,12 +115,12 @@ def category_scores(title: str, body: str, findings: Findings) -> dict[str, floa
             scores[slug] *= 0.5
     # "A vulnerability in an ICS/OT product is iot-ot" (LABELLING.md's close calls): when the title is
     # about such systems, CVE ids are evidence for that category rather than for vulnerabilities.
-    # "A state-actor campaign is threat-intel": an actor named in the title is the subject (a title cue's
-    # weight), and the flaws it exploits are its means.
+    # "A state-actor campaign is threat-intel": an actor named in the title is the subject (as a genre is),
+    # and the flaws and malware it uses are its means (tuning t20, t24, t02).
     titled_actor = bool(extract_actors(title))
     flaws = "iot-ot" if _ICS_TITLE.search(title) else "threat-intel" if titled_actor else "vulnerabilities"
     scores[flaws] += 2.0 * min(findings.cves, 3)
-    scores["threat-intel"] += data["title_weight"] if titled_actor else 0.0
+    scores["threat-intel"] += _GENRE_WEIGHT if titled_actor else 0.0
     # "A network attack (DDoS, DNS hijacking) is network-security": its actors and tools are its evidence.
     campaign = "network-security" if _NETWORK_ATTACK_TITLE.search(title) else "threat-intel"
     scores[campaign] += 3.0 * min(findings.actors, 2) + 0.5 * min(findings.techniques, 4)

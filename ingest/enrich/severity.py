@@ -98,13 +98,14 @@ def _high(signals: set[str], evidence: Evidence) -> bool:
         # or data stolen (tuning article c1-01; bench/LABELLING.md's "confirmed compromise ... with
         # significant impact").
         return "compromise" in signals and bool(_IMPACT.search(evidence.text))
-    if "commodity" in signals and evidence.category in _TOOL_CATEGORIES and "mass" not in signals:
+    commodity = "commodity" in signals and not evidence.actors  # a named actor's campaign is not commodity
+    if commodity and evidence.category in _TOOL_CATEGORIES and "mass" not in signals:
         # A stealer or miner "steals" and "exfiltrates" by design: that is its capability, not a
         # confirmed compromise of someone (rubric: commodity malware is medium; tuning m05, c1-04, c1-12).
         return False
     tracked = evidence.actors > 0 or "mass" in signals or evidence.iocs >= 3
     return ("compromise" in signals and evidence.category != "vulnerabilities") or (
-        "campaign" in signals and tracked and "commodity" not in signals)
+        "campaign" in signals and tracked and not commodity)
 
 
 def _threat(signals: set[str], evidence: Evidence) -> bool:

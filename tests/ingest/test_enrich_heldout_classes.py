@@ -133,6 +133,10 @@ def test_loose_keywords_infer_no_technique(sentence: str) -> None:
      "Attackers stole the records of 2,000 customers from the retailer's web shop.\n\n" + "The retailer sells "
      "outdoor gear online and in twelve stores across the region, and runs a loyalty programme. " * 6
      + "Similar gangs have hit hospitals before.", "high"),
+    # a named actor's campaign is not commodity malware, whatever stealer it delivers (tuning t24)
+    ("Lazarus Group lures engineers with fake job tests that install an infostealer",
+     "The campaign is targeting engineers; the stealer harvests passwords and the stolen credentials were "
+     "used to sign in to two companies' repositories.", "high"),
     # a flaw under active exploitation giving mass data theft
     ("File-transfer zero-day exploited to steal data",
      "The flaw has been exploited in the wild since May: attackers stole files from hundreds of organisations "
@@ -223,6 +227,9 @@ def test_a_network_attack_story_and_an_actors_campaign_take_their_close_call_cat
         "threat-intel")
     assert category_of("Hackers exploit a VPN flaw to reach government networks", flaw, Findings(2, 2, 0, 1))[0] == (
         "vulnerabilities")
+    stealer = "The stealer harvests browser passwords and cookies; the infostealer is a known malware family."
+    assert category_of("Lazarus Group lures engineers with fake tests that install an infostealer", stealer,
+                       Findings(0, 0, 1, 3))[0] == "threat-intel"
 
 
 def test_a_title_that_names_the_incident_report_genre_decides_the_category() -> None:
