@@ -126,7 +126,7 @@ def _family(technique_id: str) -> str:
     return technique_id.split(".", 1)[0]
 
 
-def _written_and_phrased(text: str) -> dict[str, tuple[MitreTechnique, str]]:
+def _written_and_phrased(text: str, matrix: str) -> dict[str, tuple[MitreTechnique, str]]:
     """Techniques named by id (confidence high) then by behaviour phrase (medium), with what matched."""
     found: dict[str, tuple[MitreTechnique, str]] = {}
     for written in _ID.finditer(text):
@@ -134,7 +134,6 @@ def _written_and_phrased(text: str) -> dict[str, tuple[MitreTechnique, str]]:
         if record is not None and record.id not in found:
             found[record.id] = (record, "id written in the article")
     lowered = text.lower()
-    matrix = _matrix(text)
     for literal, pattern, enterprise_id in _phrases():
         technique_id = _variants().get(enterprise_id, {}).get(matrix, enterprise_id)
         if technique_id in found or (literal is not None and literal not in lowered):
@@ -153,8 +152,9 @@ def techniques_with_evidence(text: str, sentences: Sequence[str] = ()) -> list[t
     only, and adds a technique only when nothing of its family (the technique, its parent or a sibling
     sub-technique) was found otherwise: an id or a phrase is the more specific witness.
     """
-    found = _written_and_phrased(text)
-    if sentences and _matrix(text) == "enterprise":
+    matrix = _matrix(text)
+    found = _written_and_phrased(text, matrix)
+    if sentences and matrix == "enterprise":
         families = {_family(technique_id) for technique_id in found}
         for evidence in detect(list(sentences)):
             record = technique(evidence.technique_id, "low")

@@ -109,6 +109,7 @@ class LineContext:
         # A value alone on its line (an address on an indented line of a list) is listed, not mentioned.
         self.bare = words == 0 and len(candidates) == 1
         self._sentence_cues: dict[tuple[int, int], bool] = {}
+        self._taken_away: dict[tuple[int, int], tuple[int, bool]] = {}
 
     def sentence_cue(self, sentence: tuple[int, int]) -> bool:
         """A malicious cue in the sentence, outside the values themselves."""
@@ -120,9 +121,13 @@ class LineContext:
     def taken_away(self, sentence: tuple[int, int], first: int, last: int) -> bool:
         """The sentence of a lone value (or its next one, "It was sinkholed in June") says defenders took
         it away or that it was listed in error (bench/LABELLING.md: sinkholed values, false positives)."""
-        inside = [c for c in self.candidates if sentence[0] <= c.start < sentence[1]]
-        if len(inside) != last - first + 1:
-            return False  # other values share the sentence: the words may be about them
+        if sentence not in self._taken_away:  # once per sentence: a dump line holds thousands of values
+            self._taken_away[sentence] = (sum(sentence[0] <= c.start < sentence[1] for c in self.candidates),
+                                          self._tells_taken_away(sentence))
+        values, told = self._taken_away[sentence]
+        return told and values == last - first + 1  # other values in the sentence: the words may be theirs
+
+    def _tells_taken_away(self, sentence: tuple[int, int]) -> bool:
         spans = self.line.spans or tuple(self.line.sentences())
         following = [span for span in spans if span[0] >= sentence[1]][:1]
         told = self.masked[sentence[0]:sentence[1]] + "".join(

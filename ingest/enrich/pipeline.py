@@ -59,7 +59,8 @@ def enrich(title: str, text: str, *, html: str | None = None, source_name: str =
     full_text = document.text
     iocs = extract_iocs(document)
     cves = extract_cves(full_text)
-    explained = techniques_with_evidence(full_text, prose_sentences(document))
+    sentences = prose_sentences(document)  # read by the technique classifier and both summaries
+    explained = techniques_with_evidence(full_text, sentences)
     techniques = [record for record, _ in explained]
     actors = extract_actors(full_text)
     findings = Findings(len(cves), len(iocs), len(actors), len(techniques))
@@ -71,7 +72,7 @@ def enrich(title: str, text: str, *, html: str | None = None, source_name: str =
         category=result.category, content_type=result.content_type,
         severity_score=result.severity_score, severity_reasons=result.severity_reasons,
         tech_tags=result.tech_tags, industry_tags=result.industry_tags,
-        summary=lead_summary(document), ai_summary=extractive_summary(document),
+        summary=lead_summary(document.title, sentences), ai_summary=extractive_summary(document.title, sentences),
         tags=_hashtags(result.category, result.tech_tags, actors, cves, full_text),
         ai_classification=result.category, ai_classification_confidence=result.confidence,
         categorized_by=CATEGORIZED_BY, categorized_at=ms(now) if now else utcnow(),

@@ -55,11 +55,16 @@ def _found(text: str) -> set[str]:
     return {name for name, (pattern, _) in _signals().items() if pattern.search(text)}
 
 
+def _signal_in(name: str, text: str) -> bool:
+    """One signal in ``text`` (where only that one is asked, not all of them)."""
+    return _signals()[name][0].search(text) is not None
+
+
 def _exploited_preauth_rce(text: str) -> bool:
     """A flaw exploited in the wild that gives pre-auth code execution: the flaw's pre-auth code execution
     told in one paragraph (the exploitation may be told in another: tuning t20)."""
-    wanted = {"code_exec", "preauth"}
-    return any(wanted <= _found(paragraph) for paragraph in text.split("\n") if paragraph.strip())
+    return any(_signal_in("code_exec", paragraph) and _signal_in("preauth", paragraph)
+               for paragraph in text.split("\n") if paragraph.strip())
 
 
 def _level(signals: set[str], evidence: Evidence) -> str:
@@ -72,7 +77,7 @@ def _level(signals: set[str], evidence: Evidence) -> str:
     # An attack on critical infrastructure is what the title and lead report, not a sector named in
     # passing further down ("like hospitals before them").
     harmed = bool(signals & {"compromise", "destructive", "exploited"})
-    physical_attack = harmed and "physical" in _found(evidence.text[:_LEAD])
+    physical_attack = harmed and _signal_in("physical", evidence.text[:_LEAD])
     # "a flaw under active exploitation giving pre-auth remote code execution or mass data theft"
     mass_theft = {"exploited", "mass", "compromise"} <= signals
     # "ransomware that destroyed operations at scale": production halted across a company's plants (t23).
@@ -90,7 +95,7 @@ def _high(signals: set[str], evidence: Evidence) -> bool:
     if (in_the_wild and (widely or "mass" in signals)) or ("critical_vuln" in signals and widely):
         return True
     # Defenders' action counts when the lead reports it (a takedown story), not when a detail mentions it.
-    held = bool(signals & {"contained"}) or "defended" in _found(evidence.text[:400])
+    held = bool(signals & {"contained"}) or _signal_in("defended", evidence.text[:400])
     if held:
         return False
     if evidence.category in yaml_data("severity.yaml")["case_study_categories"]:

@@ -11,8 +11,6 @@ import math
 import re
 from collections import Counter
 
-from ingest.enrich.textprep import Document, prose_sentences
-
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
 _ENTITY = re.compile(r"\bCVE-\d{4}-\d+|\b\d[\d,.]*\s*(?:%|percent|million|billion|thousand)|\bT\d{4}\b", re.IGNORECASE)
 _STOPWORDS = frozenset("""
@@ -34,14 +32,14 @@ def _clip(text: str, limit: int) -> str:
     return cut + "..."
 
 
-def lead_summary(document: Document) -> str:
-    """The first sentences of the body, up to about ``SUMMARY_CHARS`` characters."""
+def lead_summary(title: str, sentences: list[str]) -> str:
+    """The first of the body's prose ``sentences``, up to about ``SUMMARY_CHARS`` characters (else the title)."""
     chosen: list[str] = []
-    for sentence in prose_sentences(document):
+    for sentence in sentences:
         if chosen and len(" ".join([*chosen, sentence])) > SUMMARY_CHARS:
             break
         chosen.append(sentence)
-    return _clip(" ".join(chosen), SUMMARY_CHARS) if chosen else _clip(document.title, SUMMARY_CHARS)
+    return _clip(" ".join(chosen), SUMMARY_CHARS) if chosen else _clip(title, SUMMARY_CHARS)
 
 
 def _sentence_score(sentence: str, index: int, weights: Counter[str], title_words: set[str]) -> float:
@@ -58,16 +56,15 @@ def _sentence_score(sentence: str, index: int, weights: Counter[str], title_word
     return score
 
 
-def extractive_summary(document: Document, *, count: int = 3) -> str:
-    """The ``count`` best sentences in article order, up to about ``AI_SUMMARY_CHARS`` characters."""
-    body = prose_sentences(document)
+def extractive_summary(title: str, body: list[str], *, count: int = 3) -> str:
+    """The ``count`` best of the prose sentences ``body``, in article order, up to about ``AI_SUMMARY_CHARS``."""
     if not body:
         return ""
     words = [word.lower() for sentence in body for word in _WORD.findall(sentence)]
     counts = Counter(word for word in words if word not in _STOPWORDS)
     top = max(counts.values(), default=1)
     weights = Counter({word: value / top for word, value in counts.items()})
-    title_words = {word.lower() for word in _WORD.findall(document.title)} - _STOPWORDS
+    title_words = {word.lower() for word in _WORD.findall(title)} - _STOPWORDS
     ranked = sorted(range(len(body)), key=lambda i: (-_sentence_score(body[i], i, weights, title_words), i))
     chosen: list[int] = []
     for index in ranked:
