@@ -108,11 +108,6 @@ def category_scores(title: str, body: str, findings: Findings) -> dict[str, floa
         # "One victim's breach is attacks-breaches": a title telling what happened to an organisation
         # (halts production, confirms theft) is an event story, whatever malware did it (tuning c1-15).
         scores["attacks-breaches"] += _GENRE_WEIGHT
-    for slug in _MEANS_CATEGORIES:
-        if not titled.get(slug):
-            # Passwords, MFA and accounts are how most intrusions go: they are the subject of an article
-            # only when its title says so (tuning c1-06, c1-13, t13; LABELLING.md's close calls).
-            scores[slug] *= 0.5
     # "A vulnerability in an ICS/OT product is iot-ot" (LABELLING.md's close calls): when the title is
     # about such systems, CVE ids are evidence for that category rather than for vulnerabilities.
     # "A state-actor campaign is threat-intel": an actor named in the title is the subject (as a genre is),
@@ -125,10 +120,11 @@ def category_scores(title: str, body: str, findings: Findings) -> dict[str, floa
     campaign = "network-security" if _NETWORK_ATTACK_TITLE.search(title) else "threat-intel"
     scores[campaign] += 3.0 * min(findings.actors, 2) + 0.5 * min(findings.techniques, 4)
     scores[campaign] += 1.0 if findings.iocs else 0.0
-    if findings.techniques >= _NARRATIVE_STEPS:
-        # An article that tells an intrusion step by step names passwords, credentials and MFA as steps
-        # of the attack, not as its subject (tuning articles c1-06, c1-11, c1-13; issue 12's close calls).
-        scores["identity-access"] *= 0.5
+    # Passwords, MFA and accounts are how most intrusions go (LABELLING.md's close calls): they are an
+    # article's subject only when its title says so (tuning c1-06, c1-13, t13), and weigh less again in an
+    # article that tells an intrusion step by step (tuning c1-06).
+    for slug in _MEANS_CATEGORIES:
+        scores[slug] *= (1.0 if titled.get(slug) else 0.5) * (0.5 if findings.techniques >= _NARRATIVE_STEPS else 1.0)
     return scores
 
 
