@@ -16,6 +16,8 @@ from server.ioc_params import DEFAULT_IOC_LIMIT, IOC_FILTER_PARAMS, IocRequest, 
 from server.openapi_parts import header, ok, operation, param, per_tier
 from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
+from store.cache import body_etag
+from store.query import IocQuery
 from store.records import CONFIDENCES, IOC_TYPES, utcnow
 
 # The id under which the STIX export and TAXII carry the record, so a REST result leads straight to it.
@@ -23,16 +25,45 @@ STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export
                "the UUIDv5 of type and value, or `vulnerability--` for a CVE")
 
 
-async def stream_ioc_list(handler: BaseHandler, request: IocRequest, total: int) -> None:
-    """``{"meta": {...}, "data": [...]}`` written in chunks, so 10,000 rows never sit in memory twice."""
-    meta = {"total": total, "limit": request.query.limit, "offset": request.query.offset}
+# A page of up to this many rows (the default page is 100) is read whole, sent with its length in one
+# write, and kept by (data version, query): a polling SIEM's repeated request is then answered from
+# memory (issue 17). Larger pages stream.
+SMALL_PAGE_ROWS = 200
+
+
+def _head(total: int, query: IocQuery) -> bytes:
+    meta = {"total": total, "limit": query.limit, "offset": query.offset}
+    return b'{"meta":' + orjson.dumps(meta) + b',"data":['
+
+
+async def write_ioc_list(handler: BaseHandler, request: IocRequest) -> None:
+    """``{"meta": {...}, "data": [...]}`` of ``request``, its window headers first."""
+    for name, value in request.headers.items():
+        handler.set_header(name, value)
     handler.set_header("Content-Type", "application/json; charset=utf-8")
+    store, query = handler.ctx.store, request.query
+    if query.limit > SMALL_PAGE_ROWS:
+        await stream_ioc_list(handler, query, await store.count_iocs(query))
+        return
+    key = (await store.data_version(), query)
+    page = handler.ctx.pages.get(key)
+    if page is None:
+        rows = [encoded async for batch in store.iter_ioc_rows(query) for _, encoded in batch]
+        body = _head(await store.count_iocs(query), query) + b",".join(rows) + b"]}"
+        page = (body, body_etag(body))
+        handler.ctx.pages.put(key, page)
+    handler.known_etag = page[1]
+    handler.finish(page[0])
+
+
+async def stream_ioc_list(handler: BaseHandler, query: IocQuery, total: int) -> None:
+    """The list written in chunks, so 10,000 rows never sit in memory twice."""
     writer = ChunkWriter(handler, handler.ctx.settings.stream_chunk_bytes)
-    await writer.write(b'{"meta":' + orjson.dumps(meta) + b',"data":[')
+    await writer.write(_head(total, query))
     separator = b""
     try:
         # Stored API forms joined per batch (issue 17): no record is decoded or re-encoded on the way out.
-        async for batch in handler.ctx.store.iter_ioc_rows(request.query):
+        async for batch in handler.ctx.store.iter_ioc_rows(query):
             await writer.write(separator + b",".join(encoded for _, encoded in batch))
             separator = b","
         await writer.write(b"]}")
@@ -48,10 +79,7 @@ class IocListHandler(BaseHandler):
     scope = SCOPE_IOCS
 
     async def get(self) -> None:
-        request = parse_ioc_request(self.params, self.principal.tier, utcnow())
-        for name, value in request.headers.items():
-            self.set_header(name, value)
-        await stream_ioc_list(self, request, await self.ctx.store.count_iocs(request.query))
+        await write_ioc_list(self, parse_ioc_request(self.params, self.principal.tier, utcnow()))
 
 
 class IocStatsHandler(BaseHandler):

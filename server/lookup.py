@@ -12,7 +12,7 @@ from server.base import BaseHandler
 from server.context import AppContext
 from server.errors import bad_param
 from server.ioc_params import parse_ioc_request
-from server.iocs import STIX_ID_DOC, WINDOW_HEADERS, stream_ioc_list
+from server.iocs import STIX_ID_DOC, WINDOW_HEADERS, write_ioc_list
 from server.openapi_parts import csv_param, ok, operation, param
 from server.params import MAX_INTEGER
 from store.base import NotFound
@@ -50,10 +50,7 @@ class IocSearchHandler(BaseHandler):
             query = replace(request.query, types=types, value_contains=value)
         else:
             query = replace(request.query, types=(ioc_type,), values=(value,))
-        request = replace(request, query=query)
-        for name, header_value in request.headers.items():
-            self.set_header(name, header_value)
-        await stream_ioc_list(self, request, await self.ctx.store.count_iocs(query))
+        await write_ioc_list(self, replace(request, query=query))
 
 
 def _technique_names(articles: list[Article]) -> dict[str, str]:

@@ -166,9 +166,80 @@ class RedisCounters(Counters):
         await self.client.aclose()
 
 
+# A lease is at most this share of the smallest limit, and at most LEASE_MOST requests: the Free tier's
+# 10 a minute leases nothing (every request is charged in Redis), the Pro tier's 1,000 leases 10.
+LEASE_SHARE = 100
+LEASE_MOST = 64
+LEASES_KEPT = 4096
+
+
+@dataclass(slots=True)
+class _Lease:
+    """Units charged to the shared counters ahead of use, for the buckets they were charged in."""
+
+    buckets: tuple[int, ...]
+    left: int
+    counts: list[Counts]  # every window's counts right after the lease was charged
+
+    def used(self) -> list[Counts]:
+        """The counts without this process's units not yet used."""
+        return [(prev, curr - self.left) for prev, curr in self.counts]
+
+
+class LeasedCounters(Counters):
+    """Shared counters charged in small blocks (issue 17): one Redis round trip serves a block of a key's
+    requests in this process instead of one.
+
+    A block is charged with the first request that finds none left, and only when the block fits the
+    budget; near the limit every request is charged alone, so a single process admits exactly what
+    ``shared`` would. Units leased and not used before their minute ends stay counted: with N processes
+    a key can be refused at most (N - 1) x (block - 1) requests before its limit (9 of a Pro key's 1,000
+    a minute with two processes), never admitted beyond it. The headers of a request served from a block
+    count the other processes' use as of the block's charge.
+    """
+
+    def __init__(self, shared: Counters) -> None:
+        self.shared = shared
+        self._leases: dict[str, _Lease] = {}
+
+    async def charge(self, key_id: str, windows: tuple[Window, ...], cost: int, now: float) -> tuple[int, list[Counts]]:
+        buckets = tuple(w.bucket(now) for w in windows)
+        lease = self._leases.get(key_id)
+        if lease is not None and lease.buckets == buckets and cost and lease.left >= cost:
+            lease.left -= cost
+            return -1, lease.used()
+        have = 0
+        if lease is not None and lease.buckets == buckets:
+            have, lease.left = lease.left, 0  # taken out while the charge is awaited
+        need = max(cost - have, 0)
+        block = min(LEASE_MOST, *(w.limit // LEASE_SHARE for w in windows)) if cost else 0
+        refused, counts = await self.shared.charge(key_id, windows, need + block, now)
+        if refused >= 0 and block:
+            block = 0
+            refused, counts = await self.shared.charge(key_id, windows, need, now)
+        if refused >= 0:
+            if have and lease is not None:
+                lease.left += have
+            return refused, counts
+        return -1, self._keep(key_id, _Lease(buckets, have + need + block - cost, counts)).used()
+
+    def _keep(self, key_id: str, lease: _Lease) -> _Lease:
+        held = self._leases.get(key_id)
+        if held is not None and held.buckets == lease.buckets:
+            lease.left += held.left  # leased by another request of this key while this one waited
+        elif len(self._leases) >= LEASES_KEPT:
+            self._leases = {k: v for k, v in self._leases.items() if v.buckets == lease.buckets}
+        self._leases[key_id] = lease
+        return lease
+
+    async def close(self) -> None:
+        await self.shared.close()
+
+
 def make_counters(redis_url: str | None) -> Counters:
-    """Counters for the mode: shared Redis, or this process's memory."""
-    return RedisCounters(redis_url) if redis_url else MemoryCounters()
+    """Counters for the mode: Redis shared by every process and charged in leased blocks, or this
+    process's memory."""
+    return LeasedCounters(RedisCounters(redis_url)) if redis_url else MemoryCounters()
 
 
 class RateLimiter:

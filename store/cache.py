@@ -9,12 +9,38 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import hashlib
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Hashable
+from typing import Any, Generic, TypeVar
 
 from store.base import StoreUnavailable
+
+V = TypeVar("V")
+
+
+def body_etag(body: bytes) -> str:
+    """Tornado's own ETag of a body (``RequestHandler.compute_etag``), for a body kept and served many
+    times: computed once when kept, not hashed again on every response."""
+    return '"' + hashlib.sha1(body, usedforsecurity=False).hexdigest() + '"'
+
+
+class NearMap(Generic[V]):
+    """Small values kept in this process under keys that name their data version (issue 17): a held value
+    can never be stale, so there is no expiry, only a bound; the oldest entry leaves first."""
+
+    def __init__(self, entries: int) -> None:
+        self.entries = entries
+        self._values: dict[Hashable, V] = {}
+
+    def get(self, key: Hashable) -> V | None:
+        return self._values.get(key)
+
+    def put(self, key: Hashable, value: V) -> None:
+        if key not in self._values and len(self._values) >= self.entries:
+            self._values.pop(next(iter(self._values)))
+        self._values[key] = value
 
 
 class Cache(abc.ABC):

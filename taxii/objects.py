@@ -87,18 +87,9 @@ class PageHandler(TaxiiHandler):
             first, last = (page.items[0][0].date_added, page.items[-1][0].date_added) if page.items else (None, None)
             cached = CachedPage.build(body, first, last)
             await pages.put(key, cached)
-        self.page_etag = cached.etag
+        self.known_etag = cached.etag
         self.date_headers(plan, cached)
         self.write_taxii(cached.body)
-
-    def compute_etag(self) -> str | None:
-        """The ETag hashed once when the page was built (Tornado would hash the body on every response)."""
-        return getattr(self, "page_etag", None) or super().compute_etag()
-
-    def check_etag_header(self) -> bool:
-        # Tornado looks If-None-Match up with Mapping.get, which raises and catches KeyError when the
-        # header is absent, as on most requests; a membership test costs a fraction of that.
-        return "If-None-Match" in self.request.headers and super().check_etag_header()
 
     def cache_parts(self, plan: Plan) -> dict[str, Any]:
         after = plan.spec.after

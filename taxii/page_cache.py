@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from store.base import StoreUnavailable
-from store.cache import Cache
+from store.cache import Cache, body_etag
 from taxii.media import taxii_time
 
 MAX_CACHED_BYTES = 1 << 20
@@ -55,7 +55,7 @@ class CachedPage:
 
     @classmethod
     def build(cls, body: bytes, first: datetime | None, last: datetime | None) -> CachedPage:
-        etag = '"' + hashlib.sha1(body, usedforsecurity=False).hexdigest() + '"'
+        etag = body_etag(body)
         if first is None or last is None:
             return cls(body, etag, None, "", "")
         return cls(body, etag, micros(first), taxii_time(first), taxii_time(last))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import functools
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
@@ -43,6 +42,7 @@ from store.stixids import object_id
 T = TypeVar("T")
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``_point``)
 COUNT_CACHE_SIZE = 256
+MEMO_SIZE = 4096  # remembered point reads; an unknown key's miss is remembered too, so the map is bounded
 _ARTICLE_COLUMNS = (
     "id", "title", "summary", "ai_summary", "canonical_url", "content_hash", "published_at", "fetched_at",
     "modified_at", "created_at", "source_name", "source_type", "source_tier", "category", "content_type",
@@ -104,6 +104,9 @@ class SqliteStore(SqliteAccounts, Store):
         self.on_rebuild: listforms.Progress | None = None
         # IOC counts by (filters, data version): reused while the data is unchanged (issue 17).
         self._ioc_counts: dict[tuple[str, tuple[Any, ...]], tuple[int, int]] = {}
+        # Point reads (the data version, a key with its user) remembered until the file's next commit.
+        self._memo: dict[tuple[str, tuple[Any, ...]], Any] = {}
+        self._memo_at = -1
 
     # -- plumbing ----------------------------------------------------------------------------
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -122,12 +125,23 @@ class SqliteStore(SqliteAccounts, Store):
         Every authenticated request makes such reads; each takes microseconds, far less than a hop to the
         executor thread and back, so they run inline. WAL lets this reader see every committed write.
         """
-        if self._reader is None:
-            raise StoreUnavailable("the SQLite store is not open")
-        try:
-            return self._reader.execute(sql, params).fetchone()
-        except sqlite3.OperationalError as exc:
-            raise StoreUnavailable(f"SQLite: {exc}") from exc
+        return self._inline(lambda db: db.execute(sql, params).fetchone())
+
+    def _remembered(self, sql: str, params: tuple[Any, ...], decode: Callable[[Any], T]) -> T:
+        """``decode`` of a point read, remembered until any connection commits to the file (issue 17).
+
+        SQLite's ``PRAGMA data_version`` on the read connection changes after every commit by another
+        connection: this process's writer and other processes (the CLI, workers) alike
+        (sqlite.org/pragma.html#pragma_data_version). Checking it costs a fraction of the join it saves,
+        and a deleted key, a new tier or a write of IOCs is seen by the very next request.
+        """
+        version = self._inline(lambda db: db.execute("PRAGMA data_version").fetchone()[0])
+        if version != self._memo_at or len(self._memo) >= MEMO_SIZE:
+            self._memo, self._memo_at = {}, version
+        key = (sql, params)
+        if key not in self._memo:
+            self._memo[key] = decode(self._inline(lambda db: db.execute(sql, params).fetchone()))
+        return self._memo[key]  # type: ignore[no-any-return]
 
     def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._db is None:
@@ -186,8 +200,7 @@ class SqliteStore(SqliteAccounts, Store):
             raise
 
     async def data_version(self) -> int:
-        row = await self._point("SELECT value FROM meta WHERE key='data_version'")
-        return int(row[0])
+        return self._remembered("SELECT value FROM meta WHERE key='data_version'", (), lambda row: int(row[0]))
 
     # -- users and keys ----------------------------------------------------------------------
     async def create_user(self, user: User) -> User:
@@ -237,10 +250,8 @@ class SqliteStore(SqliteAccounts, Store):
         return None if row is None else self._key(row)
 
     async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
-        # One indexed join per authenticated request; decoding is remembered per distinct row, so a
-        # changed key or user (deactivated, new tier, new scopes) is a new row and decoded afresh.
-        row = await self._point(_KEY_WITH_USER, (key_hash,))
-        return None if row is None else _key_and_user(tuple(row))
+        # Every authenticated request asks; the answer is remembered until the next commit to the file.
+        return self._remembered(_KEY_WITH_USER, (key_hash,), lambda row: None if row is None else _key_and_user(row))
 
     async def list_keys(self, user_id: str) -> list[ApiKey]:
         rows = await self._all(
@@ -430,8 +441,10 @@ class SqliteStore(SqliteAccounts, Store):
         return await self._run(fetch)
 
     def _inline(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._reader is None:
+            raise StoreUnavailable("the SQLite store is not open")
         try:
-            return fn(self._reader)  # type: ignore[arg-type]
+            return fn(self._reader)
         except sqlite3.OperationalError as exc:
             raise StoreUnavailable(f"SQLite: {exc}") from exc
 
@@ -490,8 +503,7 @@ _KEY_WITH_USER = (f"SELECT {', '.join('k.' + c for c in _KEY_COLUMNS)}, u.email,
                   "FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?")
 
 
-@functools.lru_cache(maxsize=1024)
-def _key_and_user(row: tuple[Any, ...]) -> tuple[ApiKey, User]:
+def _key_and_user(row: sqlite3.Row) -> tuple[ApiKey, User]:
     n = len(_KEY_COLUMNS)
     key = SqliteStore._key(dict(zip(_KEY_COLUMNS, row[:n], strict=True)))
     email, tier, created_at = row[n:]

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from config.tiers import FREE, PRO, Tier
-from server.ratelimit import Counters, MemoryCounters, RateLimiter, RedisCounters, Window
+from server.ratelimit import Counters, Counts, LeasedCounters, MemoryCounters, RateLimiter, RedisCounters, Window
 
 ROUTE = "/api/v1/iocs"
 
@@ -53,17 +53,78 @@ async def test_a_refused_request_still_refuses_other_routes_of_the_key(server) -
         assert (await http.get(ROUTE)).status_code == 200
 
 
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis),
+                        pytest.param("leased", marks=pytest.mark.redis)])
 async def counters(request: pytest.FixtureRequest) -> AsyncIterator[Counters]:
-    """The embedded counters and the shared ones on a real redis-server: one behaviour."""
+    """The embedded counters and the shared ones on a real redis-server, charged alone or in leased
+    blocks (the production form): one behaviour."""
     if request.param == "memory":
         yield MemoryCounters()
         return
     redis_server = request.getfixturevalue("redis_server")
     made = RedisCounters(redis_server.url)
     await made.client.flushdb()
-    yield made
+    yield LeasedCounters(made) if request.param == "leased" else made
     await made.close()
+
+
+class CountedRedis(RedisCounters):
+    """Redis counters that count their round trips."""
+
+    trips = 0
+
+    async def charge(self, key_id: str, windows: tuple[Window, ...], cost: int, now: float) -> tuple[int, list[Counts]]:
+        self.trips += 1
+        return await super().charge(key_id, windows, cost, now)
+
+
+@pytest.mark.redis
+async def test_one_process_leases_blocks_and_admits_exactly_the_limit(redis_server) -> None:
+    shared = CountedRedis(redis_server.url)
+    await shared.client.flushdb()
+    limiter = RateLimiter(LeasedCounters(shared))
+    try:
+        verdicts = [await limiter.charge("k", PRO, 1) for _ in range(1001)]
+    finally:
+        await shared.close()
+    assert [v.allowed for v in verdicts] == [True] * 1000 + [False]
+    # the headers count down one by one, though most requests were served from a block
+    assert [v.remaining for v in verdicts[:1000]] == list(range(999, -1, -1))
+    assert shared.trips < 250  # blocks of 10 (a hundredth of 1,000), then one by one near the limit
+
+
+@pytest.mark.redis
+async def test_processes_leasing_blocks_never_admit_beyond_the_limit(redis_server) -> None:
+    """Two processes' leases: at most (block - 1) requests refused early, never one admitted too many."""
+    shared = [RedisCounters(redis_server.url) for _ in range(2)]
+    await shared[0].client.flushdb()
+    limiters = [RateLimiter(LeasedCounters(s)) for s in shared]
+    try:
+        allowed = [(await limiters[n % 2].charge("k", PRO, 1)).allowed for n in range(1100)]
+    finally:
+        for s in shared:
+            await s.close()
+    assert 1000 - 9 <= sum(allowed) <= 1000
+    assert not any(allowed[1000:])
+
+
+@pytest.mark.redis
+async def test_a_lease_ends_with_its_minute(redis_server) -> None:
+    shared = CountedRedis(redis_server.url)
+    await shared.client.flushdb()
+    leased = LeasedCounters(shared)
+    windows = RateLimiter(leased).windows(PRO)
+    boundary = (time.time() // 60 + 1) * 60
+    try:
+        await leased.charge("k", windows, 1, boundary - 1)
+        await leased.charge("k", windows, 1, boundary - 1)
+        assert shared.trips == 1  # the second came from the block
+        refused, counts = await leased.charge("k", windows, 1, boundary + 1)
+    finally:
+        await shared.close()
+    assert shared.trips == 2 and refused == -1
+    # the new minute charged its own block; the last minute keeps its whole block of 1 + 10 (9 unused)
+    assert counts[0] == (11, 1)
 
 
 def _tier(per_minute: int, per_day: int) -> Tier:

@@ -89,3 +89,31 @@ async def test_ioc_list_rejects_malformed_parameters(server) -> None:
             response = await http.get("/api/v1/iocs", params=params)
             assert response.status_code == 400
             assert response.json()["error"]["details"]["parameter"] == name
+
+
+async def test_a_small_page_is_kept_until_the_next_write(server) -> None:
+    """Issue 17: a repeated small page comes from memory, whole, with its ETag; a write is seen at once."""
+    await server.ctx.store.upsert_iocs(_iocs(5))
+    async with server.client(server.pro_key) as http:
+        first = await http.get("/api/v1/iocs", params={"limit": 3})
+        again = await http.get("/api/v1/iocs", params={"limit": 3})
+        not_modified = await http.get("/api/v1/iocs", params={"limit": 3},
+                                      headers={"If-None-Match": first.headers["ETag"]})
+        await server.ctx.store.upsert_iocs(_iocs(9))
+        after = await http.get("/api/v1/iocs", params={"limit": 3})
+    assert first.content == again.content and first.headers["ETag"] == again.headers["ETag"]
+    assert int(first.headers["Content-Length"]) == len(first.content)  # one write, not chunks
+    assert not_modified.status_code == 304
+    assert first.json()["meta"]["total"] == 5 and after.json()["meta"]["total"] == 9
+    assert after.headers["ETag"] != first.headers["ETag"]
+    assert len(server.ctx.pages._values) == 2  # one entry per (data version, query)
+
+
+async def test_a_large_page_streams_in_chunks(server) -> None:
+    await server.ctx.store.upsert_iocs(_iocs(250))
+    async with server.client(server.pro_key) as http:
+        response = await http.get("/api/v1/iocs", params={"limit": 1000})
+    assert response.headers.get("Transfer-Encoding") == "chunked" and "ETag" not in response.headers
+    assert response.json()["meta"] == {"total": 250, "limit": 1000, "offset": 0}
+    assert len(response.json()["data"]) == 250
+    assert not server.ctx.pages._values
