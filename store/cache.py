@@ -255,7 +255,9 @@ class NullCache(Cache):
 
     @contextlib.asynccontextmanager
     async def lock(self, name: str, ttl: float, wait: float) -> AsyncIterator[bool]:
-        yield False
+        # Always held: with nothing cached there is no build to wait for. (Never held, it made every
+        # caller of exporters.build_once.get_or_build spin on the event loop for its whole wait, 120 s.)
+        yield True
 
 
 async def _keep_extending(lock: Any, ttl: float) -> None:

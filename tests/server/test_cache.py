@@ -8,7 +8,7 @@ import pytest
 
 from exporters.build_once import NEAR_MAX_BYTES, Entry, get_or_build, make_entry, near_or_build, read_entry, store_entry
 from store.base import StoreUnavailable
-from store.cache import MemoryCache, RedisCache
+from store.cache import MemoryCache, NullCache, RedisCache
 
 
 def _cache(kind: str, redis_url: str | None):
@@ -55,6 +55,28 @@ async def test_cache_down_builds_directly() -> None:
     with pytest.raises(StoreUnavailable):
         await cache.ping()
     await cache.close()
+
+
+async def test_with_the_cache_disabled_every_request_builds_at_once() -> None:
+    """CTIWIRE_CACHE_ENABLED=false: no lock to wait for. (Its lock was never held, and each export spun on
+    the event loop for get_or_build's whole wait of 120 s before building.)"""
+    builds: list[int] = []
+
+    class Counted(NullCache):
+        looks = 0
+
+        async def get(self, key: str) -> bytes | None:
+            self.looks += 1
+            return None
+
+    async def build() -> Entry:
+        builds.append(1)
+        return await _const(b"x")
+
+    cache = Counted()
+    results = await asyncio.gather(*(get_or_build(cache, "k", build, ttl=5, wait=2) for _ in range(3)))
+    assert [status for _, status in results] == ["miss"] * 3 and len(builds) == 3
+    assert cache.looks <= 6  # two looks a request at most: nobody polled a cache that holds nothing
 
 
 async def _const(body: bytes) -> Entry:
