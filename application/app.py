@@ -7,6 +7,7 @@ them, so every import here is static and the import-linter layers (pyproject.tom
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 from types import ModuleType
@@ -24,7 +25,7 @@ from store.apikeys import KEY_PREFIX
 from store.base import Store
 from store.factory import make_cache, make_store
 from taxii import routes as taxii_routes
-from telemetry import metrics
+from telemetry import Metrics, metrics
 from web import routes as web_routes
 from web.base import secure_cookies
 
@@ -46,18 +47,26 @@ def _log_request(handler: RequestHandler) -> None:
     method, path, duration, request id, client address and the four characters of the key's display prefix
     after ``sk_live_`` (``key=Ab3x``: enough to tell a user's keys apart, never the key, and nothing the
     redacting filter of ``application.logs`` would have to hide)."""
-    request = handler.request
+    request, status, took = handler.request, handler.get_status(), handler.request.request_time()
+    count, latency = _request_metrics(metrics(), type(handler).__name__, request.method or "-", status)
+    count.inc()
+    latency.observe(took)
+    if not access_log.isEnabledFor(logging.INFO):
+        return
     principal = getattr(handler, "principal", None)
     fields = {"request_id": getattr(handler, "request_id", "-"), "method": request.method, "path": request.path,
-              "status": handler.get_status(), "duration_ms": round(1000.0 * request.request_time(), 1),
-              "client": request.remote_ip,
+              "status": status, "duration_ms": round(1000.0 * took, 1), "client": request.remote_ip,
               "key": principal.key.prefix.removeprefix(KEY_PREFIX).rstrip("…") if principal is not None else None,
               "user_id": principal.user.id if principal is not None else None}
-    route = type(handler).__name__  # bounded labels: the handler, never the raw path
-    metrics().requests.labels(route, request.method or "-", str(fields["status"])).inc()
-    metrics().latency.labels(route).observe(request.request_time())
-    access_log.info("%d %s %s %.1fms %s client=%s key=%s", fields["status"], fields["method"], fields["path"],
+    access_log.info("%d %s %s %.1fms %s client=%s key=%s", status, fields["method"], fields["path"],
                     fields["duration_ms"], fields["request_id"], fields["client"], fields["key"] or "-", extra=fields)
+
+
+@functools.lru_cache(maxsize=1024)
+def _request_metrics(registry: Metrics, route: str, method: str, status: int) -> tuple[Any, Any]:
+    """The labelled children of one route, method and status (bounded labels: the handler class, never the
+    raw path), looked up once: ``labels()`` takes a lock and builds a key on every call."""
+    return registry.requests.labels(route, method, str(status)), registry.latency.labels(route)
 
 
 def make_app(ctx: AppContext) -> Application:

@@ -12,7 +12,6 @@ import asyncio
 import hashlib
 import secrets
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
@@ -21,7 +20,7 @@ from typing import Literal
 import orjson
 
 from store.base import StoreUnavailable
-from store.cache import Cache, NearMap
+from store.cache import Cache, near_map
 from store.records import iso, utcnow
 
 CacheStatus = Literal["hit", "miss", "bypass"]
@@ -121,12 +120,11 @@ async def get_or_build(cache: Cache, key: str, build: Builder, *, ttl: int | Non
 # version, so a held entry can never be stale, and a hit costs no round trip to the shared cache. Bounded.
 NEAR_MAX_BYTES = 256 * 1024
 NEAR_ENTRIES = 64
-_near_by_cache: weakref.WeakKeyDictionary[Cache, NearMap[Entry]] = weakref.WeakKeyDictionary()
 
 
 async def near_or_build(cache: Cache, key: str, build: Builder, *, ttl: int | None) -> tuple[Entry, CacheStatus]:
     """``get_or_build`` for small documents under versioned keys, with a copy kept in this process."""
-    near = _near_by_cache.setdefault(cache, NearMap(NEAR_ENTRIES))
+    near = near_map(cache, "entries", NEAR_ENTRIES)
     held = near.get(key)
     if held is not None:
         return held, "hit"

@@ -8,10 +8,8 @@ from typing import Any
 from config.settings import Settings
 from server.ratelimit import RateLimiter
 from store.base import Store
-from store.cache import Cache, NearMap
+from store.cache import Cache
 from store.records import utcnow
-
-PAGE_ENTRIES = 128
 
 
 @dataclass(slots=True)
@@ -24,5 +22,3 @@ class AppContext:
     limiter: RateLimiter
     started_at: str = field(default_factory=lambda: utcnow().isoformat())
     extras: dict[str, Any] = field(default_factory=dict)
-    # Small IOC list pages and their ETags by (data version, query) (server.iocs.write_ioc_list); ~10 MB at most.
-    pages: NearMap[tuple[bytes, str]] = field(default_factory=lambda: NearMap(PAGE_ENTRIES))

@@ -16,7 +16,7 @@ from server.ioc_params import DEFAULT_IOC_LIMIT, IOC_FILTER_PARAMS, IocRequest, 
 from server.openapi_parts import header, ok, operation, param, per_tier
 from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
-from store.cache import body_etag
+from store.cache import body_etag, near_map
 from store.query import IocQuery
 from store.records import CONFIDENCES, IOC_TYPES, utcnow
 
@@ -29,6 +29,7 @@ STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export
 # write, and kept by (data version, query): a polling SIEM's repeated request is then answered from
 # memory (issue 17). Larger pages stream.
 SMALL_PAGE_ROWS = 200
+PAGES_KEPT = 128  # of at most ~80 KB each
 
 
 def _head(total: int, query: IocQuery) -> bytes:
@@ -46,12 +47,13 @@ async def write_ioc_list(handler: BaseHandler, request: IocRequest) -> None:
         await stream_ioc_list(handler, query, await store.count_iocs(query))
         return
     key = (await store.data_version(), query)
-    page = handler.ctx.pages.get(key)
+    pages = near_map(handler.ctx.cache, "ioc-pages", PAGES_KEPT)
+    page = pages.get(key)
     if page is None:
         rows = [encoded async for batch in store.iter_ioc_rows(query) for _, encoded in batch]
         body = _head(await store.count_iocs(query), query) + b",".join(rows) + b"]}"
         page = (body, body_etag(body))
-        handler.ctx.pages.put(key, page)
+        pages.put(key, page)
     handler.known_etag = page[1]
     handler.finish(page[0])
 

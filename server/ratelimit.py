@@ -15,6 +15,7 @@ every server process charges one shared budget. A request costs its format's mul
 from __future__ import annotations
 
 import abc
+import functools
 import logging
 import math
 import time
@@ -100,14 +101,19 @@ class MemoryCounters(Counters):
         self._swept = 0.0
 
     async def charge(self, key_id: str, windows: tuple[Window, ...], cost: int, now: float) -> tuple[int, list[Counts]]:
-        keys = [((key_id, w.name, w.bucket(now) - 1), (key_id, w.name, w.bucket(now))) for w in windows]
-        counts = [(self._counts.get(p, 0), self._counts.get(c, 0)) for p, c in keys]
-        refused = next((i for i, (w, n) in enumerate(zip(windows, counts, strict=True))
-                        if rolling(n, w.weight(now)) + cost > w.limit), -1)
+        held, current, counts, refused = self._counts, [], [], -1
+        for i, w in enumerate(windows):  # one pass per window: this runs on every request
+            bucket = w.bucket(now)
+            key = (key_id, w.name, bucket)
+            pair = (held.get((key_id, w.name, bucket - 1), 0), held.get(key, 0))
+            if refused < 0 and rolling(pair, w.weight(now)) + cost > w.limit:
+                refused = i
+            current.append(key)
+            counts.append(pair)
         if refused < 0:
-            for _, current in keys:
-                self._counts[current] = self._counts.get(current, 0) + cost
-            counts = [(p, c + cost) for p, c in counts]
+            for key in current:
+                held[key] = held.get(key, 0) + cost
+            counts = [(prev, curr + cost) for prev, curr in counts]
         self._sweep(windows, now)
         return refused, counts
 
@@ -251,8 +257,7 @@ class RateLimiter:
         self.unmetered = 0  # requests served unmetered in the current outage of the shared counters
 
     def windows(self, tier: Tier) -> tuple[Window, Window]:
-        return (Window("minute", 60, tier.requests_per_minute * self.scale),
-                Window("day", 86_400, tier.requests_per_day * self.scale))
+        return _windows(tier.requests_per_minute * self.scale, tier.requests_per_day * self.scale)
 
     async def usage(self, key_id: str, tier: Tier) -> list[tuple[Window, int]] | None:
         """What ``key_id`` has used of each window now, read with a charge of 0 (which changes no count);
@@ -300,6 +305,11 @@ class RateLimiter:
             log.warning("rate-limit store available again: metering resumed after %d unmetered requests",
                         self.unmetered)
             self.unmetered = 0
+
+
+@functools.lru_cache(maxsize=64)
+def _windows(per_minute: int, per_day: int) -> tuple[Window, Window]:
+    return Window("minute", 60, per_minute), Window("day", 86_400, per_day)
 
 
 def _seconds(at: float, now: float) -> int:

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import hashlib
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Hashable
 from typing import Any, Generic, TypeVar
@@ -38,15 +39,30 @@ class NearMap(Generic[V]):
         return self._values.get(key)
 
     def put(self, key: Hashable, value: V) -> None:
+        if self.entries <= 0:
+            return
         if key not in self._values and len(self._values) >= self.entries:
             self._values.pop(next(iter(self._values)))
         self._values[key] = value
+
+
+_near_maps: weakref.WeakKeyDictionary[Cache, dict[str, NearMap[Any]]] = weakref.WeakKeyDictionary()
+
+
+def near_map(cache: Cache, name: str, entries: int) -> NearMap[Any]:
+    """This process's map ``name`` beside ``cache`` (its IOC pages, TAXII pages, small entries): a server's
+    maps live and die with its cache. A disabled cache (``NullCache``) keeps nothing near either."""
+    maps = _near_maps.setdefault(cache, {})
+    if name not in maps:
+        maps[name] = NearMap(entries if cache.keeps_near else 0)
+    return maps[name]
 
 
 class Cache(abc.ABC):
     """Bytes under keys, with expiry."""
 
     name = "abstract"
+    keeps_near = True  # whether values under versioned keys may also be kept in the process (near_map)
 
     @abc.abstractmethod
     async def get(self, key: str) -> bytes | None:
@@ -237,6 +253,7 @@ class NullCache(Cache):
     """No caching at all (``CTIWIRE_CACHE_ENABLED=false``): every request builds; for benchmarks and debugging."""
 
     name = "none"
+    keeps_near = False
 
     async def get(self, key: str) -> bytes | None:
         return None

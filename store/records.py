@@ -74,7 +74,8 @@ def severity_range(label: str) -> tuple[float | None, float | None]:
 
 def utcnow() -> datetime:
     """Now, in UTC, at millisecond precision."""
-    return ms(datetime.now(UTC))
+    now = datetime.now(UTC)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
 def ms(value: datetime) -> datetime:

@@ -21,10 +21,12 @@ from typing import Any
 import orjson
 
 from store.base import StoreUnavailable
-from store.cache import Cache, body_etag
+from store.cache import Cache, NearMap, body_etag, near_map
 from taxii.media import taxii_time
 
 MAX_CACHED_BYTES = 1 << 20
+NEAR_PAGES = 64
+NEAR_MAX_BYTES = 256 * 1024
 # The entry layout below; a new layout gets a new number, so a process never decodes the other's
 # entries when several versions share one Redis (a rolling deploy).
 PAGE_FORMAT = 2
@@ -91,16 +93,26 @@ class PageCache:
     def __init__(self, cache: Cache, ttl: int) -> None:
         self.cache = cache
         self.ttl = ttl
+        # Decoded pages kept in this process as well: the key names the data version, so a page held
+        # here is never stale, and a hit neither reads the cache nor parses the entry (issue 17).
+        self.near: NearMap[CachedPage] = near_map(cache, "taxii-pages", NEAR_PAGES)
 
     async def get(self, key: str, lower: datetime) -> CachedPage | None:
-        try:
-            raw = await self.cache.get(key)
-        except StoreUnavailable:
-            return None
-        if raw is None:
-            return None
-        page = CachedPage.decode(raw)
+        page = self.near.get(key)
+        if page is None:
+            try:
+                raw = await self.cache.get(key)
+            except StoreUnavailable:
+                return None
+            if raw is None:
+                return None
+            page = self._keep(key, CachedPage.decode(raw))
         return page if page.valid_from(lower) else None
+
+    def _keep(self, key: str, page: CachedPage) -> CachedPage:
+        if len(page.body) <= NEAR_MAX_BYTES:
+            self.near.put(key, page)
+        return page
 
     async def put(self, key: str, page: CachedPage) -> None:
         if len(page.body) > MAX_CACHED_BYTES:
@@ -108,4 +120,5 @@ class PageCache:
         try:
             await self.cache.set(key, page.encode(), self.ttl)
         except StoreUnavailable:
-            return
+            return  # and nothing near: a near page is one the shared cache holds too
+        self._keep(key, page)

@@ -6,6 +6,7 @@ from collections import Counter
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
+from store.cache import near_map
 from store.records import Ioc, utcnow
 
 
@@ -106,7 +107,7 @@ async def test_a_small_page_is_kept_until_the_next_write(server) -> None:
     assert not_modified.status_code == 304
     assert first.json()["meta"]["total"] == 5 and after.json()["meta"]["total"] == 9
     assert after.headers["ETag"] != first.headers["ETag"]
-    assert len(server.ctx.pages._values) == 2  # one entry per (data version, query)
+    assert len(near_map(server.ctx.cache, "ioc-pages", 0)._values) == 2  # one per (data version, query)
 
 
 async def test_a_large_page_streams_in_chunks(server) -> None:
@@ -116,4 +117,4 @@ async def test_a_large_page_streams_in_chunks(server) -> None:
     assert response.headers.get("Transfer-Encoding") == "chunked" and "ETag" not in response.headers
     assert response.json()["meta"] == {"total": 250, "limit": 1000, "offset": 0}
     assert len(response.json()["data"]) == 250
-    assert not server.ctx.pages._values
+    assert not near_map(server.ctx.cache, "ioc-pages", 0)._values
