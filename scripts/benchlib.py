@@ -2,16 +2,42 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import re
 import subprocess
 import time
+import urllib.parse
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from store.records import Ioc, utcnow
 from store.sqlite import SqliteStore
+
+
+class LeanClient:
+    """GET over one kept-alive connection with the standard library's ``http.client``, for timing large
+    bodies: its chunked reader costs the client less than httpx's (a 4 MB IOC page read in 17.0 ms
+    against 20.4 ms from the same server, issue 17), so the time measured is the server's."""
+
+    def __init__(self, base_url: str, headers: dict[str, str]) -> None:
+        parts = urllib.parse.urlsplit(base_url)
+        self.connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=300)
+        self.headers = headers
+
+    def get(self, path: str, params: dict[str, Any]) -> tuple[bytes, dict[str, str]]:
+        """The body and headers of a 200 answer (anything else raises)."""
+        self.connection.request("GET", f"{path}?{urllib.parse.urlencode(params)}", headers=self.headers)
+        response = self.connection.getresponse()
+        body = response.read()
+        if response.status != 200:
+            raise RuntimeError(f"GET {path} answered {response.status}: {body[:200]!r}")
+        return body, dict(response.getheaders())
+
+    def close(self) -> None:
+        self.connection.close()
 
 
 def settle(pid: int, quiet: float = 1.5, timeout: float = 180) -> None:

@@ -30,6 +30,7 @@ STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export
 # memory (issue 17). Larger pages stream.
 SMALL_PAGE_ROWS = 200
 PAGES_KEPT = 128  # of at most ~80 KB each
+STREAM_BATCH = 2500  # rows read at a time for a larger page (about 1 MB), the next read while one is written
 
 
 def _head(total: int, query: IocQuery) -> bytes:
@@ -50,7 +51,7 @@ async def write_ioc_list(handler: BaseHandler, request: IocRequest) -> None:
     pages = near_map(handler.ctx.cache, "ioc-pages", PAGES_KEPT)
     page = pages.get(key)
     if page is None:
-        rows = [encoded async for batch in store.iter_ioc_rows(query) for _, encoded in batch]
+        rows = [encoded async for batch in store.iter_ioc_rows(query) for encoded in batch]
         body = _head(await store.count_iocs(query), query) + b",".join(rows) + b"]}"
         page = (body, body_etag(body))
         pages.put(key, page)
@@ -65,8 +66,8 @@ async def stream_ioc_list(handler: BaseHandler, query: IocQuery, total: int) -> 
     separator = b""
     try:
         # Stored API forms joined per batch (issue 17): no record is decoded or re-encoded on the way out.
-        async for batch in handler.ctx.store.iter_ioc_rows(query):
-            await writer.write(separator + b",".join(encoded for _, encoded in batch))
+        async for batch in handler.ctx.store.iter_ioc_rows(query, STREAM_BATCH):
+            await writer.write(separator + b",".join(batch))
             separator = b","
         await writer.write(b"]}")
         await writer.flush()

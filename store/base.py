@@ -15,6 +15,7 @@ Both backends (``store.sqlite``, ``store.mongo``) implement every method with th
 from __future__ import annotations
 
 import abc
+import asyncio
 import dataclasses
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,14 +26,11 @@ import orjson
 
 from store.csvform import csv_line
 from store.query import ArticleQuery, IocQuery
-from store.records import ApiKey, Article, Ioc, Session, Source, User, iso, parse_iso
+from store.records import ApiKey, Article, Ioc, Session, Source, User, parse_iso
 
 # (sort value, id) of a row in its query's order: the keyset position cursors carry.
 Position = tuple[Any, str]
 ArticleRow = tuple[Position, bytes]
-# (first_seen as stored ISO text, type, value), encoded API form: the position is parsed for a page's last
-# row only (``ioc_row_position``), not for each row.
-IocRow = tuple[tuple[str, str, str], bytes]
 
 
 Q = TypeVar("Q", ArticleQuery, IocQuery)
@@ -43,22 +41,38 @@ async def keyset_pages(query: Q, batch_size: int, fetch: Callable[[Q, int], Awai
                        after: Callable[[T], Any]) -> AsyncIterator[list[T]]:
     """Pages of ``query`` by keyset (``after`` = the last row's position), ``query.limit`` rows at most.
 
-    Both backends page this way: only the query's own offset is ever skipped, never earlier pages.
+    Both backends page this way: only the query's own offset is ever skipped, never earlier pages. While
+    the caller writes one batch, the next is already being read (issue 17: the database works while the
+    socket drains); a batch shorter than asked for was the last.
     """
-    remaining, q = query.limit, query
-    while remaining > 0:
-        batch = await fetch(q, min(batch_size, remaining))
-        if not batch:
-            return
-        yield batch
-        remaining -= len(batch)
-        q = dataclasses.replace(q, after=after(batch[-1]), offset=0)
+    size = min(batch_size, query.limit)
+    if size <= 0:
+        return
+    batch = await fetch(query, size)
+    remaining, ahead = query.limit, None
+    try:
+        while batch:
+            remaining -= len(batch)
+            if remaining > 0 and len(batch) == size:
+                q = dataclasses.replace(query, after=after(batch[-1]), offset=0)
+                size = min(batch_size, remaining)
+                ahead = asyncio.ensure_future(fetch(q, size))
+            yield batch
+            if ahead is None:
+                return
+            batch, ahead = await ahead, None
+    finally:
+        if ahead is not None:  # the caller stopped early: drop the read ahead, and any error it met
+            ahead.cancel()
+            if ahead.done() and not ahead.cancelled():
+                ahead.exception()
 
 
-def ioc_row_position(row: IocRow) -> tuple[datetime, str, str]:
-    """The keyset position (``IocQuery.after``) of an encoded IOC row."""
-    first_seen, ioc_type, value = row[0]
-    return parse_iso(first_seen), ioc_type, value
+def ioc_row_position(encoded: bytes) -> tuple[datetime, str, str]:
+    """The keyset position (``IocQuery.after``) of an IOC's encoded API form: read from a batch's last row
+    only, so no other row carries its position out of the database (issue 17)."""
+    api = orjson.loads(encoded)
+    return parse_iso(api["first_seen"]), api["type"], api["value"]
 
 
 class StoreError(Exception):
@@ -273,11 +287,11 @@ class Store(abc.ABC):
     def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
         """Records matching ``query`` ordered by (first_seen, type, value), ``query.limit`` at most."""
 
-    async def iter_ioc_rows(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[IocRow]]:
-        """Like ``iter_iocs``, as (keyset position, API form encoded as JSON) pairs: the list and search
-        pages stream the bytes without decoding records. Backends that keep the encoding stored override this."""
+    async def iter_ioc_rows(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[bytes]]:
+        """Like ``iter_iocs``, as API forms encoded as JSON: the list and search pages stream the bytes
+        without decoding records. Backends that keep the encoding stored override this."""
         async for batch in self.iter_iocs(query, batch_size):
-            yield [((iso(i.first_seen), i.type, i.value), orjson.dumps(i.to_api())) for i in batch]
+            yield [orjson.dumps(i.to_api()) for i in batch]
 
     @abc.abstractmethod
     async def count_iocs(self, query: IocQuery) -> int:

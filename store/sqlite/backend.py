@@ -21,7 +21,6 @@ import orjson
 from store.base import (
     ArticleRow,
     Conflict,
-    IocRow,
     IocStats,
     NotFound,
     QuotaExceeded,
@@ -414,26 +413,23 @@ class SqliteStore(SqliteAccounts, Store):
         return keyset_pages(query, batch_size, lambda q, n: self._run(self._ioc_page(q, n)),
                             lambda i: (i.first_seen, i.type, i.value))
 
-    def _ioc_row_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[IocRow]]:
+    def _ioc_row_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[bytes]]:
         where, params = queries.ioc_where(q)
-        # The pre-encoded API form; the document only for rows written before the column existed.
-        sql = (f"SELECT first_seen, type, value, api_json, CASE WHEN api_json IS NULL THEN doc END FROM iocs "
+        # The pre-encoded API form alone (the keyset position is read from the last one); the document
+        # only for rows written before the column existed.
+        sql = (f"SELECT api_json, CASE WHEN api_json IS NULL THEN doc END FROM iocs "
                f"WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?")
 
-        def fetch(db: sqlite3.Connection) -> list[IocRow]:
-            out: list[IocRow] = []
-            for first_seen, ioc_type, value, encoded, doc in db.execute(sql, [*params, size, q.offset]).fetchall():
-                if encoded is None:
-                    encoded = orjson.dumps(from_doc(Ioc, orjson.loads(doc)).to_api())
-                out.append(((first_seen, ioc_type, value), bytes(encoded)))
-            return out
+        def fetch(db: sqlite3.Connection) -> list[bytes]:
+            return [encoded if encoded is not None else orjson.dumps(from_doc(Ioc, orjson.loads(doc)).to_api())
+                    for encoded, doc in db.execute(sql, [*params, size, q.offset]).fetchall()]
 
         return fetch
 
-    def iter_ioc_rows(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[IocRow]]:
+    def iter_ioc_rows(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[bytes]]:
         return keyset_pages(query, batch_size, self._ioc_rows, ioc_row_position)
 
-    async def _ioc_rows(self, q: IocQuery, size: int) -> list[IocRow]:
+    async def _ioc_rows(self, q: IocQuery, size: int) -> list[bytes]:
         fetch = self._ioc_row_page(q, size)
         if size <= INLINE_ROWS and self._reader is not None:
             # A small page by index reads in well under a millisecond: inline, like the point reads.

@@ -80,7 +80,7 @@ async def test_an_older_stored_form_is_rebuilt_at_open(tmp_path: Path) -> None:
 
 
 async def _ioc_rows(store) -> list[bytes]:  # type: ignore[no-untyped-def]
-    return [encoded async for batch in store.iter_ioc_rows(IocQuery(limit=1000)) for _, encoded in batch]
+    return [encoded async for batch in store.iter_ioc_rows(IocQuery(limit=1000)) for encoded in batch]
 
 
 async def test_every_backend_returns_the_same_ioc_rows(tmp_path: Path) -> None:
