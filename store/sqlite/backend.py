@@ -32,7 +32,7 @@ from store.base import (
 from store.codec import fold_iocs, from_doc, merge_ioc, to_doc
 from store.csvform import csv_line
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery
-from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, utcnow
+from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, parse_stored, utcnow
 from store.sqlite import listforms, queries
 from store.sqlite.accounts import SqliteAccounts
 from store.sqlite.schema import ADDED_COLUMNS, BACKFILL_STIX_IDS, LATE_SCHEMA, PRAGMAS, SCHEMA, STIX_ID_FUNCTION
@@ -332,7 +332,7 @@ class SqliteStore(SqliteAccounts, Store):
             for value, row_id, encoded, doc in db.execute(sql, [*params, size, q.offset]).fetchall():
                 if encoded is None:
                     encoded = encode(from_doc(Article, orjson.loads(doc)).list_form())
-                out.append(((parse_iso(value) if timed else value, row_id), bytes(encoded)))
+                out.append(((parse_stored(value) if timed else value, row_id), bytes(encoded)))
             return out
 
         return fetch

@@ -48,6 +48,8 @@ CREATE TABLE IF NOT EXISTS articles (
     doc BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS articles_published ON articles (published_at, id);
+-- The default listing (live articles by publication): a page's end is peeked in the index alone (issue 17).
+CREATE INDEX IF NOT EXISTS articles_live_published ON articles (is_archived, published_at, id);
 CREATE INDEX IF NOT EXISTS articles_modified ON articles (modified_at, id);
 CREATE INDEX IF NOT EXISTS articles_fetched ON articles (fetched_at, id);
 CREATE INDEX IF NOT EXISTS articles_created ON articles (created_at, id);
