@@ -195,22 +195,23 @@ class BaseHandler(RequestHandler):
         key, user = found
         if not key.active or _expired(key.expires_at):
             raise AuthError("this API key is deactivated or expired", code="expired_api_key")
-        await self._note_use(key)
+        now = utcnow()
+        if key.last_used_at is None or now - key.last_used_at >= LAST_USED_PRECISION:
+            await self._note_use(key, now)
         return Principal(key, user)
 
-    async def _note_use(self, key: ApiKey) -> None:
-        """Keep ``last_used_at`` to the minute: one write a minute per key, not one per request, and a
-        failed write (a full disk, a store outage) never fails the read it came with."""
-        now = utcnow()
-        if key.last_used_at is not None and now - key.last_used_at < LAST_USED_PRECISION:
-            return
+    async def _note_use(self, key: ApiKey, now: datetime) -> None:
+        """Keep ``last_used_at`` to the minute (authenticate calls this once a minute per key, not once a
+        request); a failed write (a full disk, a store outage) never fails the read it came with."""
         try:
             await self.ctx.store.touch_key(key.id, now)
         except StoreUnavailable as exc:
             log.warning("could not record the use of a key: %s", exc)
 
     async def charge(self, principal: Principal, cost: int) -> None:
-        verdict = await self.ctx.limiter.charge(principal.key.id, principal.tier, cost)
+        limiter = self.ctx.limiter
+        verdict = (limiter.charge_now(principal.key.id, principal.tier, cost)
+                   or await limiter.charge(principal.key.id, principal.tier, cost))
         self._limit_headers = {
             "X-RateLimit-Limit": verdict.limit,
             "X-RateLimit-Remaining": verdict.remaining,

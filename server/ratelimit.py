@@ -30,6 +30,7 @@ from telemetry import metrics
 log = logging.getLogger("ctiwire.ratelimit")
 
 Counts = tuple[int, int]  # (previous bucket, current bucket) of one window
+Charged = tuple[int, list[Counts]]  # the first window that refused (-1: none), every window's counts
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +90,11 @@ class Counters(abc.ABC):
         """Charge ``cost`` to every window when all admit it. Returns the index of the first window that
         refused (-1: charged) and each window's counts after the step."""
 
+    def charge_now(self, key_id: str, windows: tuple[Window, ...], cost: int, now: float) -> Charged | None:
+        """``charge`` when this process can answer without waiting (its own counters, a leased block),
+        else None and nothing charged: every request asks, and most are answered here (issue 17)."""
+        return None
+
     async def close(self) -> None:  # noqa: B027 - only networked counters hold connections
         """Release connections."""
 
@@ -101,6 +107,9 @@ class MemoryCounters(Counters):
         self._swept = 0.0
 
     async def charge(self, key_id: str, windows: tuple[Window, ...], cost: int, now: float) -> tuple[int, list[Counts]]:
+        return self.charge_now(key_id, windows, cost, now)
+
+    def charge_now(self, key_id: str, windows: tuple[Window, ...], cost: int, now: float) -> tuple[int, list[Counts]]:
         held, current, counts, refused = self._counts, [], [], -1
         for i, w in enumerate(windows):  # one pass per window: this runs on every request
             bucket = w.bucket(now)
@@ -208,12 +217,19 @@ class LeasedCounters(Counters):
         self.shared = shared
         self._leases: dict[str, _Lease] = {}
 
+    def charge_now(self, key_id: str, windows: tuple[Window, ...], cost: int, now: float) -> Charged | None:
+        lease = self._leases.get(key_id)
+        if lease is None or not cost or lease.left < cost or lease.buckets != tuple(w.bucket(now) for w in windows):
+            return None
+        lease.left -= cost
+        return -1, lease.used()
+
     async def charge(self, key_id: str, windows: tuple[Window, ...], cost: int, now: float) -> tuple[int, list[Counts]]:
+        served = self.charge_now(key_id, windows, cost, now)
+        if served is not None:
+            return served
         buckets = tuple(w.bucket(now) for w in windows)
         lease = self._leases.get(key_id)
-        if lease is not None and lease.buckets == buckets and cost and lease.left >= cost:
-            lease.left -= cost
-            return -1, lease.used()
         have = 0
         if lease is not None and lease.buckets == buckets:
             have, lease.left = lease.left, 0  # taken out while the charge is awaited
@@ -282,6 +298,16 @@ class RateLimiter:
         except (RedisError, OSError) as exc:
             return self._unmetered(windows[0], exc)
         self._metered_again()
+        return self._verdict(windows, refused, counts, cost, now)
+
+    def charge_now(self, key_id: str, tier: Tier, cost: int) -> Verdict | None:
+        """``charge`` without waiting when the counters can answer in this process, else None."""
+        windows, now = self.windows(tier), time.time()
+        served = self.counters.charge_now(key_id, windows, cost, now)
+        return None if served is None else self._verdict(windows, *served, cost, now)
+
+    @staticmethod
+    def _verdict(windows: tuple[Window, Window], refused: int, counts: list[Counts], cost: int, now: float) -> Verdict:
         minute = windows[0]
         if refused < 0:
             remaining = math.floor(minute.limit - rolling(counts[0], minute.weight(now)))

@@ -106,6 +106,7 @@ class SqliteStore(SqliteAccounts, Store):
         # Point reads (the data version, a key with its user) remembered until the file's next commit.
         self._memo: dict[tuple[str, tuple[Any, ...]], Any] = {}
         self._memo_at = -1
+        self._memo_checked = False
 
     # -- plumbing ----------------------------------------------------------------------------
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -134,13 +135,21 @@ class SqliteStore(SqliteAccounts, Store):
         (sqlite.org/pragma.html#pragma_data_version). Checking it costs a fraction of the join it saves,
         and a deleted key, a new tier or a write of IOCs is seen by the very next request.
         """
-        version = self._inline(lambda db: db.execute("PRAGMA data_version").fetchone()[0])
-        if version != self._memo_at or len(self._memo) >= MEMO_SIZE:
-            self._memo, self._memo_at = {}, version
+        if not self._memo_checked:
+            # Checked once per pass of the event loop: the reads of one request's uninterrupted run (its key,
+            # then its data version) see the file as of one instant, as if read together.
+            self._memo_checked = True
+            asyncio.get_running_loop().call_soon(self._memo_recheck)
+            version = self._inline(lambda db: db.execute("PRAGMA data_version").fetchone()[0])
+            if version != self._memo_at or len(self._memo) >= MEMO_SIZE:
+                self._memo, self._memo_at = {}, version
         key = (sql, params)
         if key not in self._memo:
             self._memo[key] = decode(self._inline(lambda db: db.execute(sql, params).fetchone()))
         return self._memo[key]  # type: ignore[no-any-return]
+
+    def _memo_recheck(self) -> None:
+        self._memo_checked = False
 
     def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._db is None:
