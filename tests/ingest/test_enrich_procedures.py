@@ -29,6 +29,26 @@ def test_training_examples_are_attack_procedures_without_their_subjects() -> Non
         "used tools such as")
 
 
+def test_report_prose_sentences_are_labelled_with_current_techniques() -> None:
+    """The shipped report-prose sentences: each names one technique ATT&CK still has (or ``none``)."""
+    texts, labels = procedures.report_prose_examples()
+    assert len(texts) == len(labels) > 300 and all(texts)
+    patterns = procedures._data_file("attack-patterns-lookup")["attack_patterns"]
+    current = {p["external_id"] for p in patterns if not p["revoked"] and not p["deprecated"]}
+    assert {label for label in labels if label != procedures.NONE} <= current
+    assert 0.1 < labels.count(procedures.NONE) / len(labels) < 0.4  # advice and product news as well
+
+
+def test_a_change_of_the_report_prose_changes_the_fingerprint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = procedures.fingerprint()
+    for path in procedures.REPORT_PROSE.glob("part-*.yaml"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setattr(procedures, "REPORT_PROSE", tmp_path)
+    assert procedures.fingerprint() == before  # the same sentences, the same model
+    (tmp_path / "part-z.yaml").write_text('- text: "The actor encrypted every file share."\n  technique: T1486\n')
+    assert procedures.fingerprint() != before
+
+
 def test_a_saved_model_reads_back_with_the_same_scores(tmp_path: Path) -> None:
     model = procedures.model()
     path = tmp_path / "model.npz"

@@ -21,6 +21,8 @@ import httpx
 import pytest
 from support import REPO, RedisServer, cli_env, free_port, wait_for
 
+from ingest.enrich import procedures
+
 pytestmark = [pytest.mark.redis, pytest.mark.slow]  # a fresh install of the runtime dependencies
 
 
@@ -86,6 +88,8 @@ def test_the_image_trains_the_attack_classifier_once_and_enrich_reads_it(runtime
                              capture_output=True, text=True, timeout=300)
     assert trained.returncode == 0, trained.stderr[-3000:]
     [model] = (tmp_path / "models").glob("attack-procedures-*.npz")
+    # the installed package carries the report-prose sentences: it trains the model this tree names
+    assert model.name == f"attack-procedures-{procedures.fingerprint()}.npz"
     stamp = model.stat().st_mtime_ns
     article = tmp_path / "note.txt"
     article.write_text("Screens\nThe implant takes a screenshot of the desktop every thirty seconds and uploads it.\n")
