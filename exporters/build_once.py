@@ -20,7 +20,7 @@ from typing import Literal
 import orjson
 
 from store.base import StoreUnavailable
-from store.cache import Cache, near_map
+from store.cache import NEAR_MAX_BYTES, Cache, near_map
 from store.records import iso, utcnow
 
 CacheStatus = Literal["hit", "miss", "bypass"]
@@ -118,7 +118,6 @@ async def get_or_build(cache: Cache, key: str, build: Builder, *, ttl: int | Non
 
 # Small entries kept in the process as well, per cache and by key (issue 17): a key names its data
 # version, so a held entry can never be stale, and a hit costs no round trip to the shared cache. Bounded.
-NEAR_MAX_BYTES = 256 * 1024
 NEAR_ENTRIES = 64
 
 

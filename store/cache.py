@@ -46,6 +46,8 @@ class NearMap(Generic[V]):
         self._values[key] = value
 
 
+# The largest value worth keeping near (a small export entry, a TAXII page): larger ones are read each time.
+NEAR_MAX_BYTES = 256 * 1024
 _near_maps: weakref.WeakKeyDictionary[Cache, dict[str, NearMap[Any]]] = weakref.WeakKeyDictionary()
 
 

@@ -21,12 +21,11 @@ from typing import Any
 import orjson
 
 from store.base import StoreUnavailable
-from store.cache import Cache, NearMap, body_etag, near_map
+from store.cache import NEAR_MAX_BYTES, Cache, NearMap, body_etag, near_map
 from taxii.media import taxii_time
 
 MAX_CACHED_BYTES = 1 << 20
 NEAR_PAGES = 64
-NEAR_MAX_BYTES = 256 * 1024
 # The entry layout below; a new layout gets a new number, so a process never decodes the other's
 # entries when several versions share one Redis (a rolling deploy).
 PAGE_FORMAT = 2

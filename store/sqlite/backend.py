@@ -29,6 +29,7 @@ from store.base import (
     ioc_row_position,
     keyset_pages,
 )
+from store.cache import NearMap
 from store.codec import fold_iocs, from_doc, merge_ioc, to_doc
 from store.csvform import csv_line
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery
@@ -101,8 +102,8 @@ class SqliteStore(SqliteAccounts, Store):
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
         # Told (rows done, total) while ``open`` re-encodes stored list forms of an older shape.
         self.on_rebuild: listforms.Progress | None = None
-        # IOC counts by (filters, data version): reused while the data is unchanged (issue 17).
-        self._ioc_counts: dict[tuple[str, tuple[Any, ...]], tuple[int, int]] = {}
+        # IOC counts by (data version, filters): reused while the data is unchanged (issue 17).
+        self._ioc_counts: NearMap[int] = NearMap(COUNT_CACHE_SIZE)
         # Point reads (the data version, a key with its user) remembered until the file's next commit.
         self._memo: dict[tuple[str, tuple[Any, ...]], Any] = {}
         self._memo_at = -1
@@ -125,6 +126,9 @@ class SqliteStore(SqliteAccounts, Store):
         Every authenticated request makes such reads; each takes microseconds, far less than a hop to the
         executor thread and back, so they run inline. WAL lets this reader see every committed write.
         """
+        return self._read_one(sql, params)
+
+    def _read_one(self, sql: str, params: Sequence[Any]) -> Any:
         return self._inline(lambda db: db.execute(sql, params).fetchone())
 
     def _remembered(self, sql: str, params: tuple[Any, ...], decode: Callable[[Any], T]) -> T:
@@ -145,7 +149,7 @@ class SqliteStore(SqliteAccounts, Store):
                 self._memo, self._memo_at = {}, version
         key = (sql, params)
         if key not in self._memo:
-            self._memo[key] = decode(self._inline(lambda db: db.execute(sql, params).fetchone()))
+            self._memo[key] = decode(self._read_one(sql, params))
         return self._memo[key]  # type: ignore[no-any-return]
 
     def _memo_recheck(self) -> None:
@@ -455,15 +459,12 @@ class SqliteStore(SqliteAccounts, Store):
 
     async def count_iocs(self, query: IocQuery) -> int:
         where, params = queries.ioc_where(dataclasses.replace(query, after=None))
-        key = (where, tuple(params))
-        version = await self.data_version()
+        key = (await self.data_version(), where, tuple(params))
         held = self._ioc_counts.get(key)
-        if held is not None and held[0] == version:
-            return held[1]  # the same filters on unchanged data: a polling SIEM's every request
+        if held is not None:
+            return held  # the same filters on unchanged data: a polling SIEM's every request
         row = await self._one(f"SELECT count(*) FROM iocs WHERE {where}", params)
-        if len(self._ioc_counts) >= COUNT_CACHE_SIZE:
-            self._ioc_counts.pop(next(iter(self._ioc_counts)))
-        self._ioc_counts[key] = (version, int(row[0]))
+        self._ioc_counts.put(key, int(row[0]))
         return int(row[0])
 
     async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:

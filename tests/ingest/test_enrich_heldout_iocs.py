@@ -6,13 +6,7 @@ site, versions, seized or sinkholed values, clean hashes and fingerprints, and H
 from __future__ import annotations
 
 import pytest
-
-from ingest.enrich.iocs import extract_iocs
-from ingest.enrich.textprep import build_document
-
-
-def found(text: str, title: str = "") -> set[tuple[str, str]]:
-    return {(ioc.type, ioc.value) for ioc in extract_iocs(build_document(title, text))}
+from enrich_support import found
 
 
 def test_ipv6_alone_on_indented_lines_introduced_by_a_sentence_in_rfc5952_form() -> None:

@@ -3,13 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from ingest.enrich.iocs import extract_iocs
-from ingest.enrich.textprep import build_document
-
-
-def found(text: str, title: str = "") -> set[tuple[str, str]]:
-    return {(ioc.type, ioc.value) for ioc in extract_iocs(build_document(title, text))}
+from enrich_support import found
 
 
 def values(text: str) -> set[str]:

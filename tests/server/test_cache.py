@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from exporters.build_once import NEAR_MAX_BYTES, Entry, get_or_build, make_entry, near_or_build, read_entry, store_entry
+from exporters.build_once import Entry, get_or_build, make_entry, near_or_build, read_entry, store_entry
 from store.base import StoreUnavailable
-from store.cache import MemoryCache, NullCache, RedisCache
+from store.cache import NEAR_MAX_BYTES, MemoryCache, NullCache, RedisCache
 
 
 def _cache(kind: str, redis_url: str | None):
