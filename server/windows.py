@@ -20,15 +20,17 @@ class Window:
     lookback_days: int
 
 
-def clamp_since(since: datetime | None, lookback_days: int, now: datetime) -> Window:
-    """Clamp ``since`` to ``now - lookback_days``; no ``since`` means the whole lookback.
-
-    The floor is rounded up to the next whole second: never earlier than the lookback allows, and the
-    same for every request within that second, so a page's count can be reused (issue 17).
-    """
+def lookback_floor(lookback_days: int, now: datetime) -> datetime:
+    """``now - lookback_days`` rounded up to the next whole second: never earlier than the lookback
+    allows, and the same for every request within that second, so a page's count, or a TAXII page's
+    plan, can be reused (issue 17)."""
     floor = now - timedelta(days=lookback_days)
-    if floor.microsecond:
-        floor = floor.replace(microsecond=0) + timedelta(seconds=1)
+    return floor.replace(microsecond=0) + timedelta(seconds=1) if floor.microsecond else floor
+
+
+def clamp_since(since: datetime | None, lookback_days: int, now: datetime) -> Window:
+    """Clamp ``since`` to the lookback floor (:func:`lookback_floor`); no ``since`` means the whole lookback."""
+    floor = lookback_floor(lookback_days, now)
     if since is None:
         return Window(floor, floor, False, lookback_days)
     if since < floor:

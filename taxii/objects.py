@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 import orjson
 
 from server.errors import NotFoundError
-from server.windows import clamp_since, window_headers
+from server.windows import clamp_since, lookback_floor, window_headers
+from store.cache import NearMap, near_map
 from store.records import iso, utcnow
 from taxii.filters import (
     DEFAULT_PAGE,
@@ -39,11 +41,20 @@ from taxii.page_query import SCAN_BUDGET, UNBOUNDED, Page, PageSpec, context_mak
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Plan:
-    """A planned page: the spec to read, the filters a token will carry, and its scope."""
+    """A planned page: the spec to read, the filters a token will carry, its scope and window headers."""
 
     spec: PageSpec
     filters: Filters
     scope: str
+    headers: dict[str, str]
+
+
+Render = Callable[[Plan, Page], bytes]
+# Issue 17: TAXII clients poll the same URIs over and over. Within one second of the lookback floor, at
+# one data version and tier, a URI always plans to the same page (the plan reads only the URI, the tier
+# and the floor; the token's signature was checked when the entry was made, and tokens do not expire),
+# so this process remembers the page's cache key and the window headers instead of planning again.
+_ANSWERS = 256
 
 
 class PageHandler(TaxiiHandler):
@@ -60,36 +71,53 @@ class PageHandler(TaxiiHandler):
             return asked, None
         return resume(self.ctx.settings.secret_key, token, token_scope, asked)
 
-    def plan(self, collection_types: tuple[str, ...], token_scope: str, object_id: str = "") -> Plan:
-        """Filters, position, page size and the lookback-clamped lower bound of this request."""
+    def plan(self, collection_types: tuple[str, ...], token_scope: str, now: datetime, object_id: str = "") -> Plan:
+        """Filters, position, page size and the lookback-clamped lower bound of this request at ``now``."""
         args = self.request.query_arguments
         tier = self.principal.tier
         filters, after = self.position(token_scope, parse_filters(args, self.fields))
         limit = parse_limit(args, DEFAULT_PAGE, min(MAX_PAGE, tier.ioc_results_max))
         effective = dataclasses.replace(filters, ids=(object_id,)) if object_id else filters
-        window = clamp_since(filters.added_after, tier.ioc_lookback_days, utcnow())
-        for name, value in window_headers(window, False).items():
-            self.set_header(name, value)
+        window = clamp_since(filters.added_after, tier.ioc_lookback_days, now)
         types = () if effective.serves_nothing() else store_types(collection_types, effective)
         spec = PageSpec(types, window.since, after, limit, Matcher(effective), unique_ids=len(effective.ids),
                         budget=UNBOUNDED if object_id else SCAN_BUDGET)
-        return Plan(spec, filters, token_scope)
+        return Plan(spec, filters, token_scope, window_headers(window, False))
 
-    async def respond(self, plan: Plan, render: Callable[[Page], bytes]) -> None:
-        """The page from the cache when it is still exact, else read, rendered and cached."""
+    async def answer(self, plan_at: Callable[[datetime], Plan], render: Render) -> None:
+        """The page of ``plan_at(now)``, from the cache when it is still exact, else read, rendered and
+        cached; a repeated URI skips the planning while its page is held in this process."""
+        now, tier = utcnow(), self.principal.tier
         pages = PageCache(self.ctx.cache, self.ctx.settings.cache_ttl_seconds)
-        key = page_key(await self.ctx.store.data_version(), self.cache_parts(plan))
+        version = await self.ctx.store.data_version()
+        repeat = (version, tier.name, lookback_floor(tier.ioc_lookback_days, now), self.request.uri)
+        answers: NearMap[tuple[str, dict[str, str]]] = near_map(self.ctx.cache, "taxii-answers", _ANSWERS)
+        known = answers.get(repeat)
+        cached = pages.near.get(known[0]) if known else None
+        if known is None or cached is None:
+            plan = plan_at(now)
+            known = (page_key(version, self.cache_parts(plan)), plan.headers)
+            cached = await self.cached_or_read(pages, known[0], plan, render)
+            answers.put(repeat, known)
+        else:
+            self.set_header("X-Cache", "hit")
+        for name, value in known[1].items():
+            self.set_header(name, value)
+        self.known_etag = cached.etag
+        self.date_headers(cached)
+        self.write_taxii(cached.body)
+
+    async def cached_or_read(self, pages: PageCache, key: str, plan: Plan, render: Render) -> CachedPage:
+        """The page under ``key`` when it is exact for the plan's lower bound, else read and cached."""
         cached = await pages.get(key, plan.spec.lower)
         self.set_header("X-Cache", "hit" if cached else "miss")
         if cached is None:
             page = await self.read(plan)
-            body = render(page)  # may refuse (404) before anything is cached
+            body = render(plan, page)  # may refuse (404) before anything is cached
             first, last = (page.items[0][0].date_added, page.items[-1][0].date_added) if page.items else (None, None)
             cached = CachedPage.build(body, first, last)
             await pages.put(key, cached)
-        self.known_etag = cached.etag
-        self.date_headers(plan, cached)
-        self.write_taxii(cached.body)
+        return cached
 
     def cache_parts(self, plan: Plan) -> dict[str, Any]:
         after = plan.spec.after
@@ -102,7 +130,7 @@ class PageHandler(TaxiiHandler):
         contexts = context_maker(self.ctx.store, utcnow(), plan.spec.lower, tier)
         return await read_page(self.ctx.store, plan.spec, contexts)
 
-    def date_headers(self, plan: Plan, page: CachedPage) -> None:
+    def date_headers(self, page: CachedPage) -> None:
         """Section 3.3.1, formatted when the page was built; none on an empty page (no object, no date)."""
         if page.first:
             self.set_header("X-TAXII-Date-Added-First", page.first)
@@ -123,8 +151,9 @@ class ObjectsHandler(PageHandler):
 
     async def get(self, collection_id: str) -> None:
         collection = self.collection(collection_id)
-        plan = self.plan(collection.ioc_types, scope(self.endpoint, collection.id))
-        await self.respond(plan, lambda page: self.envelope(plan, page, "objects", [obj for _, obj in page.items]))
+        token_scope = scope(self.endpoint, collection.id)
+        await self.answer(lambda now: self.plan(collection.ioc_types, token_scope, now),
+                          lambda plan, page: self.envelope(plan, page, "objects", [obj for _, obj in page.items]))
 
 
 class ManifestHandler(PageHandler):
@@ -134,8 +163,9 @@ class ManifestHandler(PageHandler):
 
     async def get(self, collection_id: str) -> None:
         collection = self.collection(collection_id)
-        plan = self.plan(collection.ioc_types, scope(self.endpoint, collection.id))
-        await self.respond(plan, lambda page: self.envelope(plan, page, "objects", [
+        token_scope = scope(self.endpoint, collection.id)
+        await self.answer(lambda now: self.plan(collection.ioc_types, token_scope, now),
+                          lambda plan, page: self.envelope(plan, page, "objects", [
             {"id": obj["id"], "date_added": taxii_time(ioc.date_added), "version": obj["modified"],
              "media_type": STIX_21} for ioc, obj in page.items]))
 
@@ -152,15 +182,15 @@ class ObjectHandler(PageHandler):
 
     async def get(self, collection_id: str, object_id: str) -> None:
         collection = self.collection(collection_id)
-        plan = self.plan(collection.ioc_types, scope(self.endpoint, collection.id, object_id), object_id)
+        token_scope = scope(self.endpoint, collection.id, object_id)
 
-        def render(page: Page) -> bytes:
+        def render(plan: Plan, page: Page) -> bytes:
             if not page.items and not page.more:
                 raise NotFoundError(f"no object {object_id!r} in collection {collection.id!r} matches",
                                     details={"collection_id": collection.id, "object_id": object_id})
             return self.envelope(plan, page, self.key, [self.item(obj) for _, obj in page.items])
 
-        await self.respond(plan, render)
+        await self.answer(lambda now: self.plan(collection.ioc_types, token_scope, now, object_id), render)
 
 
 class VersionsHandler(ObjectHandler):

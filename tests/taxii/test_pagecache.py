@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+import taxii.objects
 from store.base import StoreUnavailable
 from store.cache import MemoryCache
+from store.records import utcnow
 from taxii.media import TAXII_21
 from taxii.page_cache import MAX_CACHED_BYTES, CachedPage, PageCache, page_key
 
@@ -78,3 +81,41 @@ async def test_repeated_pages_come_from_the_cache_until_a_write(server, iocs, ta
         k: v for k, v in second.headers.items() if k.startswith("x-taxii")}
     assert [m.status_code for m in missing] == [404, 404]
     assert unchanged.status_code == 304 and unchanged.content == b""
+
+
+def _answer_headers(response: Any) -> dict[str, str]:
+    return {k: v for k, v in response.headers.items() if k.startswith(("x-taxii", "x-tier", "etag", "content-"))}
+
+
+async def test_a_repeated_uri_gets_the_answer_its_first_request_got(server, iocs, taxii_http) -> None:
+    """Issue 17: a repeat skips the planning, never its outcome: the same bytes and window headers, follow-up
+    pages too, and a forged token is refused every time (a refusal is never remembered)."""
+    await server.ctx.store.upsert_iocs(iocs(30))
+    url = "/api/taxii2/api/collections/all-iocs/objects/"
+    clamped = {"limit": 10, "added_after": "2001-01-01T00:00:00Z"}  # older than the Pro lookback
+    async with taxii_http(server.pro_key) as http:
+        first, again = [await http.get(url, params=clamped) for _ in range(2)]
+        token = first.json()["next"]
+        follow = [await http.get(url, params={"limit": 10, "next": token}) for _ in range(2)]
+        forged = [await http.get(url, params={"limit": 10, "next": token[:-3] + "abc"}) for _ in range(2)]
+    assert first.headers["X-Tier-Lookback-Clamped"] == "true" and again.headers["X-Cache"] == "hit"
+    assert again.content == first.content and _answer_headers(again) == _answer_headers(first)
+    assert follow[1].headers["X-Cache"] == "hit" and follow[1].content == follow[0].content
+    assert _answer_headers(follow[1]) == _answer_headers(follow[0])
+    assert {o["id"] for o in follow[0].json()["objects"]}.isdisjoint(o["id"] for o in first.json()["objects"])
+    assert [r.status_code for r in forged] == [400, 400]
+
+
+async def test_a_repeated_uri_is_planned_again_when_the_lookback_floor_moves(server, iocs, taxii_http,
+                                                                            monkeypatch) -> None:
+    """The remembered plan names the floor's second: once the lookback has passed the objects, the same URI
+    answers without them (the floor is now minus 365 days for Pro)."""
+    await server.ctx.store.upsert_iocs(iocs(5))
+    url = "/api/taxii2/api/collections/all-iocs/objects/"
+    async with taxii_http(server.pro_key) as http:
+        before = await http.get(url)
+        later = utcnow() + timedelta(days=400)
+        monkeypatch.setattr(taxii.objects, "utcnow", lambda: later)
+        after = await http.get(url)
+    assert len(before.json()["objects"]) == 5
+    assert after.status_code == 200 and after.json() == {"more": False}
