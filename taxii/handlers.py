@@ -42,7 +42,7 @@ class TaxiiHandler(BaseHandler):
     def set_default_headers(self) -> None:
         # send_error() clears the headers and calls this again, so errors keep the TAXII media type.
         super().set_default_headers()
-        self.set_header("Content-Type", TAXII_21)
+        self._headers["Content-Type"] = TAXII_21  # a constant: set_header's check is for values from outside
 
     async def prepare(self) -> None:
         await super().prepare()
