@@ -219,6 +219,29 @@ def print_targets(result: Result) -> None:
         print(f"quality {name} = {value:.4f} (target >= {target})")  # 0.8496 is not 0.85
 
 
+def agreement(folder: Path, subset: str) -> tuple[int, Score] | None:
+    """A second analyst's technique labels (``second-analyst/techniques-*.yaml``) against the set's own:
+    how far two careful people agree bounds what any extractor can score against one of them."""
+    files = sorted((folder / "second-analyst").glob("techniques-*.yaml"))
+    if not files:
+        return None
+    labels, score = load_labels(folder), Score()
+    second = {stem: ids for path in files for stem, ids in (yaml.safe_load(path.read_text()) or {}).items()}
+    for stem, ids in second.items():
+        if stem.startswith(subset):
+            score.add(stem, truth(labels[stem])["techniques"], {str(i).upper() for i in ids or []})  # type: ignore[arg-type]
+    return len(second), score
+
+
+def print_agreement(folder: Path, subset: str) -> None:
+    found = agreement(folder, subset)
+    if found:
+        count, score = found
+        precision, recall, f1 = score.prf()
+        print(f"techniques, a second analyst against the labels ({count} articles with techniques): "
+              f"P {precision:.2f} / R {recall:.2f} / F1 {f1:.4f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="passes over each set when timing ctiwire")
@@ -236,6 +259,7 @@ def main() -> None:
             print(f"\n## {field}\n" + "\n".join(extra[field].errors))
     if "held-out" in sets:
         print()
+        print_agreement(SETS["held-out"], args.subset)
         print_targets(sets["held-out"][1]["ctiwire"])
 
 
