@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import Any
 
+from tornado.routing import PathMatches, Rule
 from tornado.web import Application, RequestHandler
 
 from config.settings import Settings
@@ -33,6 +34,10 @@ access_log = logging.getLogger("ctiwire.access")
 
 # Each route module offers ``routes(ctx)`` and ``OPENAPI_PATHS`` (and may offer ``OPENAPI_SCHEMAS``).
 ROUTE_MODULES: tuple[ModuleType, ...] = (health, articles, iocs, lookup, exports, metrics_route, taxii_routes)
+# Tornado tries rules in order, one regular expression each (issue 17: a TAXII page went through 21):
+# modules under one path prefix are nested under one rule for it, so a request tests each prefix once.
+_PREFIXES: dict[ModuleType, str] = {articles: "/api/v1/", iocs: "/api/v1/", lookup: "/api/v1/", exports: "/api/v1/",
+                                    taxii_routes: "/(?:api/)?taxii2"}
 Startup = Callable[[AppContext], Awaitable[None]]
 
 
@@ -71,9 +76,7 @@ def _request_metrics(registry: Metrics, route: str, method: str, status: int) ->
 
 def make_app(ctx: AppContext) -> Application:
     """The Tornado application for ``ctx`` with every route module mounted."""
-    handlers: list[Any] = []
-    for module in ROUTE_MODULES:
-        handlers.extend(module.routes(ctx))
+    handlers = _mounted(ctx)
     handlers.extend(openapi.routes(ctx, openapi_document()))
     handlers.extend(web_routes.routes(ctx))  # the account web: pages, not part of the API's description
     return Application(
@@ -86,6 +89,24 @@ def make_app(ctx: AppContext) -> Application:
         cookie_secret=ctx.settings.secret_key,
         xsrf_cookie_kwargs={"httponly": True, "samesite": "Lax", "secure": secure_cookies(ctx)},
     )
+
+
+def _mounted(ctx: AppContext) -> list[Any]:
+    """Every route module's rules in order; modules sharing a prefix nest under one rule (a rule whose
+    target is a list of rules: Tornado's ``_ApplicationRouter``). A path under a prefix that no nested rule
+    matches goes on to the next rules and, at the end, to the 404 handler, as it did without nesting."""
+    rules: list[Any] = []
+    nested: dict[str, list[Any]] = {}
+    for module in ROUTE_MODULES:
+        prefix = _PREFIXES.get(module)
+        if prefix is None:
+            rules.extend(module.routes(ctx))
+            continue
+        if prefix not in nested:
+            nested[prefix] = []
+            rules.append(Rule(PathMatches(prefix + ".*"), nested[prefix]))
+        nested[prefix].extend(module.routes(ctx))
+    return rules
 
 
 async def build_context(settings: Settings, store: Store | None = None) -> AppContext:
