@@ -120,9 +120,10 @@ def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def ctiwire(env: dict[str, str], *args: str) -> str:
+def ctiwire(env: dict[str, str], *args: str, timeout: float = 120) -> str:
     """Run the CLI and return its stdout (raises with stderr on failure)."""
-    done = subprocess.run([str(VENV_BIN / "ctiwire"), *args], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([str(VENV_BIN / "ctiwire"), *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
     if done.returncode != 0:
         raise AssertionError(f"ctiwire {' '.join(args)} failed ({done.returncode}): {done.stderr}")
     return done.stdout
