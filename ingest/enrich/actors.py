@@ -56,6 +56,15 @@ _NOT_ACTOR_WORDS = re.compile(r"\b(?:malware|loader|backdoor|family|tool|toolkit
                               r"task|file|folder|account|key|process|mutex|certificate|user)\b",
                               re.IGNORECASE)
 _CONTEXT_WORDS = 4
+# "Between 6 and 19 October, a cluster we track as ...", "in June 2025, a group ...": a date before the
+# comma is not a name set beside what it is (tuning c2-08, c3-07, c5-10).
+_CALENDAR = re.compile(r"^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+                       r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|"
+                       r"thursday|friday|saturday|sunday|spring|summer|autumn|fall|winter)(?: \d{1,4})?$")
+# ... and a capitalised phrase with a month or weekday in it ("Since Monday", "Late October"); not "May" or
+# "March", nor the seasons, which real names use ("Winter Vivern").
+_DATE_WORDS = frozenset("january february april june july august september october november december monday "
+                        "tuesday wednesday thursday friday saturday sunday".split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +210,8 @@ def _describes_an_actor(before: str) -> bool:
 def _known_or_new(written: str) -> list[str]:
     """The canonical name of an introduced name the galaxy knows, else the name as written (lowercase)."""
     name = " ".join(written.split()).lower()
-    if name.startswith("operation ") or _GENERIC.match(name):
+    if name.startswith("operation ") or _GENERIC.match(name) or _CALENDAR.match(name) or (
+            _DATE_WORDS.intersection(name.split())):
         return []
     entries = alias_index().get(name)
     return [entries[0].canonical if entries else name]

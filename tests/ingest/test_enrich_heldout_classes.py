@@ -64,6 +64,16 @@ def test_what_is_not_an_actor_stays_out_of_introductions() -> None:
     assert extract_actors("UNC2452 is the name Mandiant first used.") == ["apt29"]  # a designation the galaxy knows
 
 
+@pytest.mark.parametrize("text, actors", [
+    ("Between 6 and 19 October, a cluster we track as Mudlark published fourteen packages.", ["mudlark"]),
+    ("In June 2025, a group we call Lantern Fox began sending fake interview invitations.", ["lantern fox"]),
+    ("Since Monday, a crew calling itself Tidebreakers has posted screenshots.", ["tidebreakers"]),
+])
+def test_a_date_before_the_comma_is_not_an_apposed_actor(text: str, actors: list[str]) -> None:
+    """"19 October, a cluster ...": the date is when, not who (tuning c2-08, c3-07, c5-10)."""
+    assert extract_actors(text) == actors
+
+
 @pytest.mark.parametrize("sentence, technique", [
     ("The intruders ran PowerShell to collect information about the domain.", "T1059.001"),
     ("They installed AnyDesk on several servers to keep access.", "T1219"),
