@@ -85,7 +85,7 @@ async def test_keyset_walk_is_stable_while_rows_are_inserted(loaded: Store) -> N
 async def test_batches_of_iter_articles_concatenate_to_the_page(loaded: Store, sort: str) -> None:
     query = ArticleQuery(sort=sort, limit=23, offset=4)
     batches = [batch async for batch in loaded.iter_articles(query, batch_size=4)]
-    assert [len(b) for b in batches] == [4, 4, 4, 4, 4, 3]
+    assert [len(b) for b in batches] == [1, 4, 4, 4, 4, 4, 2]  # the first batch is a fifth, at least a row
     assert [a.id for b in batches for a in b] == reference_order(ROWS, sort)[4:27]
 
 

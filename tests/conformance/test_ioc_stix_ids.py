@@ -34,7 +34,7 @@ async def test_ids_keep_the_keyset_order_and_walk(store: Store) -> None:
     rest = await store.all_iocs(IocQuery(stix_ids=query.stix_ids, after=_key(first[-1]), limit=10))
     assert first + rest == sorted(WANTED, key=_key)
     batches = [b async for b in store.iter_iocs(IocQuery(stix_ids=query.stix_ids, limit=10), batch_size=3)]
-    assert [len(b) for b in batches] == [3, 1]
+    assert [len(b) for b in batches] == [1, 3]  # the first batch is a fifth of batch_size, at least a row
     assert await store.count_iocs(query) == 4
 
 

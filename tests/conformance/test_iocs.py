@@ -144,7 +144,7 @@ async def test_keyset_walk_and_batches(loaded: Store) -> None:
         after = (page[-1].first_seen, page[-1].type, page[-1].value)
     assert walked == ORDER
     batches = [b async for b in loaded.iter_iocs(IocQuery(limit=6, offset=1), batch_size=2)]
-    assert [len(b) for b in batches] == [2, 2, 2]
+    assert [len(b) for b in batches] == [1, 2, 2, 1]  # the first batch is a fifth of batch_size, at least a row
     assert [i for b in batches for i in b] == ORDER[1:7]
     assert await loaded.count_iocs(IocQuery(after=after)) == len(CORPUS)
 
