@@ -226,10 +226,10 @@ def agreement(folder: Path, subset: str) -> tuple[int, Score] | None:
     if not files:
         return None
     labels, score = load_labels(folder), Score()
-    second = {stem: ids for path in files for stem, ids in (yaml.safe_load(path.read_text()) or {}).items()}
+    second = {stem: ids for path in files for stem, ids in (yaml.safe_load(path.read_text()) or {}).items()
+              if stem.startswith(subset)}
     for stem, ids in second.items():
-        if stem.startswith(subset):
-            score.add(stem, truth(labels[stem])["techniques"], {str(i).upper() for i in ids or []})  # type: ignore[arg-type]
+        score.add(stem, truth(labels[stem])["techniques"], {str(i).upper() for i in ids or []})  # type: ignore[arg-type]
     return len(second), score
 
 

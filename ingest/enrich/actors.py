@@ -56,15 +56,14 @@ _NOT_ACTOR_WORDS = re.compile(r"\b(?:malware|loader|backdoor|family|tool|toolkit
                               r"task|file|folder|account|key|process|mutex|certificate|user)\b",
                               re.IGNORECASE)
 _CONTEXT_WORDS = 4
-# "Between 6 and 19 October, a cluster we track as ...", "in June 2025, a group ...": a date before the
-# comma is not a name set beside what it is (tuning c2-08, c3-07, c5-10).
-_CALENDAR = re.compile(r"^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-                       r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|"
-                       r"thursday|friday|saturday|sunday|spring|summer|autumn|fall|winter)(?: \d{1,4})?$")
-# ... and a capitalised phrase with a month or weekday in it ("Since Monday", "Late October"); not "May" or
-# "March", nor the seasons, which real names use ("Winter Vivern").
+# "Between 6 and 19 October, a cluster we track as ...", "Since Monday, a crew ...": a date before the
+# comma is not a name set beside what it is (tuning c2-08, c3-07, c5-10). A month or weekday anywhere in
+# the name says date; "May", "March", the abbreviations and the seasons only as the whole name (with a
+# day or year), since real names use them ("Winter Vivern").
 _DATE_WORDS = frozenset("january february april june july august september october november december monday "
                         "tuesday wednesday thursday friday saturday sunday".split())
+_CALENDAR = re.compile(r"^(?:jan|feb|mar(?:ch)?|apr|may|jun|jul|aug|sept?|oct|nov|dec|spring|summer|autumn|fall|"
+                       r"winter)(?: \d{1,4})?$")
 
 
 @dataclass(frozen=True, slots=True)
