@@ -46,9 +46,10 @@ from server.openapi_parts import (
     per_tier,
 )
 from server.params import MAX_INTEGER
+from server.readahead import ReadAhead
 from server.streaming import ChunkWriter, ClientGone
 from server.tokens import sign
-from store.base import Position
+from store.base import Position, Store
 from store.query import ARTICLE_SORTS, TEXT_FIELDS, TIME_FIELDS, ArticleQuery
 from store.records import CATEGORIES, INDUSTRY_TAGS, SEVERITY_LABELS, Source, iso, utcnow
 
@@ -63,10 +64,20 @@ INSERT_SLACK = 1000
 STREAM_BATCH = 2500
 Payload = bytes | dict[str, Any]  # a pre-encoded list-form row, or a row to encode (CSV, fields, expand)
 Row = tuple[Position, Payload]
+# A streamed page's next page read ahead (server.readahead): its end and rows, for at most this many walks
+# at once (a 5,000-row NDJSON page is about 8 MB).
+Ahead = tuple[Position | None, list[Row]]
+READ_AHEAD_WALKS = 4
 
 
 async def _iterate(rows: list[Row]) -> AsyncIterator[Sequence[Row]]:
     yield rows
+
+
+async def _slices(rows: list[Row]) -> AsyncIterator[Sequence[Row]]:
+    """A page read ahead, in the batches a page read as it is sent is written in."""
+    for start in range(0, len(rows), STREAM_BATCH):
+        yield rows[start:start + STREAM_BATCH]
 
 
 def _as_stored(request: ArticleRequest) -> bool:
@@ -76,6 +87,35 @@ def _as_stored(request: ArticleRequest) -> bool:
 
 def _encode(payload: Payload) -> bytes:
     return payload if isinstance(payload, bytes) else orjson.dumps(payload)
+
+
+async def _batches(store: Store, request: ArticleRequest, query: ArticleQuery) -> AsyncIterator[Sequence[Row]]:
+    """Batches of ``query``'s rows in the form ``request`` renders."""
+    if request.fmt == "csv" and not request.fields and not request.expand:  # every column: stored lines
+        async for rows in store.iter_article_csv_rows(query, STREAM_BATCH):
+            yield rows
+        return
+    if not request.expand:  # the stored list form serves every request without expansions
+        async for rows in store.iter_article_rows(query, STREAM_BATCH):
+            yield rows if _as_stored(request) else [(p, sparse(orjson.loads(b), request.fields)) for p, b in rows]
+        return
+    field = query.sort_field
+    async for batch in store.iter_articles(query):
+        yield [((getattr(a, field), a.id), sparse(list_row(a, request.expand), request.fields)) for a in batch]
+
+
+async def _page_end(store: Store, request: ArticleRequest) -> Position | None:
+    """The page's last position when another row follows it (a two-row peek), else None."""
+    q = request.query
+    peek = replace(q, offset=q.offset + q.limit - 1, limit=2)
+    rows = [row async for batch in store.iter_article_rows(peek) for row in batch]
+    return rows[0][0] if len(rows) == 2 else None
+
+
+async def _ahead(store: Store, request: ArticleRequest) -> Ahead:
+    """A streamed page read whole, ahead of its request: its end (the peek), then its rows."""
+    end = await _page_end(store, request)
+    return end, [row async for batch in _batches(store, request, request.query) for row in batch]
 
 
 class ArticleListHandler(BaseHandler):
@@ -110,18 +150,8 @@ class ArticleListHandler(BaseHandler):
         self.finish()
 
     async def _batches(self, request: ArticleRequest, query: ArticleQuery) -> AsyncIterator[Sequence[Row]]:
-        store = self.ctx.store
-        if request.fmt == "csv" and not request.fields and not request.expand:  # every column: stored lines
-            async for rows in store.iter_article_csv_rows(query, STREAM_BATCH):
-                yield rows
-            return
-        if not request.expand:  # the stored list form serves every request without expansions
-            async for rows in store.iter_article_rows(query, STREAM_BATCH):
-                yield rows if _as_stored(request) else [(p, sparse(orjson.loads(b), request.fields)) for p, b in rows]
-            return
-        field = query.sort_field
-        async for batch in store.iter_articles(query):
-            yield [((getattr(a, field), a.id), sparse(list_row(a, request.expand), request.fields)) for a in batch]
+        async for batch in _batches(self.ctx.store, request, query):
+            yield batch
 
     async def _plan(self, request: ArticleRequest) -> tuple[AsyncIterator[Sequence[Row]], Position | None]:
         """The page's rows and, when another page follows, its last position (the next cursor)."""
@@ -129,15 +159,31 @@ class ArticleListHandler(BaseHandler):
         if request.fmt == "json":  # at most 1,000 rows: one query reads the page and the row after it
             rows = [row async for batch in self._batches(request, replace(q, limit=q.limit + 1)) for row in batch]
             return _iterate(rows[:q.limit]), (rows[q.limit - 1][0] if len(rows) > q.limit else None)
-        end = await self._page_end(request)
-        return self._rows(request, end), end
+        key = await self._ahead_key(request)
+        ahead = await self._read_ahead().take(key)
+        end, first = ahead if ahead is not None else (await _page_end(self.ctx.store, request), [])
+        return await self._rows(request, end, first), end
 
-    async def _page_end(self, request: ArticleRequest) -> Position | None:
-        """The page's last position when another row follows it (a two-row peek), else None."""
-        q = request.query
-        peek = replace(q, offset=q.offset + q.limit - 1, limit=2)
-        rows = [row async for batch in self.ctx.store.iter_article_rows(peek) for row in batch]
-        return rows[0][0] if len(rows) == 2 else None
+    def _read_ahead(self) -> ReadAhead[Ahead]:
+        reads = self.ctx.extras.get("article-read-ahead")
+        if reads is None:  # a disabled cache keeps nothing near (store.cache.near_map), nor reads ahead
+            reads = self.ctx.extras["article-read-ahead"] = ReadAhead(READ_AHEAD_WALKS if self.ctx.cache.keeps_near
+                                                                      else 0)
+        return reads
+
+    async def _ahead_key(self, request: ArticleRequest) -> tuple[Any, ...]:
+        return (await self.ctx.store.data_version(), request.fmt, request.fields, request.expand, request.query)
+
+    async def _read_next(self, request: ArticleRequest, end: Position) -> None:
+        """Start reading the page after this one (its cursor is ``end``), as its request will ask for it.
+
+        Only a page asked for by cursor reads ahead: that client is walking. A first page is also what a
+        poller asks for again and again, and reading its next page each time would double its cost.
+        """
+        if request.query.after is None:
+            return
+        following = replace(request, query=replace(request.query, after=end, offset=0))
+        self._read_ahead().start(await self._ahead_key(following), _ahead(self.ctx.store, following))
 
     def _next(self, request: ArticleRequest, end: Position) -> str:
         value, last_id = end
@@ -153,17 +199,29 @@ class ArticleListHandler(BaseHandler):
         query = urlencode([*args, *(add or [])])
         return f"{public_base(self.ctx.settings)}{self.request.path}" + (f"?{query}" if query else "")
 
-    async def _rows(self, request: ArticleRequest, end: Position | None) -> AsyncIterator[Sequence[Row]]:
-        """Batches of the page's rows: up to the peeked end when there is a next page, else up to ``limit``.
+    async def _rows(self, request: ArticleRequest, end: Position | None,
+                    first: list[Row]) -> AsyncIterator[Sequence[Row]]:
+        """Batches of the page's rows: up to the peeked end when there is a next page, else up to ``limit``;
+        ``first`` is the page when it was read ahead (a read ahead without its end is read again).
 
         The page is read at its own size first. Only when rows inserted since the peek pushed the end
-        further does it read on, at most ``INSERT_SLACK`` rows (nothing is read ahead past the end).
+        further does it read on, at most ``INSERT_SLACK`` rows (never past the end).
         """
+        if first and end is None:  # the last page, read ahead whole
+            return _slices(first)
+        if first and end in (positions := [row[0] for row in first]):  # read ahead up to its end: read on now
+            await self._read_next(request, end)
+            return _slices(first[:positions.index(end) + 1])
+        return self._read(request, end)
+
+    async def _read(self, request: ArticleRequest, end: Position | None) -> AsyncIterator[Sequence[Row]]:
+        """The page's rows read as they are sent; once its end is read, the next page is read ahead."""
         query, last = request.query, None
         for _ in range(2):
             async for batch in self._batches(request, query):
                 positions = [row[0] for row in batch] if end is not None else []
-                if end in positions:
+                if end is not None and end in positions:
+                    await self._read_next(request, end)
                     yield batch[:positions.index(end) + 1]
                     return
                 yield batch

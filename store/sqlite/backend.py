@@ -342,10 +342,10 @@ class SqliteStore(SqliteAccounts, Store):
 
         def fetch(db: sqlite3.Connection) -> list[ArticleRow]:
             out: list[ArticleRow] = []
-            for value, row_id, encoded, doc in db.execute(sql, [*params, size, q.offset]).fetchall():
+            for value, row_id, encoded, doc in _tuples(db, sql, [*params, size, q.offset]):
                 if encoded is None:
                     encoded = encode(from_doc(Article, orjson.loads(doc)).list_form())
-                out.append(((parse_stored(value) if timed else value, row_id), bytes(encoded)))
+                out.append(((parse_stored(value) if timed else value, row_id), encoded))
             return out
 
         return fetch
@@ -435,7 +435,7 @@ class SqliteStore(SqliteAccounts, Store):
 
         def fetch(db: sqlite3.Connection) -> list[bytes]:
             return [encoded if encoded is not None else orjson.dumps(from_doc(Ioc, orjson.loads(doc)).to_api())
-                    for encoded, doc in db.execute(sql, [*params, size, q.offset]).fetchall()]
+                    for encoded, doc in _tuples(db, sql, [*params, size, q.offset])]
 
         return fetch
 
@@ -507,6 +507,15 @@ _KEY_COLUMNS = ("id", "user_id", "name", "key_hash", "prefix", "scopes", "create
                 "last_used_at")
 _KEY_WITH_USER = (f"SELECT {', '.join('k.' + c for c in _KEY_COLUMNS)}, u.email, u.tier, u.created_at "
                   "FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?")
+
+
+def _tuples(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """``fetchall`` as plain tuples: the connections make ``sqlite3.Row`` objects (named columns for the
+    account reads), which cost a page of stored forms about a fifth of its read time (issue 17: 14.4 ms
+    against 11.5 ms for 2,500 article rows, measured)."""
+    cursor = db.cursor()
+    cursor.row_factory = None
+    return cursor.execute(sql, params).fetchall()
 
 
 def _key_and_user(row: sqlite3.Row) -> tuple[ApiKey, User]:
