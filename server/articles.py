@@ -5,7 +5,8 @@ whether a next page exists. An NDJSON/CSV export (up to 5,000 rows) is streamed 
 found first by a two-row peek at the page's last position, so ``X-Next-Cursor`` leaves with the
 headers, and rows are then streamed up to that position (not merely ``limit`` rows), so an article
 inserted during the request is never skipped by the next page. Either way cursor walks return every
-row exactly once.
+row exactly once. A streamed page asked for by cursor reads the next page ahead while it is sent
+(server.readahead; issue 17), for the request that will ask for it.
 """
 
 from __future__ import annotations
