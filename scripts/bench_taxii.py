@@ -119,7 +119,7 @@ def main() -> None:
     parser.add_argument("--page", type=int, default=100, help="page size under wrk")
     parser.add_argument("--seconds", type=int, default=8, help="wrk duration per target")
     parser.add_argument("--connections", type=int, default=20)
-    parser.add_argument("--medallion-timeout", type=float, default=60, help="bound on medallion's walk (s)")
+    parser.add_argument("--medallion-timeout", type=float, default=150, help="bound on medallion's walk (s)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is not installed: apt-get install wrk")
