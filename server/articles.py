@@ -71,12 +71,9 @@ Ahead = tuple[Position | None, list[Row]]
 READ_AHEAD_WALKS = 4
 
 
-async def _iterate(rows: list[Row]) -> AsyncIterator[Sequence[Row]]:
-    yield rows
-
-
 async def _slices(rows: list[Row]) -> AsyncIterator[Sequence[Row]]:
-    """A page read ahead, in the batches a page read as it is sent is written in."""
+    """Rows already read (a JSON page, a page read ahead), in the batches a page read as it is sent is
+    written in."""
     for start in range(0, len(rows), STREAM_BATCH):
         yield rows[start:start + STREAM_BATCH]
 
@@ -150,16 +147,13 @@ class ArticleListHandler(BaseHandler):
             return
         self.finish()
 
-    async def _batches(self, request: ArticleRequest, query: ArticleQuery) -> AsyncIterator[Sequence[Row]]:
-        async for batch in _batches(self.ctx.store, request, query):
-            yield batch
-
     async def _plan(self, request: ArticleRequest) -> tuple[AsyncIterator[Sequence[Row]], Position | None]:
         """The page's rows and, when another page follows, its last position (the next cursor)."""
         q = request.query
         if request.fmt == "json":  # at most 1,000 rows: one query reads the page and the row after it
-            rows = [row async for batch in self._batches(request, replace(q, limit=q.limit + 1)) for row in batch]
-            return _iterate(rows[:q.limit]), (rows[q.limit - 1][0] if len(rows) > q.limit else None)
+            rows = [row async for batch in _batches(self.ctx.store, request, replace(q, limit=q.limit + 1))
+                    for row in batch]
+            return _slices(rows[:q.limit]), (rows[q.limit - 1][0] if len(rows) > q.limit else None)
         key = await self._ahead_key(request)
         ahead = await self._read_ahead().take(key)
         end, first = ahead if ahead is not None else (await _page_end(self.ctx.store, request), [])
@@ -219,9 +213,9 @@ class ArticleListHandler(BaseHandler):
         """The page's rows read as they are sent; once its end is read, the next page is read ahead."""
         query, last = request.query, None
         for _ in range(2):
-            async for batch in self._batches(request, query):
+            async for batch in _batches(self.ctx.store, request, query):
                 positions = [row[0] for row in batch] if end is not None else []
-                if end is not None and end in positions:
+                if end in positions:
                     await self._read_next(request, end)
                     yield batch[:positions.index(end) + 1]
                     return
