@@ -511,8 +511,8 @@ _KEY_WITH_USER = (f"SELECT {', '.join('k.' + c for c in _KEY_COLUMNS)}, u.email,
 
 def _tuples(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
     """``fetchall`` as plain tuples: the connections make ``sqlite3.Row`` objects (named columns for the
-    account reads), which cost a page of stored forms about a fifth of its read time (issue 17: 14.4 ms
-    against 11.5 ms for 2,500 article rows, measured)."""
+    account reads), which cost a page of stored forms more than its read (issue 17, 2,500 article rows:
+    the page read with them took 14.4 ms; a plain-tuple fetchall 11.0 ms, and the loop over it 0.6 ms)."""
     cursor = db.cursor()
     cursor.row_factory = None
     return cursor.execute(sql, params).fetchall()
