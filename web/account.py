@@ -19,8 +19,9 @@ GENERIC_FAILURE = "Wrong e-mail or password."
 
 
 def local_next(target: str | None) -> str:
-    """Where to go after sign-in: a path on this site only (no open redirect)."""
-    if not target:
+    """Where to go after sign-in: a path on this site only (no open redirect) in visible ASCII (no space, control
+    character, DEL or non-ASCII, which a ``Location`` header cannot carry); anything else goes to the keys."""
+    if not target or not all("!" <= char <= "~" for char in target):
         return "/account/keys"
     parts = urlsplit(target)
     if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//") or "\\" in target:

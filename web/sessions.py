@@ -20,6 +20,8 @@ from store.records import Session, User
 COOKIE = "ctiwire_session"
 # A request refreshes ``last_seen_at`` at most this often: the idle clock needs minutes, not a write per page.
 TOUCH_EVERY = timedelta(seconds=60)
+# ...and at least every quarter of the idle time, so a session in use never reaches it (1 minute idle: 15 s).
+TOUCH_FRACTION = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +43,11 @@ async def start(store: Store, user: User, now: datetime) -> str:
     return token
 
 
+def touch_every(settings: Settings) -> timedelta:
+    """How old ``last_seen_at`` may grow before a request refreshes it."""
+    return min(TOUCH_EVERY, timedelta(minutes=settings.session_idle_minutes) / TOUCH_FRACTION)
+
+
 def _expired(session: Session, settings: Settings, now: datetime) -> bool:
     idle = timedelta(minutes=settings.session_idle_minutes)
     absolute = timedelta(hours=settings.session_max_hours)
@@ -58,7 +65,7 @@ async def resume(store: Store, settings: Settings, token: str | None, now: datet
     if _expired(session, settings, now):
         await store.delete_sessions(session_id=session.id)
         return None
-    if now - session.last_seen_at > TOUCH_EVERY:
+    if now - session.last_seen_at > touch_every(settings):
         await store.touch_session(session.id, now)
     return SignedIn(session, user)
 

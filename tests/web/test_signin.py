@@ -162,3 +162,29 @@ async def test_rehash_when_parameters_change(site: RunningServer) -> None:
     assert await accounts.check_password(site.ctx.store, "ka@corp.example", PASSWORD) is not None
     upgraded = (await site.ctx.store.get_user(email="ka@corp.example")).password_hash
     assert upgraded and upgraded != user.password_hash and "m=8192" not in upgraded
+
+
+async def test_a_next_no_header_can_carry_falls_back_to_the_keys(site: RunningServer) -> None:
+    async with browser(site) as client:
+        await sign_up(client, "la@corp.example")
+    for target in ("/\x0b/x", "/\x0c/x", "/account/usage\x7f", "/account/us age", "/account/usagé", "/\t/evil"):
+        async with browser(site) as client:
+            done = await post_form(client, "/account/signin", {"email": "la@corp.example", "password": PASSWORD,
+                                                                "next": target})
+            assert done.status_code == 302 and done.headers["location"] == "/account/keys", repr(target)
+            assert (await client.get("/account/keys")).status_code == 200
+        async with browser(site) as client:
+            page = await client.get("/account/signin", params={"next": target})
+            assert page.status_code == 200 and 'name="next" value="/account/keys"' in page.text, repr(target)
+
+
+async def test_a_session_in_use_is_refreshed_within_a_quarter_of_the_idle_time(site: RunningServer) -> None:
+    site.ctx.settings = site.ctx.settings.replace(session_idle_minutes=1)
+    async with browser(site) as client:
+        await sign_up(client, "mo@corp.example")
+        session_id = sessions.session_hash(client.cookies[sessions.COOKIE])
+        twenty_seconds_ago = utcnow() - timedelta(seconds=20)
+        await site.ctx.store.touch_session(session_id, twenty_seconds_ago)
+        assert (await client.get("/account/keys")).status_code == 200
+        found = await site.ctx.store.session_with_user(session_id)
+        assert found is not None and found[0].last_seen_at > twenty_seconds_ago

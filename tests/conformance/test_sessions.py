@@ -1,0 +1,35 @@
+"""The account web's idle clock on every backend (issue 14, "Security: sessions"), driven through
+``web.sessions.resume`` with explicit times: a session in use never reaches the idle limit, a pause does."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+from conformance.factories import BASE, user
+from support import make_settings
+
+from store.base import Store
+from web import sessions
+
+
+async def test_requests_every_20_s_keep_a_one_minute_session(store: Store, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, session_idle_minutes=1)
+    token = await sessions.start(store, await store.create_user(user()), BASE)
+    for step in range(1, 10):  # three minutes of a request every 20 s
+        now = BASE + timedelta(seconds=20 * step)
+        assert await sessions.resume(store, settings, token, now) is not None, f"signed out after {now - BASE}"
+    last = BASE + timedelta(seconds=180)
+    assert await sessions.resume(store, settings, token, last + timedelta(seconds=61)) is None
+    assert await sessions.resume(store, settings, token, last + timedelta(seconds=62)) is None  # it was deleted
+
+
+async def test_a_pause_longer_than_the_idle_time_signs_out(store: Store, tmp_path: Path) -> None:
+    settings = make_settings(tmp_path, session_idle_minutes=1)
+    token = await sessions.start(store, await store.create_user(user()), BASE)
+    assert await sessions.resume(store, settings, token, BASE + timedelta(seconds=61)) is None
+
+
+async def test_the_refresh_is_a_fraction_of_the_idle_time_and_at_most_a_minute(tmp_path: Path) -> None:
+    assert sessions.touch_every(make_settings(tmp_path, session_idle_minutes=1)) == timedelta(seconds=15)
+    assert sessions.touch_every(make_settings(tmp_path, session_idle_minutes=120)) == timedelta(seconds=60)
