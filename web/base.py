@@ -4,9 +4,9 @@
   framing denied, ``nosniff``, a same-origin referrer, ``no-store`` (pages show keys and usage).
 - The signed-in user from the session cookie (``web.sessions``); pages that need one redirect to
   ``/account/signin?next=<path>``.
-- CSRF: every POST must carry Tornado's ``_xsrf`` token (403, nothing changed). Checked here rather than
-  by the application-wide ``xsrf_cookies`` setting, which would also turn the API's 405 for a POST into
-  a 403.
+- CSRF: every POST must carry the form's ``_xsrf`` token (403, nothing changed): bound to the session once
+  signed in (``web.csrf``), Tornado's cookie token before. Checked here rather than by the application-wide
+  ``xsrf_cookies`` setting, which would also turn the API's 405 for a POST into a 403.
 - Templates are Tornado's, with autoescaping on: everything a user typed is shown as text.
 """
 
@@ -23,7 +23,7 @@ from server.base import new_request_id, request_limit_error
 from server.context import AppContext
 from store.base import StoreUnavailable
 from store.records import User, utcnow
-from web import sessions
+from web import csrf, sessions
 from web.sessions import SignedIn
 
 log = logging.getLogger("ctiwire.web")
@@ -68,12 +68,28 @@ class PageHandler(RequestHandler):
         too_large = request_limit_error(self.request)
         if too_large is not None:
             raise HTTPError(too_large.status, too_large.message)
-        if self.request.method not in ("GET", "HEAD"):
-            self.check_xsrf_cookie()
         self.signed_in = await sessions.resume(self.ctx.store, self.ctx.settings, self.get_cookie(sessions.COOKIE),
                                                utcnow())
+        if self.request.method not in ("GET", "HEAD"):
+            self.check_xsrf_cookie()
         if self.signed_in is None and self.needs_user:
             self.redirect("/account/signin?next=" + quote(self.request.path, safe="/"))
+
+    @property
+    def xsrf_token(self) -> bytes:
+        """The token the forms carry (``xsrf_form_html``): the session's once signed in."""
+        if self.signed_in is None:
+            return super().xsrf_token
+        return csrf.session_token(self.ctx.settings.secret_key, self.signed_in.session.id).encode()
+
+    def check_xsrf_cookie(self) -> None:
+        """A signed-in POST must present its session's token; Tornado's cookie token counts only before."""
+        if self.signed_in is None:
+            super().check_xsrf_cookie()
+            return
+        # the form field only: every form of the account web posts it, and no script sends the token in a header
+        if not csrf.matches(self.xsrf_token.decode(), self.get_body_argument(csrf.FIELD, None)):
+            raise HTTPError(403, "the form's token is not this session's")
 
     @property
     def user(self) -> User:

@@ -1,0 +1,136 @@
+"""CSRF on every form of the account web, as a table (issue 14, "Security: CSRF"), on every backend.
+
+``FORMS`` holds a valid body for each POST route of ``web.routes``; a test checks that it names every
+one, so a new form fails here until it is in the table. Each form is then posted with no token, wrong
+tokens, another session's token, the same browser's token from before sign-in and an attacker's own
+``_xsrf`` cookie and token planted beside the victim's session: every one is a 403 that changes nothing.
+The right token goes through and changes what the form is for.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from support import RunningServer
+from web_support import PASSWORD, browser, form_token, sign_up
+
+from store import accounts
+from store.base import NotFound
+from web import sessions
+from web.routes import routes
+
+VICTIM, ATTACKER, NEWCOMER = "victim@corp.example", "mallory@corp.example", "newcomer@corp.example"
+
+
+@dataclass(frozen=True)
+class Form:
+    path: str
+    page: str  # where the form is shown (its token comes from there)
+    body: dict[str, str]
+    signed_in: bool = True
+
+
+FORMS = [
+    Form("/account/signup", "/account/signup", {"email": NEWCOMER, "password": PASSWORD}, signed_in=False),
+    Form("/account/signin", "/account/signin", {"email": VICTIM, "password": PASSWORD}, signed_in=False),
+    Form("/account/signout", "/account/keys", {}),
+    Form("/account/keys", "/account/keys", {"name": "added"}),
+    Form("/account/keys/kept/delete", "/account/keys", {}),
+    Form("/account/keys/kept/deactivate", "/account/keys", {}),
+    Form("/account/keys/paused/activate", "/account/keys", {}),
+]
+
+
+def post_routes() -> list[str]:
+    """The pattern of every route whose handler accepts a POST."""
+    return [pattern for pattern, handler, *_ in routes(None) if "post" in _methods(handler)]  # type: ignore[arg-type]
+
+
+def _methods(handler: type) -> set[str]:
+    return {name for klass in handler.__mro__ if klass.__module__.startswith("web.") for name in vars(klass)}
+
+
+def test_the_table_has_every_form_of_every_post_route() -> None:
+    patterns = post_routes()
+    assert len(patterns) >= 5
+    for pattern in patterns:
+        covered = [form.path for form in FORMS if re.fullmatch(pattern, form.path)]
+        assert covered, f"POST {pattern} has no row in FORMS"
+        for options in re.findall(r"\(([\w|]+)\)", pattern):  # each action of a route such as (delete|activate)
+            for option in options.split("|"):
+                assert any(re.fullmatch(pattern.replace(f"({options})", option), path) for path in covered), option
+    assert all(any(re.fullmatch(pattern, form.path) for pattern in patterns) for form in FORMS)
+
+
+@pytest.mark.parametrize("form", FORMS, ids=[form.path for form in FORMS])
+async def test_every_form_needs_its_own_sessions_token(site: RunningServer, form: Form) -> None:
+    async with browser(site) as victim, browser(site) as attacker:
+        before_sign_in = await form_token(victim, "/account/signup")
+        await _accounts(site, victim, attacker)
+        if not form.signed_in:
+            victim.cookies.clear()
+            before_sign_in = await form_token(victim, form.page)
+        state = await _state(site, victim)
+        for label, token, planted in await _wrong_tokens(site, attacker, form, before_sign_in):
+            refused = await _post(victim, form.path, {**form.body, **token}, planted)
+            assert refused.status_code == 403, label
+            assert sessions.COOKIE not in refused.headers.get("set-cookie", ""), label
+            assert await _state(site, victim) == state, label
+        done = await victim.post(form.path, data={**form.body, "_xsrf": await form_token(victim, form.page)})
+        assert done.status_code != 403 and await _state(site, victim) != state
+
+
+async def _post(client: httpx.AsyncClient, path: str, data: dict[str, str], planted: str | None) -> httpx.Response:
+    """A POST from ``client``, with the ``_xsrf`` cookie replaced by ``planted`` for this request only."""
+    kept = client.cookies.get("_xsrf")
+    if planted is not None:
+        client.cookies.delete("_xsrf")
+        client.cookies.set("_xsrf", planted, domain="127.0.0.1")
+    try:
+        return await client.post(path, data=data)
+    finally:
+        if planted is not None:
+            client.cookies.delete("_xsrf")
+            if kept:
+                client.cookies.set("_xsrf", kept, domain="127.0.0.1")
+
+
+async def _accounts(site: RunningServer, victim: httpx.AsyncClient, attacker: httpx.AsyncClient) -> None:
+    await sign_up(victim, VICTIM)
+    await sign_up(attacker, ATTACKER)
+    await accounts.create_key(site.ctx.store, VICTIM, "kept")
+    await accounts.create_key(site.ctx.store, VICTIM, "paused")
+    await site.ctx.store.set_key_active((await site.ctx.store.get_user(email=VICTIM)).id, "paused", False)
+
+
+async def _wrong_tokens(site: RunningServer, attacker: httpx.AsyncClient, form: Form, before_sign_in: str
+                        ) -> list[tuple[str, dict[str, str], str | None]]:
+    """(what, the form's token field, an ``_xsrf`` cookie to plant first) for every token that must fail."""
+    rows: list[tuple[str, dict[str, str], str | None]] = [
+        ("no token", {}, None), ("empty token", {"_xsrf": ""}, None),
+        ("made-up token", {"_xsrf": "2|00000000|00000000000000000000000000000000|0"}, None),
+        ("made-up hex", {"_xsrf": "0" * 64}, None),
+        ("another session's token", {"_xsrf": await form_token(attacker, form.page)}, None)]
+    if form.signed_in:
+        async with browser(site) as anonymous:  # the attacker's own cookie and token, planted beside the session
+            pair = await form_token(anonymous, "/account/signin")
+            rows.append(("a planted cookie and its token", {"_xsrf": pair}, anonymous.cookies["_xsrf"]))
+        rows.append(("this browser's token from before sign-in", {"_xsrf": before_sign_in}, None))
+    return rows
+
+
+async def _state(site: RunningServer, client: httpx.AsyncClient) -> tuple[Any, ...]:
+    """What any form could change: the victim's keys, the browser's session and whether it lives, the newcomer."""
+    store = site.ctx.store
+    keys = [(key.name, key.active) for key in await store.list_keys((await store.get_user(email=VICTIM)).id)]
+    cookie = client.cookies.get(sessions.COOKIE)
+    live = bool(cookie) and await store.session_with_user(sessions.session_hash(cookie or "")) is not None
+    try:
+        newcomer = bool(await store.get_user(email=NEWCOMER))
+    except NotFound:
+        newcomer = False
+    return keys, cookie, live, newcomer
