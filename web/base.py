@@ -68,10 +68,12 @@ class PageHandler(RequestHandler):
         too_large = request_limit_error(self.request)
         if too_large is not None:
             raise HTTPError(too_large.status, too_large.message)
-        self.signed_in = await sessions.resume(self.ctx.store, self.ctx.settings, self.get_cookie(sessions.COOKIE),
-                                               utcnow())
+        store, settings, now = self.ctx.store, self.ctx.settings, utcnow()
+        self.signed_in = await sessions.find(store, settings, self.get_cookie(sessions.COOKIE), now)
         if self.request.method not in ("GET", "HEAD"):
-            self.check_xsrf_cookie()
+            self.check_xsrf_cookie()  # the token depends on the session; a refused form changes nothing
+        if self.signed_in is not None:
+            await sessions.keep_alive(store, settings, self.signed_in, now)
         if self.signed_in is None and self.needs_user:
             self.redirect("/account/signin?next=" + quote(self.request.path, safe="/"))
 

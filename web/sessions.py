@@ -54,8 +54,9 @@ def _expired(session: Session, settings: Settings, now: datetime) -> bool:
     return now - session.last_seen_at > idle or now - session.created_at > absolute
 
 
-async def resume(store: Store, settings: Settings, token: str | None, now: datetime) -> SignedIn | None:
-    """The live session named by the cookie ``token``, or None (unknown, ended or expired)."""
+async def find(store: Store, settings: Settings, token: str | None, now: datetime) -> SignedIn | None:
+    """The live session named by the cookie ``token``, or None (unknown, ended or expired). Not refreshed
+    here: a request refused (e.g. by its CSRF check) does not count as use; ``keep_alive`` does that."""
     if not token or len(token) > 128:
         return None
     found = await store.session_with_user(session_hash(token))
@@ -65,9 +66,13 @@ async def resume(store: Store, settings: Settings, token: str | None, now: datet
     if _expired(session, settings, now):
         await store.delete_sessions(session_id=session.id)
         return None
-    if now - session.last_seen_at > touch_every(settings):
-        await store.touch_session(session.id, now)
     return SignedIn(session, user)
+
+
+async def keep_alive(store: Store, settings: Settings, signed_in: SignedIn, now: datetime) -> None:
+    """Restart the idle clock of a session in use (not at every request: see ``touch_every``)."""
+    if now - signed_in.session.last_seen_at > touch_every(settings):
+        await store.touch_session(signed_in.session.id, now)
 
 
 async def end(store: Store, signed_in: SignedIn) -> None:

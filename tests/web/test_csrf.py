@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -20,6 +21,7 @@ from web_support import PASSWORD, browser, form_token, sign_up
 
 from store import accounts
 from store.base import NotFound
+from store.records import utcnow
 from web import sessions
 from web.routes import routes
 
@@ -74,6 +76,9 @@ async def test_every_form_needs_its_own_sessions_token(site: RunningServer, form
         if not form.signed_in:
             victim.cookies.clear()
             before_sign_in = await form_token(victim, form.page)
+        else:  # idle long enough that any request counted as use would restart its idle clock
+            session_id = sessions.session_hash(victim.cookies[sessions.COOKIE])
+            await site.ctx.store.touch_session(session_id, utcnow() - timedelta(minutes=30))
         state = await _state(site, victim)
         for label, token, planted in await _wrong_tokens(site, attacker, form, before_sign_in):
             refused = await _post(victim, form.path, {**form.body, **token}, planted)
@@ -124,13 +129,14 @@ async def _wrong_tokens(site: RunningServer, attacker: httpx.AsyncClient, form: 
 
 
 async def _state(site: RunningServer, client: httpx.AsyncClient) -> tuple[Any, ...]:
-    """What any form could change: the victim's keys, the browser's session and whether it lives, the newcomer."""
+    """What a form could change: the victim's keys, the browser's session and its idle clock, the newcomer."""
     store = site.ctx.store
     keys = [(key.name, key.active) for key in await store.list_keys((await store.get_user(email=VICTIM)).id)]
     cookie = client.cookies.get(sessions.COOKIE)
-    live = bool(cookie) and await store.session_with_user(sessions.session_hash(cookie or "")) is not None
+    found = await store.session_with_user(sessions.session_hash(cookie)) if cookie else None
+    last_seen = found[0].last_seen_at if found else None
     try:
         newcomer = bool(await store.get_user(email=NEWCOMER))
     except NotFound:
         newcomer = False
-    return keys, cookie, live, newcomer
+    return keys, cookie, last_seen, newcomer
