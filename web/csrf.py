@@ -1,4 +1,4 @@
-"""CSRF tokens bound to the session (issue 14, "Security: CSRF").
+"""CSRF tokens of the account web, bound to the session (OWASP CSRF cheat sheet, "synchronizer token").
 
 A signed-in form carries HMAC-SHA256(secret_key, "csrf:" + the session's stored id) and a POST must present
 exactly it: a token works with one session only, so a token the attacker got with their own session or

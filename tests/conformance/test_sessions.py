@@ -1,4 +1,4 @@
-"""The account web's idle clock on every backend (issue 14, "Security: sessions"), driven through
+"""The account web's idle clock on every backend, driven through
 ``web.sessions`` with explicit times: a session in use never reaches the idle limit, a pause does."""
 
 from __future__ import annotations

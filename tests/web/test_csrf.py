@@ -1,4 +1,4 @@
-"""CSRF on every form of the account web, as a table (issue 14, "Security: CSRF"), on every backend.
+"""CSRF on every form of the account web, as a table, on every backend.
 
 ``FORMS`` holds a valid body for each POST route of ``web.routes``; a test checks that it names every
 one, so a new form fails here until it is in the table. Each form is then posted with no token, wrong
