@@ -42,6 +42,12 @@ class Tier:
     max_keys: int
     article_formats: tuple[str, ...]
     scopes: tuple[str, ...]
+    # The endpoints the spec's Endpoints table marks "Pro": the tier's own facts, never its name.
+    ioc_stats: bool = False
+    ioc_exports: bool = False
+    taxii: bool = False
+    # GET /healthz's backend details (issue 15: only for a paying caller, never anonymous).
+    health_details: bool = False
 
 
 FREE = Tier(
@@ -69,6 +75,10 @@ PRO = Tier(
     max_keys=50,
     article_formats=("json", "ndjson", "csv"),
     scopes=SCOPES,
+    ioc_stats=True,
+    ioc_exports=True,
+    taxii=True,
+    health_details=True,
 )
 TIERS: MappingProxyType[str, Tier] = MappingProxyType({FREE.name: FREE, PRO.name: PRO})
 
