@@ -80,7 +80,9 @@ PRO = Tier(
     taxii=True,
     health_details=True,
 )
-TIERS: MappingProxyType[str, Tier] = MappingProxyType({FREE.name: FREE, PRO.name: PRO})
+# Read-only for the service; the tests swap a row of the table underneath (one table, seen everywhere).
+_TABLE: dict[str, Tier] = {FREE.name: FREE, PRO.name: PRO}
+TIERS: MappingProxyType[str, Tier] = MappingProxyType(_TABLE)
 
 # Spec, Limits 6 leaves the values "not shown". A streamed export moves up to 50 times the rows of a
 # JSON page, so it costs more of the per-minute budget; every bulk IOC export (exporters.registry lists
