@@ -9,13 +9,12 @@ import orjson
 
 from config.tiers import TIERS, Tier
 from exporters.build_once import Entry, make_entry, near_or_build, store_entry
-from exporters.precompute import WINDOWS, known_windows, tier_windows
+from exporters.precompute import known_windows, tier_windows
 from store.base import IocStats, Store
 from store.cache import Cache
 from store.records import iso
 
 # The stats come in the exports' windows (one definition: exporters.precompute.tier_windows).
-STATS_WINDOWS: dict[str, int] = WINDOWS
 STATS_DEFAULT_WINDOW = "7d"
 
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from application.app import make_app
+from config import tiers
 from config.tiers import (
     SCOPE_ARTICLES,
     SCOPE_ARTICLES_EXPORT,
@@ -138,3 +140,18 @@ async def test_every_route_needs_its_scope(server, url: str, scope: str) -> None
     assert code == "insufficient_scope" and details["required_scope"] == scope
     only = await _key(server, "pro@test.local", [scope])
     assert (await _get(server, only, url)).status_code not in (401, 403)
+
+
+async def test_the_plan_gates_are_the_tiers_fields(server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tier's endpoints follow its fields, not its name: Free given Pro's becomes Pro, and the reverse."""
+    pro = tiers.PRO
+    monkeypatch.setitem(tiers._TABLE, "free", replace(pro, name="free"))
+    monkeypatch.setitem(tiers._TABLE, "pro", replace(pro, ioc_stats=False, ioc_exports=False, taxii=False,
+                                                     health_details=False, article_formats=tiers.FREE.article_formats))
+    promoted = await _key(server, "free@test.local", list(SCOPES))
+    demoted = await _key(server, "pro@test.local", list(SCOPES))
+    for url, _ in PRO_ROUTES:
+        assert (await _get(server, promoted, url)).status_code not in (401, 403), url
+        assert (await _get(server, demoted, url)).status_code == 403, url
+    assert "started_at" in (await _get(server, promoted, "/healthz")).json()
+    assert "started_at" not in (await _get(server, demoted, "/healthz")).json()
