@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from application import scheduler
 from config import tiers
 from exporters.registry import EXPORTERS
 from store.records import Ioc, utcnow
@@ -110,3 +111,16 @@ async def test_the_stats_follow_a_changed_lookback(server: Any, pro_180: None) -
     async with server.client(server.pro_key) as http:
         too_long = await http.get("/api/v1/iocs/stats", params={"window": "365d"})
     assert too_long.status_code == 400 and too_long.json()["error"]["details"]["parameter"] == "window"
+
+
+async def test_the_precomputed_windows_follow_a_changed_lookback(server: Any, pro_180: None) -> None:
+    """The schedule builds each window the tier may ask for, so the default export is a cache hit."""
+    await server.ctx.store.upsert_iocs([_ioc("in-180.example", timedelta(days=179))])
+    await scheduler.precompute_all(server.ctx)
+    for fmt in EXPORTERS:
+        for params in ({}, {"window": "180d"}, {"window": "1d"}):
+            response = await _get(server, "pro", f"/api/v1/iocs/{fmt}", params)
+            assert response.headers["X-Cache"] == "hit", (fmt, params)
+    for window in ("180d", "7d"):
+        response = await _get(server, "pro", "/api/v1/iocs/stats", {"window": window})
+        assert response.headers["X-Cache"] == "hit", window
