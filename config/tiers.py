@@ -46,7 +46,7 @@ class Tier:
     ioc_stats: bool = False
     ioc_exports: bool = False
     taxii: bool = False
-    # GET /healthz's backend details (issue 15: only for a paying caller, never anonymous).
+    # GET /healthz's backend details (paths, versions: never for an anonymous caller).
     health_details: bool = False
 
 
