@@ -28,7 +28,7 @@ async def precompute_all(ctx: AppContext) -> None:
     if ctx.extras.get("precomputed_version") == version:
         return
     built = await precompute.precompute_exports(ctx.store, ctx.cache, utcnow(), ttl=ttl)
-    await ioc_stats.precompute_stats(ctx.store, ctx.cache, "pro", utcnow(), ttl)
+    await ioc_stats.precompute_every_stats(ctx.store, ctx.cache, utcnow(), ttl)
     ctx.extras["precomputed_version"] = version
     log.info("precomputed %d exports and the stats for data version %d", built, version)
 

@@ -165,7 +165,7 @@ async def export(settings: Settings, args: argparse.Namespace) -> int:
 
     tier = TIERS[args.tier]
     window = args.window or precompute.default_window(tier.name)
-    if precompute.WINDOWS[window] > tier.ioc_lookback_days:
+    if window not in precompute.tier_windows(tier):
         raise CommandError(f"window {window} exceeds the {tier.name} lookback of {tier.ioc_lookback_days} days")
     limit = min(args.limit or tier.ioc_results_max, tier.ioc_results_max)
     request = precompute.ExportRequest(args.format, tier.name, window, limit=limit)

@@ -59,7 +59,7 @@ async def _rebuild(settings: Settings, store: Store) -> None:
     cache = make_cache(settings)
     try:
         await precompute.precompute_exports(store, cache, utcnow(), ttl=settings.cache_ttl_seconds)
-        await ioc_stats.precompute_stats(store, cache, "pro", utcnow(), settings.cache_ttl_seconds)
+        await ioc_stats.precompute_every_stats(store, cache, utcnow(), settings.cache_ttl_seconds)
     finally:
         await cache.close()
 

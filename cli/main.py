@@ -11,7 +11,8 @@ from typing import Any
 from application import logs
 from cli import commands, ingest_commands, users
 from config.settings import Settings, SettingsError, load_settings
-from exporters.precompute import WINDOWS
+from config.tiers import TIERS
+from exporters.precompute import known_windows
 from exporters.registry import EXPORTERS
 
 Handler = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
@@ -27,8 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     seed.add_argument("--articles", type=int, default=None, help="how many articles (default 5000)")
     export = sub.add_parser("export", help="write one IOC export to a file, with a progress bar")
     export.add_argument("format", choices=tuple(EXPORTERS))
-    export.add_argument("--tier", choices=("free", "pro"), default="pro")
-    export.add_argument("--window", choices=tuple(WINDOWS), default=None,
+    export.add_argument("--tier", choices=tuple(TIERS), default="pro")
+    export.add_argument("--window", choices=tuple(known_windows()), default=None,
                         help="time window (default: the tier's whole lookback)")
     export.add_argument("--limit", type=int, default=None, help="maximum IOCs (default: the tier's cap)")
     export.add_argument("-o", "--output", required=True, help="file to write ('-' for stdout)")

@@ -42,6 +42,12 @@ class Tier:
     max_keys: int
     article_formats: tuple[str, ...]
     scopes: tuple[str, ...]
+    # The endpoints the spec's Endpoints table marks "Pro": the tier's own facts, never its name.
+    ioc_stats: bool = False
+    ioc_exports: bool = False
+    taxii: bool = False
+    # GET /healthz's backend details (paths, versions: never for an anonymous caller).
+    health_details: bool = False
 
 
 FREE = Tier(
@@ -69,8 +75,14 @@ PRO = Tier(
     max_keys=50,
     article_formats=("json", "ndjson", "csv"),
     scopes=SCOPES,
+    ioc_stats=True,
+    ioc_exports=True,
+    taxii=True,
+    health_details=True,
 )
-TIERS: MappingProxyType[str, Tier] = MappingProxyType({FREE.name: FREE, PRO.name: PRO})
+# Read-only for the service; the tests swap a row of the table underneath (one table, seen everywhere).
+_TABLE: dict[str, Tier] = {FREE.name: FREE, PRO.name: PRO}
+TIERS: MappingProxyType[str, Tier] = MappingProxyType(_TABLE)
 
 # Spec, Limits 6 leaves the values "not shown". A streamed export moves up to 50 times the rows of a
 # JSON page, so it costs more of the per-minute budget; every bulk IOC export (exporters.registry lists

@@ -7,14 +7,21 @@ from typing import Any
 
 import orjson
 
+from config.tiers import TIERS, Tier
 from exporters.build_once import Entry, make_entry, near_or_build, store_entry
-from exporters.precompute import WINDOWS
+from exporters.precompute import known_windows, tier_windows
 from store.base import IocStats, Store
 from store.cache import Cache
 from store.records import iso
 
-# The stats come in the exports' windows (one definition: exporters.precompute.WINDOWS).
-STATS_WINDOWS: dict[str, int] = WINDOWS
+# The stats come in the exports' windows (one definition: exporters.precompute.tier_windows).
+STATS_DEFAULT_WINDOW = "7d"
+
+
+def default_stats_window(tier: Tier) -> str:
+    """7d when the tier's lookback covers it, else the whole lookback."""
+    windows = tier_windows(tier)
+    return STATS_DEFAULT_WINDOW if STATS_DEFAULT_WINDOW in windows else next(reversed(windows))
 
 
 def _daily(series: list[tuple[str, int]], days: int, end: datetime) -> list[dict[str, Any]]:
@@ -30,7 +37,7 @@ def stats_payload(stats: IocStats, window: str, since: datetime, now: datetime) 
         "total": stats.total, "by_type": stats.by_type, "by_confidence": stats.by_confidence,
         "by_category": stats.by_category,
         "top_sources": [{"source": name, "count": n} for name, n in stats.top_sources],
-        "daily": _daily(stats.daily, STATS_WINDOWS[window], now),
+        "daily": _daily(stats.daily, known_windows()[window], now),
     }
 
 
@@ -39,7 +46,7 @@ def stats_key(tier: str, window: str, data_version: int, now: datetime) -> str:
 
 
 async def build_stats(store: Store, window: str, now: datetime, data_version: int) -> Entry:
-    since = now - timedelta(days=STATS_WINDOWS[window])
+    since = now - timedelta(days=known_windows()[window])
     body = orjson.dumps(stats_payload(await store.ioc_stats(since), window, since, now))
     return make_entry(body, 1, data_version, "application/json", f"ctiwire-ioc-stats-{window}.json")
 
@@ -56,7 +63,17 @@ async def cached_stats(store: Store, cache: Cache, tier: str, window: str, now: 
 
 async def precompute_stats(store: Store, cache: Cache, tier: str, now: datetime, ttl: int) -> int:
     version = await store.data_version()
-    for window in STATS_WINDOWS:
+    windows = tier_windows(TIERS[tier])
+    for window in windows:
         await store_entry(cache, stats_key(tier, window, version, now), await build_stats(store, window, now,
                                                                                            version), ttl)
-    return len(STATS_WINDOWS)
+    return len(windows)
+
+
+def stats_tiers() -> list[str]:
+    """The tiers whose stats are precomputed: those that may read them (Pro)."""
+    return [tier.name for tier in TIERS.values() if tier.ioc_stats]
+
+
+async def precompute_every_stats(store: Store, cache: Cache, now: datetime, ttl: int) -> int:
+    return sum([await precompute_stats(store, cache, tier, now, ttl) for tier in stats_tiers()])

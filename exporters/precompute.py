@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 import orjson
 
-from config.tiers import TIERS
+from config.tiers import TIERS, Tier
 from exporters.base import ArticleRef, ExportContext
 from exporters.build_once import Entry, build_in_thread, get_or_build, make_entry, store_entry
 from exporters.registry import EXPORTERS, get_exporter
@@ -26,6 +26,8 @@ from store.records import Ioc, iso
 from telemetry import metrics
 
 EXPORT_FORMATS: tuple[str, ...] = tuple(EXPORTERS)
+# The named windows offered to every tier whose IOC lookback covers them; each tier also gets its whole
+# lookback as a window (its default), so a lookback that is none of these still has one (spec, Limits).
 WINDOWS: dict[str, int] = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
 DEFAULT_EXPORT_LIMIT = 100
 Progress = Callable[[int], None]
@@ -36,10 +38,26 @@ def as_of(now: datetime) -> datetime:
     return now.replace(minute=0, second=0, microsecond=0)
 
 
+def window_name(days: int) -> str:
+    return f"{days}d"
+
+
+def tier_windows(tier: Tier) -> dict[str, int]:
+    """The windows ``tier`` may ask for, shortest first: the standard ones within its IOC lookback and
+    the whole lookback."""
+    days = {n for n in WINDOWS.values() if n <= tier.ioc_lookback_days} | {tier.ioc_lookback_days}
+    return {window_name(n): n for n in sorted(days)}
+
+
+def known_windows() -> dict[str, int]:
+    """Every window some tier may ask for (the ``window`` parameter's values), shortest first."""
+    days = {n for tier in TIERS.values() for n in tier_windows(tier).values()}
+    return {window_name(n): n for n in sorted(days)}
+
+
 def default_window(tier: str) -> str:
     """The whole lookback of ``tier`` (Free 1d, Pro 365d)."""
-    days = TIERS[tier].ioc_lookback_days
-    return next(name for name, n in WINDOWS.items() if n == days)
+    return window_name(TIERS[tier].ioc_lookback_days)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +84,7 @@ class ExportRequest:
     def window_since(self, now: datetime) -> datetime:
         if self.since is not None:
             return self.since
-        return as_of(now) - timedelta(days=WINDOWS[self.window or default_window(self.tier)])
+        return as_of(now) - timedelta(days=known_windows()[self.window or default_window(self.tier)])
 
     def cache_key(self, data_version: int, now: datetime) -> str:
         """format, tier, window, normalised parameters and the data version (issue 5)."""
@@ -130,10 +148,10 @@ async def cached_export(store: Store, cache: Cache, request: ExportRequest, now:
 
 
 def standard_requests(formats: Iterable[str] = EXPORT_FORMATS) -> list[ExportRequest]:
-    """Every precomputed (format, tier, window, limit): Pro only, the plan that may export."""
-    tier = TIERS["pro"]
+    """Every precomputed (format, tier, window, limit), for each tier that may export (Pro)."""
     return [ExportRequest(fmt, tier.name, window, limit=limit)
-            for fmt in formats for window in WINDOWS for limit in (DEFAULT_EXPORT_LIMIT, tier.ioc_results_max)]
+            for tier in TIERS.values() if tier.ioc_exports for fmt in formats for window in tier_windows(tier)
+            for limit in (DEFAULT_EXPORT_LIMIT, tier.ioc_results_max)]
 
 
 async def precompute_exports(store: Store, cache: Cache, now: datetime, *, ttl: int,

@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 
 import orjson
 
-from config.tiers import SCOPE_ARTICLES, SCOPE_ARTICLES_EXPORT
+from config.tiers import SCOPE_ARTICLES, SCOPE_ARTICLES_EXPORT, Tier
 from exporters.articles import CSV_COLUMNS, EXPANSIONS, csv_header, csv_lines, list_row, single_form, sparse
 from exporters.registry import format_cost
 from server.article_params import (
@@ -125,6 +125,9 @@ class ArticleListHandler(BaseHandler):
 
     def required_scope(self) -> str | None:
         return SCOPE_ARTICLES if self.format_id() == "json" else SCOPE_ARTICLES_EXPORT
+
+    def plan_allows(self, tier: Tier) -> bool:
+        return self.format_id() in tier.article_formats
 
     async def get(self) -> None:
         now = utcnow()

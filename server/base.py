@@ -109,11 +109,11 @@ def new_request_id() -> str:
 
 
 class BaseHandler(RequestHandler):
-    """Base of every handler. Subclasses set ``scope`` (and ``pro_only``), or ``public`` for no key."""
+    """Base of every handler. Subclasses set ``scope`` (and override ``plan_allows`` for an endpoint the
+    spec's Endpoints table keeps to some tiers), or ``public`` for no key."""
 
     public: ClassVar[bool] = False
     scope: ClassVar[str | None] = None
-    pro_only: ClassVar[bool] = False
     ctx: AppContext
     principal: Principal
 
@@ -175,6 +175,10 @@ class BaseHandler(RequestHandler):
     def required_scope(self) -> str | None:
         return self.scope
 
+    def plan_allows(self, tier: Tier) -> bool:
+        """Whether ``tier`` may call this endpoint at all, whatever its key's scopes."""
+        return True
+
     def raw_key(self) -> str | None:
         """The key from ``Authorization: Bearer``, ``X-API-Key`` or ``api_key`` (spec, Authentication 2-3)."""
         auth = self.request.headers.get("Authorization", "")
@@ -234,9 +238,11 @@ class BaseHandler(RequestHandler):
         required = self.required_scope()
         if required is None:
             return
-        if required in principal.key.scopes and (principal.tier.name == "pro" or not self.pro_only):
+        allowed = self.plan_allows(principal.tier)
+        if required in principal.key.scopes and allowed:
             return
-        plan = "the Pro plan and " if self.pro_only and principal.tier.name != "pro" else ""
+        plans = " or ".join(tier.name.capitalize() for tier in TIERS.values() if self.plan_allows(tier))
+        plan = "" if allowed else f"the {plans} plan and "
         raise ScopeError(
             f"this request needs {plan}scope {required!r}",
             details={"required_scope": required, "your_scopes": list(principal.key.scopes),

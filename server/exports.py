@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from config.tiers import Tier
 from exporters import precompute
 from exporters.registry import EXPORTERS, format_cost
 from server.base import BaseHandler
@@ -23,8 +24,6 @@ from store.records import utcnow
 class ExportHandler(BaseHandler):
     """GET /api/v1/iocs/{format}: the IOC list's filters and limits, plus ``window``."""
 
-    pro_only = True
-
     def initialize(self, ctx: AppContext, fmt: str = "stix") -> None:
         super().initialize(ctx)
         self.fmt = fmt
@@ -35,15 +34,18 @@ class ExportHandler(BaseHandler):
     def required_scope(self) -> str | None:
         return EXPORTERS[self.fmt].scope
 
+    def plan_allows(self, tier: Tier) -> bool:
+        return tier.ioc_exports
+
     def _request(self) -> tuple[precompute.ExportRequest, dict[str, str]]:
         tier = self.principal.tier
         default_limit = tier.ioc_results_max if self.fmt == "misp" else precompute.DEFAULT_EXPORT_LIMIT
         parsed = parse_ioc_request(self.params, tier, utcnow(), default_limit)
-        window = self.params.text("window", None, precompute.WINDOWS)
+        window = self.params.text("window", None, precompute.known_windows())
         if window and self.params.has("since"):
             raise BadRequest("give either 'window' or 'since', not both", code="conflicting_parameters",
                              details={"parameters": ["window", "since"]})
-        if window and precompute.WINDOWS[window] > tier.ioc_lookback_days:
+        if window and window not in precompute.tier_windows(tier):
             raise BadRequest(f"window {window} exceeds the {tier.name} lookback", details={"parameter": "window"})
         q = parsed.query
         explicit = self.params.has("since")
@@ -73,7 +75,7 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 
 _PARAMS = [
     *IOC_FILTER_PARAMS,
-    param("window", {"type": "string", "enum": list(precompute.WINDOWS)},
+    param("window", {"type": "string", "enum": list(precompute.known_windows())},
           "Named window ending at the current hour (default: the tier's whole lookback); exclusive with `since`. "
           "Named windows without filters, at the default or maximum limit, are precomputed by the workers."),
     param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER},

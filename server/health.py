@@ -19,7 +19,7 @@ class HealthHandler(BaseHandler):
     public = True
 
     async def get(self) -> None:
-        detailed = await self._pro_caller()
+        detailed = await self._detailed_caller()
         checks: dict[str, Any] = {}
         for name, probe in (("database", self.ctx.store.ping), ("cache", self.ctx.cache.ping)):
             try:
@@ -32,12 +32,13 @@ class HealthHandler(BaseHandler):
                    **({"started_at": self.ctx.started_at} if detailed else {}), **checks}
         self.write_json(payload, 200 if healthy else 503)
 
-    async def _pro_caller(self) -> bool:
-        """Whether the request carries a valid Pro key (no key, or any other: the short answer)."""
+    async def _detailed_caller(self) -> bool:
+        """Whether the request carries a valid key of a tier with ``health_details`` (Pro; no key, or
+        any other: the short answer)."""
         if not self.raw_key():
             return False
         try:
-            return (await self.authenticate()).tier.name == "pro"
+            return (await self.authenticate()).tier.health_details
         except ApiError:
             return False
 

@@ -6,8 +6,9 @@ from typing import Any
 
 import orjson
 
-from config.tiers import SCOPE_IOCS, SCOPE_STATS
-from exporters.ioc_stats import STATS_WINDOWS, cached_stats
+from config.tiers import SCOPE_IOCS, SCOPE_STATS, Tier
+from exporters.ioc_stats import STATS_DEFAULT_WINDOW, cached_stats, default_stats_window
+from exporters.precompute import known_windows, tier_windows
 from server.base import BaseHandler
 from server.cached_responses import write_entry
 from server.context import AppContext
@@ -89,13 +90,16 @@ class IocStatsHandler(BaseHandler):
     """Totals by type, confidence, source category and top sources, plus a daily series (Pro), from the cache."""
 
     scope = SCOPE_STATS
-    pro_only = True
+
+    def plan_allows(self, tier: Tier) -> bool:
+        return tier.ioc_stats
 
     async def get(self) -> None:
-        window = self.params.text("window", "7d", STATS_WINDOWS) or "7d"
-        if STATS_WINDOWS[window] > self.principal.tier.ioc_lookback_days:
-            raise bad_param("window", f"exceeds the {self.principal.tier.name} lookback")
-        entry, status = await cached_stats(self.ctx.store, self.ctx.cache, self.principal.tier.name, window,
+        tier = self.principal.tier
+        window = self.params.text("window", None, known_windows()) or default_stats_window(tier)
+        if window not in tier_windows(tier):
+            raise bad_param("window", f"exceeds the {tier.name} lookback")
+        entry, status = await cached_stats(self.ctx.store, self.ctx.cache, tier.name, window,
                                            utcnow(), self.ctx.settings.cache_ttl_seconds)
         await write_entry(self, entry, status, attachment=False)
 
@@ -162,6 +166,7 @@ OPENAPI_PATHS: dict[str, Any] = {
         "iocs", "IOC statistics (Pro)",
         "Scope read:stats, Pro plan. Totals of records added or updated in the window, with a zero-filled daily "
         "series of first sightings.",
-        [param("window", {"type": "string", "enum": list(STATS_WINDOWS), "default": "7d"}, "Time window.")],
+        [param("window", {"type": "string", "enum": list(known_windows()), "default": STATS_DEFAULT_WINDOW},
+               "Time window, within the tier's IOC lookback (default 7d, or the whole lookback when shorter).")],
         {"200": ok("Statistics", {"application/json": {"$ref": "#/components/schemas/IocStats"}})}),
 }

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from config.tiers import SCOPE_TAXII
+from config.tiers import SCOPE_TAXII, Tier
 from server.base import BaseHandler
 from server.errors import ApiError, NotFoundError
 from taxii.collections import BY_ID, COLLECTIONS, TaxiiCollection
@@ -37,7 +37,9 @@ class TaxiiHandler(BaseHandler):
     """Base of every TAXII handler: the TAXII media type and error resource, then the Accept check."""
 
     scope = SCOPE_TAXII
-    pro_only = True
+
+    def plan_allows(self, tier: Tier) -> bool:
+        return tier.taxii
 
     def set_default_headers(self) -> None:
         # send_error() clears the headers and calls this again, so errors keep the TAXII media type.

@@ -67,7 +67,7 @@ _DATE_HEADERS = {
 _PAGING = [
     param("added_after", DATE_TIME_PARAM,
           f"Only objects added after this time; clamped to the tier's IOC lookback "
-          f"(Pro {TIERS['pro'].ioc_lookback_days:,} days)."),
+          f"({', '.join(f'{t.name.capitalize()} {t.ioc_lookback_days:,} days' for t in TIERS.values() if t.taxii)})."),
     param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": DEFAULT_PAGE},
           f"Objects per page; the server maximum is {MAX_PAGE:,} (Pro) and larger values are reduced."),
     param("next", {"type": "string"}, "Opaque token from the previous page's `next`; the filters may be "

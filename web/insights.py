@@ -12,7 +12,8 @@ from typing import Any
 import orjson
 
 from config.tiers import TIERS
-from exporters.ioc_stats import STATS_WINDOWS, cached_stats
+from exporters.ioc_stats import cached_stats
+from exporters.precompute import known_windows
 from store.records import utcnow
 from web.base import PageHandler
 
@@ -33,7 +34,7 @@ class UsageHandler(PageHandler):
 
 def windows_for(lookback_days: int) -> list[tuple[str, bool]]:
     """Every stats window, and whether the tier's IOC lookback allows it (the others show what Pro adds)."""
-    return [(name, days <= lookback_days) for name, days in STATS_WINDOWS.items()]
+    return [(name, days <= lookback_days) for name, days in known_windows().items()]
 
 
 def chart(daily: list[dict[str, Any]], width: int = 720, height: int = 180) -> dict[str, Any]:

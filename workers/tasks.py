@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 
 from celery.signals import task_failure, task_retry, task_success
 
-from config.tiers import TIERS
 from exporters import ioc_stats, precompute
 from exporters.build_once import store_entry
 from store.base import Store, StoreUnavailable
@@ -64,7 +63,7 @@ def build_export(fmt: str, tier: str, window: str, limit: int = precompute.DEFAU
 
 
 @app.task(name="ctiwire.precompute_stats", **RETRYING)
-def precompute_stats(tier: str = "pro") -> int:
+def precompute_stats(tier: str) -> int:
     ttl = SETTINGS.cache_ttl_seconds
     return run(lambda store, cache: ioc_stats.precompute_stats(store, cache, tier, utcnow(), ttl))
 
@@ -73,10 +72,10 @@ def precompute_stats(tier: str = "pro") -> int:
 def precompute_all() -> int:
     """Fan out one task per standard export (so a kill loses one build, not all) plus the stats."""
     for request in precompute.standard_requests():
-        build_export.delay(request.format, request.tier, request.window or "365d", request.limit)
-    for tier in TIERS.values():
-        if tier.name == "pro":
-            precompute_stats.delay(tier.name)
+        build_export.delay(request.format, request.tier, request.window or precompute.default_window(request.tier),
+                           request.limit)
+    for tier in ioc_stats.stats_tiers():
+        precompute_stats.delay(tier)
     return len(precompute.standard_requests())
 
 
