@@ -25,6 +25,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-seed", action="store_true", help="do not load the demo dataset into an empty database")
     seed = sub.add_parser("seed", help="write the deterministic demo dataset")
     seed.add_argument("--articles", type=int, default=None, help="how many articles (default 5000)")
+    seed.add_argument("--demo", action="store_true",
+                      help="also make (again) the demo users and keys; secrets written to demo-keys.json")
     export = sub.add_parser("export", help="write one IOC export to a file, with a progress bar")
     export.add_argument("format", choices=tuple(EXPORTERS))
     export.add_argument("--tier", choices=("free", "pro"), default="pro")

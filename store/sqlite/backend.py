@@ -239,9 +239,10 @@ class SqliteStore(SqliteAccounts, Store):
             if count >= max_keys:
                 raise QuotaExceeded(f"this plan allows at most {max_keys} API keys")
             db.execute(
-                "INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO api_keys ({', '.join(_KEY_COLUMNS)}) VALUES ({', '.join('?' * len(_KEY_COLUMNS))})",
                 (key.id, key.user_id, key.name, key.key_hash, key.prefix, _json(key.scopes).decode(),
-                 iso(key.created_at), int(key.active), key.expires_at and iso(key.expires_at), None),
+                 iso(key.created_at), int(key.active), key.expires_at and iso(key.expires_at), None,
+                 int(key.pending)),
             )
 
         try:
@@ -255,6 +256,7 @@ class SqliteStore(SqliteAccounts, Store):
         doc = dict(row)
         doc["scopes"] = orjson.loads(doc["scopes"])
         doc["active"] = bool(doc["active"])
+        doc["pending"] = bool(doc.get("pending"))
         return from_doc(ApiKey, doc)
 
     async def key_by_hash(self, key_hash: str) -> ApiKey | None:
@@ -284,7 +286,8 @@ class SqliteStore(SqliteAccounts, Store):
 
     async def set_key_active(self, user_id: str, name: str, active: bool) -> None:
         changed = await self._run(lambda db: self._write(db, lambda d: d.execute(
-            "UPDATE api_keys SET active = ? WHERE user_id = ? AND name = ?", (int(active), user_id, name)).rowcount))
+            "UPDATE api_keys SET active = ?, pending = CASE WHEN ? THEN 0 ELSE pending END "
+            "WHERE user_id = ? AND name = ?", (int(active), int(active), user_id, name)).rowcount))
         if not changed:
             raise NotFound(f"no key named {name!r}")
 
@@ -504,7 +507,7 @@ def _stats(db: sqlite3.Connection, since: str, top: int) -> IocStats:
 
 
 _KEY_COLUMNS = ("id", "user_id", "name", "key_hash", "prefix", "scopes", "created_at", "active", "expires_at",
-                "last_used_at")
+                "last_used_at", "pending")
 _KEY_WITH_USER = (f"SELECT {', '.join('k.' + c for c in _KEY_COLUMNS)}, u.email, u.tier, u.created_at "
                   "FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?")
 

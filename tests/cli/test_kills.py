@@ -4,6 +4,8 @@ ok and no half-written record."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import signal
 import sqlite3
 import subprocess
@@ -15,7 +17,7 @@ from pathlib import Path
 import orjson
 import pytest
 import yaml
-from support import VENV_BIN, cli_env, ctiwire
+from support import VENV_BIN, cli_env, ctiwire, wait_for
 
 pytestmark = pytest.mark.slow  # CLI processes killed mid-write
 
@@ -61,6 +63,45 @@ def test_key_creation_killed_at_any_moment_leaves_no_half_key(tmp_path: Path) ->
         assert len(key_hash) == 64 and prefix.startswith("sk_live_") and orjson.loads(scopes), name
     listing = ctiwire(env, "keys", "list", "ana@corp.example").splitlines()[1:]
     assert sorted(line.split("\t")[0] for line in listing) == sorted(name for name, *_ in keys)
+
+
+def _full_pipe() -> tuple[int, int]:
+    """A pipe whose buffer is already full and never read: a process printing to it blocks in the write."""
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETFL, fcntl.fcntl(write_end, fcntl.F_GETFL) | os.O_NONBLOCK)
+    try:
+        while True:
+            os.write(write_end, b"x" * 65536)
+    except BlockingIOError:
+        pass
+    fcntl.fcntl(write_end, fcntl.F_SETFL, fcntl.fcntl(write_end, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return read_end, write_end
+
+
+def test_key_creation_killed_before_the_secret_is_printed_leaves_no_working_key(tmp_path: Path) -> None:
+    """The key is saved, its secret stuck on the way out (stdout blocked), then SIGKILL: nobody holds the
+    secret, so the key must not authenticate, and ``keys list`` says it was never delivered."""
+    env = cli_env(tmp_path)
+    ctiwire(env, "users", "create", "ana@corp.example", "--tier", "pro")
+    read_end, write_end = _full_pipe()
+    proc = subprocess.Popen([str(VENV_BIN / "ctiwire"), "keys", "create", "ana@corp.example", "--name", "stuck"],
+                            env=env, stdout=write_end, stderr=subprocess.DEVNULL)
+    os.close(write_end)
+    try:
+        def saved() -> bool:
+            with sqlite3.connect(tmp_path / "ctiwire.sqlite3") as db:
+                return db.execute("SELECT count(*) FROM api_keys WHERE name = 'stuck'").fetchone()[0] == 1
+        wait_for(saved, 60, "the key row")
+        assert proc.poll() is None, "the CLI ended although its output could not be written"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        os.close(read_end)
+    db = _check(tmp_path / "ctiwire.sqlite3")
+    assert db.execute("SELECT active FROM api_keys WHERE name = 'stuck'").fetchone()[0] == 0
+    db.close()
+    listing = ctiwire(env, "keys", "list", "ana@corp.example").splitlines()[1:]
+    assert [line.split("\t")[:3][::2] for line in listing] == [["stuck", "never delivered"]]
 
 
 class _Feeds(BaseHTTPRequestHandler):
