@@ -13,6 +13,7 @@ from cli import commands, ingest_commands, users
 from config.settings import Settings, SettingsError, load_settings
 from exporters.precompute import WINDOWS
 from exporters.registry import EXPORTERS
+from store.base import StoreUnavailable
 
 Handler = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
 
@@ -104,6 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except commands.CommandError as exc:
         print(f"ctiwire: {exc}", file=sys.stderr)
         return exc.exit_code
+    except StoreUnavailable as exc:  # an outage or a full disk: one line, in any command, not a traceback
+        print(f"ctiwire: error: the store is unavailable: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

@@ -9,12 +9,14 @@ password change (every session of the user), after ``session_idle_minutes`` with
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from config.settings import Settings
-from store.base import Store
+from store.base import Store, StoreUnavailable
 from store.records import Session, User
 
 COOKIE = "ctiwire_session"
@@ -56,11 +58,20 @@ async def resume(store: Store, settings: Settings, token: str | None, now: datet
         return None
     session, user = found
     if _expired(session, settings, now):
-        await store.delete_sessions(session_id=session.id)
+        await _tidy(store.delete_sessions(session_id=session.id))
         return None
     if now - session.last_seen_at > TOUCH_EVERY:
-        await store.touch_session(session.id, now)
+        await _tidy(store.touch_session(session.id, now))
     return SignedIn(session, user)
+
+
+async def _tidy(write: Awaitable[object]) -> None:
+    """Bookkeeping a request does on the way (an expired session dropped, a session's last use noted):
+    a store that cannot save it (a full disk, an outage) never fails the request, nor sign-out."""
+    try:
+        await write
+    except StoreUnavailable as exc:
+        logging.getLogger("ctiwire.web").warning("session bookkeeping not saved: %s", exc)
 
 
 async def end(store: Store, signed_in: SignedIn) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
+import shutil
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -161,7 +162,14 @@ class SqliteStore(SqliteAccounts, Store):
         try:
             return fn(self._db)
         except sqlite3.OperationalError as exc:
-            raise StoreUnavailable(f"SQLite: {exc}") from exc
+            raise self._unavailable(exc) from exc
+
+    def _unavailable(self, exc: sqlite3.OperationalError) -> StoreUnavailable:
+        """The error as users should read it: a full disk often surfaces as "disk I/O error" (SQLite failing
+        to create or grow its -wal and -shm files) rather than SQLITE_FULL, so the free space decides."""
+        if getattr(exc, "sqlite_errorname", "").startswith("SQLITE_IOERR") and _disk_full(self.path.parent):
+            return StoreUnavailable("SQLite: database or disk is full")
+        return StoreUnavailable(f"SQLite: {exc}")
 
     def _connect(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,7 +185,10 @@ class SqliteStore(SqliteAccounts, Store):
 
     async def open(self) -> None:
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._pool, self._connect)
+        try:
+            await loop.run_in_executor(self._pool, self._connect)
+        except sqlite3.OperationalError as exc:
+            raise self._unavailable(exc) from exc
         reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         reader.row_factory = sqlite3.Row
         reader.execute("PRAGMA busy_timeout=10000")
@@ -208,7 +219,11 @@ class SqliteStore(SqliteAccounts, Store):
             db.execute("COMMIT")
             return result
         except BaseException:
-            db.execute("ROLLBACK")
+            # SQLite rolls the transaction back itself on some errors (SQLITE_FULL among them: a full disk,
+            # sqlite.org/lang_transaction.html "Response To Errors Within A Transaction"); a ROLLBACK then
+            # would fail with "no transaction is active" and hide the real error.
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
 
     async def data_version(self) -> int:
@@ -458,7 +473,7 @@ class SqliteStore(SqliteAccounts, Store):
         try:
             return fn(self._reader)
         except sqlite3.OperationalError as exc:
-            raise StoreUnavailable(f"SQLite: {exc}") from exc
+            raise self._unavailable(exc) from exc
 
     async def count_iocs(self, query: IocQuery) -> int:
         where, params = queries.ioc_where(dataclasses.replace(query, after=None))
@@ -510,6 +525,13 @@ _KEY_COLUMNS = ("id", "user_id", "name", "key_hash", "prefix", "scopes", "create
                 "last_used_at", "pending")
 _KEY_WITH_USER = (f"SELECT {', '.join('k.' + c for c in _KEY_COLUMNS)}, u.email, u.tier, u.created_at "
                   "FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?")
+
+
+def _disk_full(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < 64 * 1024  # less than a few pages: nothing more can be written
+    except OSError:
+        return False
 
 
 def _tuples(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
