@@ -19,6 +19,8 @@ import pytest
 import yaml
 from support import VENV_BIN, cli_env, ctiwire, wait_for
 
+from store.apikeys import hash_key
+
 pytestmark = pytest.mark.slow  # CLI processes killed mid-write
 
 
@@ -50,15 +52,19 @@ def test_a_bulk_write_killed_midway_leaves_whole_records(tmp_path: Path) -> None
 def test_key_creation_killed_at_any_moment_leaves_no_half_key(tmp_path: Path) -> None:
     env = cli_env(tmp_path)
     ctiwire(env, "users", "create", "ana@corp.example", "--tier", "pro")
+    delivered = set()  # hashes of the secrets that reached the caller
     for n in range(12):
         proc = subprocess.Popen([str(VENV_BIN / "ctiwire"), "keys", "create", "ana@corp.example", "--name", f"k{n}"],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         time.sleep(0.05 * n)  # from before the store opens to after the insert
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        out, _ = proc.communicate(timeout=10)
+        delivered |= {hash_key(line) for line in out.splitlines() if line.startswith("sk_live_")}
     db = _check(tmp_path / "ctiwire.sqlite3")
     keys = db.execute("SELECT name, key_hash, prefix, scopes FROM api_keys").fetchall()
+    working = {row[0] for row in db.execute("SELECT key_hash FROM api_keys WHERE active = 1")}
     db.close()
+    assert working <= delivered, "a key works whose secret nobody received"
     for name, key_hash, prefix, scopes in keys:
         assert len(key_hash) == 64 and prefix.startswith("sk_live_") and orjson.loads(scopes), name
     listing = ctiwire(env, "keys", "list", "ana@corp.example").splitlines()[1:]
