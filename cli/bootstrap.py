@@ -1,8 +1,12 @@
-"""First start of the embedded default: demo dataset, demo users, their keys and passwords (issues 3, 14).
+"""The demo accounts: two users (Free and Pro), one key each and a password, for trying the service.
 
 Keys and passwords are stored only as hashes, so the demo secrets live in ``demo-keys.json`` (mode 0600)
 inside the data dir: ``{"free": key, "pro": key, "accounts": {"free": {"email", "password"}, "pro": ...}}``.
-When the file no longer matches a live key or a password, a new one is made (and printed once).
+
+They are made in two cases only: ``ctiwire seed --demo`` (on purpose, any configuration), and the first
+start of the embedded default (no Redis, no MongoDB) on a store without users and without that file. A
+production configuration never makes them, and no start recreates, reactivates or resets what an
+operator deleted, deactivated or changed: a later start reports what the file holds that still works.
 """
 
 from __future__ import annotations
@@ -16,17 +20,15 @@ from typing import Any
 from store import accounts
 from store.apikeys import hash_key
 from store.base import NotFound, Store
+from store.records import utcnow
 
 DEMO_KEY_NAME = "demo"
+DEMO_FILE = "demo-keys.json"
+TIERS = ("free", "pro")
 
 
 def demo_email(tier: str) -> str:
     return f"demo-{tier}@ctiwire.local"
-
-
-async def _valid(store: Store, secret: str) -> bool:
-    key = await store.key_by_hash(hash_key(secret))
-    return key is not None and key.active
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -35,45 +37,6 @@ def _read(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return found if isinstance(found, dict) else {}
-
-
-async def _live_keys(store: Store, found: dict[str, Any]) -> dict[str, str] | None:
-    keys = {tier: found.get(tier) for tier in ("free", "pro")}
-    for secret in keys.values():
-        if not isinstance(secret, str) or not await _valid(store, secret):
-            return None
-    return keys  # type: ignore[return-value]
-
-
-async def _live_accounts(store: Store, found: dict[str, Any]) -> dict[str, dict[str, str]] | None:
-    demo = found.get("accounts")
-    if not isinstance(demo, dict):
-        return None
-    for tier in ("free", "pro"):
-        entry = demo.get(tier)
-        if not isinstance(entry, dict) or entry.get("email") != demo_email(tier) or \
-                await accounts.check_password(store, demo_email(tier), str(entry.get("password"))) is None:
-            return None
-    return demo
-
-
-async def _fresh_password(store: Store, tier: str) -> dict[str, str]:
-    password = secrets.token_urlsafe(12)  # 16 characters, 96 random bits
-    await accounts.set_password(store, demo_email(tier), password)
-    return {"email": demo_email(tier), "password": password}
-
-
-async def _fresh_key(store: Store, tier: str) -> str:
-    email = demo_email(tier)
-    try:
-        user = await store.get_user(email=email)
-    except NotFound:
-        user = await accounts.create_user(store, email, tier)
-    try:
-        await store.delete_key(user.id, DEMO_KEY_NAME)
-    except NotFound:
-        pass
-    return (await accounts.create_key(store, email, DEMO_KEY_NAME)).secret
 
 
 def _write_private(path: Path, content: dict[str, Any]) -> None:
@@ -85,17 +48,79 @@ def _write_private(path: Path, content: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-async def ensure_demo_keys(store: Store, data_dir: Path) -> tuple[dict[str, Any], bool]:
-    """One Free and one Pro demo key and account, valid now; written to ``$CTIWIRE_DATA_DIR/demo-keys.json``.
-    Also says whether the account passwords are new (they are printed once, when made)."""
-    path = data_dir / "demo-keys.json"
-    found = _read(path)
-    keys = await _live_keys(store, found) or {tier: await _fresh_key(store, tier) for tier in ("free", "pro")}
-    demo = await _live_accounts(store, found)
-    fresh = demo is None
-    if demo is None:
-        demo = {tier: await _fresh_password(store, tier) for tier in ("free", "pro")}
-    content = {**keys, "accounts": demo}
-    if content != found:
-        _write_private(path, content)
-    return content, fresh
+async def is_first_start(store: Store, data_dir: Path) -> bool:
+    """A new embedded install: no demo file and no user yet (so a deleted demo user stays deleted)."""
+    return not (data_dir / DEMO_FILE).exists() and not await store.list_users()
+
+
+async def _demo_user(store: Store, tier: str) -> None:
+    email = demo_email(tier)
+    try:
+        user = await store.get_user(email=email)
+    except NotFound:
+        await accounts.create_user(store, email, tier)
+        return
+    if user.tier != tier:
+        await accounts.set_tier(store, email, tier)
+    try:
+        await store.delete_key(user.id, DEMO_KEY_NAME)
+    except NotFound:
+        pass
+
+
+async def create_demo(store: Store, data_dir: Path) -> dict[str, Any]:
+    """Make (or make again) both demo users on their tiers, each with a new key and a new password,
+    written to ``demo-keys.json``; the keys work once the file holds their secrets."""
+    made: dict[str, accounts.NewKey] = {}
+    logins: dict[str, dict[str, str]] = {}
+    for tier in TIERS:
+        await _demo_user(store, tier)
+        made[tier] = await accounts.create_key(store, demo_email(tier), DEMO_KEY_NAME)
+        password = secrets.token_urlsafe(12)  # 16 characters, 96 random bits
+        await accounts.set_password(store, demo_email(tier), password)
+        logins[tier] = {"email": demo_email(tier), "password": password}
+    content = {**{tier: new.secret for tier, new in made.items()}, "accounts": logins}
+    _write_private(data_dir / DEMO_FILE, content)
+    for new in made.values():
+        await accounts.deliver_key(store, new)
+    return content
+
+
+async def _key_line(store: Store, tier: str, secret: Any) -> str:
+    key = await store.key_by_hash(hash_key(secret)) if isinstance(secret, str) else None
+    if key is None:
+        return f"demo {tier.capitalize()} key: deleted by an operator"
+    state = accounts.key_state(key, utcnow())
+    if state != "active":
+        return f"demo {tier.capitalize()} key: {state}" + (" by an operator" if state == "deactivated" else "")
+    return f"demo {tier.capitalize()} key: {secret}"
+
+
+async def _account_line(store: Store, tier: str, entry: Any) -> str:
+    email = demo_email(tier)
+    try:
+        await store.get_user(email=email)
+    except NotFound:
+        return f"demo {tier.capitalize()} account: {email} deleted by an operator"
+    password = entry.get("password") if isinstance(entry, dict) else None
+    if not isinstance(password, str) or await accounts.check_password(store, email, password) is None:
+        return f"demo {tier.capitalize()} account: {email}  password changed by an operator"
+    return f"demo {tier.capitalize()} account: {email}  password: (in {DEMO_FILE})"
+
+
+async def demo_status(store: Store, data_dir: Path) -> list[str]:
+    """What ``demo-keys.json`` holds that still works, and what an operator removed (changing nothing)."""
+    found = _read(data_dir / DEMO_FILE)
+    if not found:
+        return [f"no demo accounts ({data_dir / DEMO_FILE} is absent); `ctiwire seed --demo` makes new ones"]
+    logins = found.get("accounts")
+    logins = logins if isinstance(logins, dict) else {}
+    lines = [await _key_line(store, tier, found.get(tier)) for tier in TIERS]
+    return lines + [await _account_line(store, tier, logins.get(tier)) for tier in TIERS]
+
+
+def first_start_lines(demo: dict[str, Any]) -> list[str]:
+    """The banner of a new embedded install: the secrets just made, printed this once."""
+    lines = [f"demo {tier.capitalize()} key: {demo[tier]}" for tier in TIERS]
+    return lines + [f"demo {tier.capitalize()} account: {demo['accounts'][tier]['email']}  "
+                    f"password: {demo['accounts'][tier]['password']}" for tier in TIERS]

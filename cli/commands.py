@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from application import scheduler
 from application.app import build_context, close_context, make_app
 from application.http import make_server
-from cli.bootstrap import ensure_demo_keys
+from cli import bootstrap
 from config.settings import Settings
 from config.tiers import TIERS
 from server.context import AppContext
@@ -121,8 +121,20 @@ async def seed(settings: Settings, args: argparse.Namespace) -> int:
         raise CommandError("--articles must be at least 1")
     async with opened_store(settings) as store:
         articles, iocs = await seed_with_progress(store, n)
-    print(f"seeded {articles} articles and {iocs} IOC records into {settings.backend_name}")
+        print(f"seeded {articles} articles and {iocs} IOC records into {settings.backend_name}")
+        if args.demo:
+            await _seed_demo(store, settings)
     return 0
+
+
+async def _seed_demo(store: Store, settings: Settings) -> None:
+    try:
+        await bootstrap.create_demo(store, settings.data_dir)
+    except (Conflict, QuotaExceeded, accounts.AccountError) as exc:
+        raise CommandError(f"the demo accounts could not be made: {exc}") from exc
+    emails = " and ".join(bootstrap.demo_email(tier) for tier in bootstrap.TIERS)
+    print(f"created the demo accounts {emails}, each with a new key {bootstrap.DEMO_KEY_NAME!r} and a new "
+          f"password (earlier ones stop working); the secrets are in {settings.data_dir / bootstrap.DEMO_FILE}")
 
 
 async def _key_action(store: Store, args: argparse.Namespace) -> None:
@@ -133,7 +145,8 @@ async def _key_action(store: Store, args: argparse.Namespace) -> None:
         new = await accounts.create_key(store, args.email, args.name, args.scopes, expires)
         print(f"created key {new.record.name!r} with scopes {', '.join(new.record.scopes)}")
         print("the secret is shown once; store it now:")
-        print(new.secret)
+        print(new.secret, flush=True)
+        await accounts.deliver_key(store, new)  # only once the secret is out: a kill before leaves it pending
         return
     user = await store.get_user(email=args.email)
     if args.action == "list":
@@ -214,18 +227,21 @@ async def beat(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _bootstrap(ctx: AppContext, seed_empty: bool) -> None:
+    """Before serving: the demo dataset into an empty embedded database, and the demo accounts of the
+    embedded default (cli.bootstrap). A production configuration gets neither and prints no secret."""
     from store.query import ArticleQuery
 
     if seed_empty and not await ctx.store.count_articles(ArticleQuery(include_archived=True, limit=1), exact=False):
         await seed_with_progress(ctx.store, ctx.settings.seed_articles)
-    demo, fresh = await ensure_demo_keys(ctx.store, ctx.settings.data_dir)
-    print(f"demo Free key: {demo['free']}")
-    print(f"demo Pro key:  {demo['pro']}")
-    for tier in ("free", "pro"):
-        account = demo["accounts"][tier]
-        password = account["password"] if fresh else "(in demo-keys.json)"
-        print(f"demo {tier.capitalize()} account: {account['email']}  password: {password}")
-    print(f"(also in {ctx.settings.data_dir / 'demo-keys.json'}); sign in at http://{ctx.settings.host}:"
+    if not ctx.settings.embedded:
+        return
+    data_dir = ctx.settings.data_dir
+    if await bootstrap.is_first_start(ctx.store, data_dir):
+        lines = bootstrap.first_start_lines(await bootstrap.create_demo(ctx.store, data_dir))
+    else:
+        lines = await bootstrap.demo_status(ctx.store, data_dir)
+    print("\n".join(lines))
+    print(f"(also in {data_dir / bootstrap.DEMO_FILE}); sign in at http://{ctx.settings.host}:"
           f"{ctx.settings.port}/account/signin", flush=True)
 
 

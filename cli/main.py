@@ -14,6 +14,7 @@ from config.settings import Settings, SettingsError, load_settings
 from config.tiers import TIERS
 from exporters.precompute import known_windows
 from exporters.registry import EXPORTERS
+from store.base import StoreUnavailable
 
 Handler = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
 
@@ -26,6 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-seed", action="store_true", help="do not load the demo dataset into an empty database")
     seed = sub.add_parser("seed", help="write the deterministic demo dataset")
     seed.add_argument("--articles", type=int, default=None, help="how many articles (default 5000)")
+    seed.add_argument("--demo", action="store_true",
+                      help="also make (again) the demo users and keys; secrets written to demo-keys.json")
     export = sub.add_parser("export", help="write one IOC export to a file, with a progress bar")
     export.add_argument("format", choices=tuple(EXPORTERS))
     export.add_argument("--tier", choices=tuple(TIERS), default="pro")
@@ -103,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except commands.CommandError as exc:
         print(f"ctiwire: {exc}", file=sys.stderr)
         return exc.exit_code
+    except StoreUnavailable as exc:  # an outage or a full disk: one line, in any command, not a traceback
+        print(f"ctiwire: error: the store is unavailable: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130
 

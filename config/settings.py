@@ -85,6 +85,11 @@ class Settings:
         return "mongodb" if self.mongodb_uri else "sqlite"
 
     @property
+    def embedded(self) -> bool:
+        """The embedded default (neither MongoDB nor Redis): the only configuration with demo accounts."""
+        return not self.mongodb_uri and not self.redis_url
+
+    @property
     def cache_name(self) -> str:
         return "redis" if self.redis_url else "memory"
 

@@ -59,16 +59,23 @@ def _scopes_for(tier: str, requested: Sequence[str] | None) -> list[str]:
 
 async def create_key(store: Store, email: str, name: str, scopes: Sequence[str] | None = None,
                      expires_at: datetime | None = None) -> NewKey:
-    """Create a key for the user with ``email``; the quota is the tier's (Free 3, Pro 50)."""
+    """Create a key for the user with ``email``; the quota is the tier's (Free 3, Pro 50). The key is saved
+    pending (inactive): call :func:`deliver_key` once its secret has been handed out."""
     user = await store.get_user(email=email)
     secret = generate_key()
     record = ApiKey(
         id=str(uuid.uuid4()), user_id=user.id, name=name, key_hash=hash_key(secret),
         prefix=display_prefix(secret), scopes=_scopes_for(user.tier, scopes), created_at=utcnow(),
-        expires_at=expires_at,
+        expires_at=expires_at, active=False, pending=True,
     )
     await store.create_key(record, TIERS[user.tier].max_keys)
     return NewKey(record=record, secret=secret)
+
+
+async def deliver_key(store: Store, new: NewKey) -> None:
+    """The secret of ``new`` was printed or shown: the key works from now on."""
+    await store.set_key_active(new.record.user_id, new.record.name, True)
+    new.record.active, new.record.pending = True, False
 
 
 # -- passwords (issue 14): argon2id through argon2-cffi, its recommended parameters (RFC 9106) ----------
@@ -140,7 +147,10 @@ async def set_tier(store: Store, email: str, tier: str) -> list[str]:
 
 
 def key_state(key: ApiKey, now: datetime) -> str:
-    """``active``, ``deactivated`` or ``expired``: what the API would make of the key now."""
+    """``active``, ``deactivated``, ``expired`` or ``never delivered`` (saved, but its secret was never
+    handed out, so it does not authenticate): what the API would make of the key now."""
+    if key.pending and not key.active:
+        return "never delivered"
     if not key.active:
         return "deactivated"
     return "expired" if key.expires_at is not None and key.expires_at <= now else "active"

@@ -167,7 +167,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def set_key_active(self, user_id: str, name: str, active: bool) -> None:
-        """Activate or deactivate by name; NotFound when there is none."""
+        """Activate or deactivate by name; NotFound when there is none. Activating ends ``pending``."""
 
     @abc.abstractmethod
     async def is_revoked(self, key_hash: str) -> bool:

@@ -328,6 +328,9 @@ class ApiKey:
     active: bool = True
     expires_at: datetime | None = None
     last_used_at: datetime | None = None
+    # Saved but its secret not yet handed out (printed or shown): inactive until then, so a creation cut
+    # short (a killed CLI) leaves no working key nobody holds; ``keys list`` says "never delivered".
+    pending: bool = False
 
 
 @dataclass(slots=True)

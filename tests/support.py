@@ -96,7 +96,7 @@ async def start_server(settings: Settings, store: Store | None = None) -> Runnin
     for tier in ("free", "pro"):
         email = f"{tier}@test.local"
         await accounts.create_user(ctx.store, email, tier)
-        keys[tier] = (await accounts.create_key(ctx.store, email, "main")).secret
+        keys[tier] = (await delivered_key(ctx.store, email, "main")).secret
     http = make_server(make_app(ctx), settings.trusted_proxies)
     http.listen(port, "127.0.0.1")
     return RunningServer(f"http://127.0.0.1:{port}", ctx, keys["free"], keys["pro"], http)
@@ -165,3 +165,12 @@ def wait_for(predicate, timeout: float, what: str, env: Any = None) -> None:
             return
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what}\n{env.log()[-4000:] if env else ''}")
+
+
+async def delivered_key(store: Any, email: str, name: str, *args: Any, **kwargs: Any) -> Any:
+    """A key as a client holds it: created, and its secret handed out (so it authenticates)."""
+    from store import accounts
+
+    new = await accounts.create_key(store, email, name, *args, **kwargs)
+    await accounts.deliver_key(store, new)
+    return new

@@ -10,10 +10,10 @@ from urllib.parse import urlsplit
 
 from store import accounts
 from store.accounts import AccountError
-from store.base import Conflict
+from store.base import Conflict, StoreUnavailable
 from store.records import utcnow
 from web import sessions, throttle
-from web.base import PageHandler, secure_cookies
+from web.base import PageHandler, log, secure_cookies
 
 GENERIC_FAILURE = "Wrong e-mail or password."
 
@@ -105,7 +105,17 @@ class SignOutHandler(PageHandler):
     """``POST /account/signout``: the session ends server-side; replaying the old cookie fails."""
 
     async def post(self) -> None:
+        self.clear_cookie(sessions.COOKIE, path="/")  # this browser is signed out whatever the store says
         if self.signed_in is not None:
-            await sessions.end(self.ctx.store, self.signed_in)
-        self.clear_cookie(sessions.COOKIE, path="/")
+            try:
+                await sessions.end(self.ctx.store, self.signed_in)
+            except StoreUnavailable as exc:
+                log.warning("sign-out could not end the session on the server: %s", exc)
+                self.set_status(503)
+                self.render("error.html", signed_in=None, flash=None, status=503, message=(
+                    "You are signed out in this browser, but the server could not end your session: it cannot "
+                    f"save changes right now. It ends by itself after {self.ctx.settings.session_idle_minutes} "
+                    f"minutes without use, and at the latest {self.ctx.settings.session_max_hours} hours after "
+                    "you signed in; if someone else may hold it, change your password once the service is back."))
+                return
         self.redirect("/account/signin")

@@ -120,6 +120,12 @@ class PageHandler(RequestHandler):
         values.setdefault("flash", self.take_flash())
         self.render(template, signed_in=self.signed_in, **values)
 
+    def log_exception(self, typ: Any, value: Any, tb: Any) -> None:
+        if isinstance(value, StoreUnavailable):  # an outage or a full disk, not a bug: one line, no traceback
+            log.warning("%s %s: %s", self.request.method, self.request.path, value)
+            return
+        super().log_exception(typ, value, tb)
+
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         if isinstance(kwargs.get("exc_info", (None, None))[1], StoreUnavailable):
             status_code = 503  # a store outage or a full disk: the user's change was not made; try again later

@@ -44,6 +44,8 @@ class KeysHandler(PageHandler):
             self.set_status(400)
             await self.keys_page(error=_message(exc, self.user.tier), name=name, expires_in_days=days_text)
             return
+        # The response delivers the secret; activated just before it is written (the page lists the key active).
+        await accounts.deliver_key(self.ctx.store, created)
         await self.keys_page(new_secret=created.secret)
 
 

@@ -9,12 +9,14 @@ password change (every session of the user), after ``session_idle_minutes`` with
 from __future__ import annotations
 
 import hashlib
+import logging
 import secrets
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from config.settings import Settings
-from store.base import Store
+from store.base import Store, StoreUnavailable
 from store.records import Session, User
 
 COOKIE = "ctiwire_session"
@@ -64,7 +66,7 @@ async def find(store: Store, settings: Settings, token: str | None, now: datetim
         return None
     session, user = found
     if _expired(session, settings, now):
-        await store.delete_sessions(session_id=session.id)
+        await _tidy(store.delete_sessions(session_id=session.id))
         return None
     return SignedIn(session, user)
 
@@ -72,7 +74,16 @@ async def find(store: Store, settings: Settings, token: str | None, now: datetim
 async def keep_alive(store: Store, settings: Settings, signed_in: SignedIn, now: datetime) -> None:
     """Restart the idle clock of a session in use (not at every request: see ``touch_every``)."""
     if now - signed_in.session.last_seen_at > touch_every(settings):
-        await store.touch_session(signed_in.session.id, now)
+        await _tidy(store.touch_session(signed_in.session.id, now))
+
+
+async def _tidy(write: Awaitable[object]) -> None:
+    """Bookkeeping a request does on the way (an expired session dropped, a session's last use noted):
+    a store that cannot save it (a full disk, an outage) never fails the request, nor sign-out."""
+    try:
+        await write
+    except StoreUnavailable as exc:
+        logging.getLogger("ctiwire.web").warning("session bookkeeping not saved: %s", exc)
 
 
 async def end(store: Store, signed_in: SignedIn) -> None:

@@ -137,7 +137,8 @@ class MongoStore(MongoAccounts, Store):
 
     @guarded
     async def set_key_active(self, user_id: str, name: str, active: bool) -> None:
-        result = await self._c("api_keys").update_one({"user_id": user_id, "name": name}, {"$set": {"active": active}})
+        change = {"active": True, "pending": False} if active else {"active": False}  # activating delivers
+        result = await self._c("api_keys").update_one({"user_id": user_id, "name": name}, {"$set": change})
         if not result.matched_count:
             raise NotFound(f"no key named {name!r}")
 

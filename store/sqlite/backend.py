@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
+import shutil
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -161,7 +162,14 @@ class SqliteStore(SqliteAccounts, Store):
         try:
             return fn(self._db)
         except sqlite3.OperationalError as exc:
-            raise StoreUnavailable(f"SQLite: {exc}") from exc
+            raise self._unavailable(exc) from exc
+
+    def _unavailable(self, exc: sqlite3.OperationalError) -> StoreUnavailable:
+        """The error as users should read it: a full disk often surfaces as "disk I/O error" (SQLite failing
+        to create or grow its -wal and -shm files) rather than SQLITE_FULL, so the free space decides."""
+        if getattr(exc, "sqlite_errorname", "").startswith("SQLITE_IOERR") and _disk_full(self.path.parent):
+            return StoreUnavailable("SQLite: database or disk is full")
+        return StoreUnavailable(f"SQLite: {exc}")
 
     def _connect(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -177,7 +185,10 @@ class SqliteStore(SqliteAccounts, Store):
 
     async def open(self) -> None:
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._pool, self._connect)
+        try:
+            await loop.run_in_executor(self._pool, self._connect)
+        except sqlite3.OperationalError as exc:
+            raise self._unavailable(exc) from exc
         reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         reader.row_factory = sqlite3.Row
         reader.execute("PRAGMA busy_timeout=10000")
@@ -208,7 +219,11 @@ class SqliteStore(SqliteAccounts, Store):
             db.execute("COMMIT")
             return result
         except BaseException:
-            db.execute("ROLLBACK")
+            # SQLite rolls the transaction back itself on some errors (SQLITE_FULL among them: a full disk,
+            # sqlite.org/lang_transaction.html "Response To Errors Within A Transaction"); a ROLLBACK then
+            # would fail with "no transaction is active" and hide the real error.
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
 
     async def data_version(self) -> int:
@@ -239,9 +254,10 @@ class SqliteStore(SqliteAccounts, Store):
             if count >= max_keys:
                 raise QuotaExceeded(f"this plan allows at most {max_keys} API keys")
             db.execute(
-                "INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO api_keys ({', '.join(_KEY_COLUMNS)}) VALUES ({', '.join('?' * len(_KEY_COLUMNS))})",
                 (key.id, key.user_id, key.name, key.key_hash, key.prefix, _json(key.scopes).decode(),
-                 iso(key.created_at), int(key.active), key.expires_at and iso(key.expires_at), None),
+                 iso(key.created_at), int(key.active), key.expires_at and iso(key.expires_at), None,
+                 int(key.pending)),
             )
 
         try:
@@ -255,6 +271,7 @@ class SqliteStore(SqliteAccounts, Store):
         doc = dict(row)
         doc["scopes"] = orjson.loads(doc["scopes"])
         doc["active"] = bool(doc["active"])
+        doc["pending"] = bool(doc.get("pending"))
         return from_doc(ApiKey, doc)
 
     async def key_by_hash(self, key_hash: str) -> ApiKey | None:
@@ -284,7 +301,8 @@ class SqliteStore(SqliteAccounts, Store):
 
     async def set_key_active(self, user_id: str, name: str, active: bool) -> None:
         changed = await self._run(lambda db: self._write(db, lambda d: d.execute(
-            "UPDATE api_keys SET active = ? WHERE user_id = ? AND name = ?", (int(active), user_id, name)).rowcount))
+            "UPDATE api_keys SET active = ?, pending = CASE WHEN ? THEN 0 ELSE pending END "
+            "WHERE user_id = ? AND name = ?", (int(active), int(active), user_id, name)).rowcount))
         if not changed:
             raise NotFound(f"no key named {name!r}")
 
@@ -455,7 +473,7 @@ class SqliteStore(SqliteAccounts, Store):
         try:
             return fn(self._reader)
         except sqlite3.OperationalError as exc:
-            raise StoreUnavailable(f"SQLite: {exc}") from exc
+            raise self._unavailable(exc) from exc
 
     async def count_iocs(self, query: IocQuery) -> int:
         where, params = queries.ioc_where(dataclasses.replace(query, after=None))
@@ -504,9 +522,16 @@ def _stats(db: sqlite3.Connection, since: str, top: int) -> IocStats:
 
 
 _KEY_COLUMNS = ("id", "user_id", "name", "key_hash", "prefix", "scopes", "created_at", "active", "expires_at",
-                "last_used_at")
+                "last_used_at", "pending")
 _KEY_WITH_USER = (f"SELECT {', '.join('k.' + c for c in _KEY_COLUMNS)}, u.email, u.tier, u.created_at "
                   "FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?")
+
+
+def _disk_full(folder: Path) -> bool:
+    try:
+        return shutil.disk_usage(folder).free < 64 * 1024  # less than a few pages: nothing more can be written
+    except OSError:
+        return False
 
 
 def _tuples(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:

@@ -73,5 +73,6 @@ def _update(db: sqlite3.Connection, sql: str, rows: list[tuple[bytes, int]]) -> 
         db.executemany(sql, rows)
         db.execute("COMMIT")
     except BaseException:
-        db.execute("ROLLBACK")
+        if db.in_transaction:  # SQLite may have rolled back itself (a full disk): see SqliteStore._write
+            db.execute("ROLLBACK")
         raise

@@ -101,6 +101,7 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("users", "password_hash", "TEXT"),  # argon2id, for the account web (issue 14)
     ("iocs", "api_json", "BLOB"),  # the pre-encoded API form (issue 17); NULL rows fall back to ``doc``
     ("articles", "csv_line", "BLOB"),  # the pre-encoded CSV row (issue 17); NULL rows fall back to ``doc``
+    ("api_keys", "pending", "INTEGER"),  # 1 until the secret was handed out; NULL (older rows) = delivered
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """

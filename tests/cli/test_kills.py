@@ -4,6 +4,8 @@ ok and no half-written record."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import signal
 import sqlite3
 import subprocess
@@ -15,7 +17,9 @@ from pathlib import Path
 import orjson
 import pytest
 import yaml
-from support import VENV_BIN, cli_env, ctiwire
+from support import VENV_BIN, cli_env, ctiwire, wait_for
+
+from store.apikeys import hash_key
 
 pytestmark = pytest.mark.slow  # CLI processes killed mid-write
 
@@ -48,19 +52,62 @@ def test_a_bulk_write_killed_midway_leaves_whole_records(tmp_path: Path) -> None
 def test_key_creation_killed_at_any_moment_leaves_no_half_key(tmp_path: Path) -> None:
     env = cli_env(tmp_path)
     ctiwire(env, "users", "create", "ana@corp.example", "--tier", "pro")
+    delivered = set()  # hashes of the secrets that reached the caller
     for n in range(12):
         proc = subprocess.Popen([str(VENV_BIN / "ctiwire"), "keys", "create", "ana@corp.example", "--name", f"k{n}"],
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         time.sleep(0.05 * n)  # from before the store opens to after the insert
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        out, _ = proc.communicate(timeout=10)
+        delivered |= {hash_key(line) for line in out.splitlines() if line.startswith("sk_live_")}
     db = _check(tmp_path / "ctiwire.sqlite3")
     keys = db.execute("SELECT name, key_hash, prefix, scopes FROM api_keys").fetchall()
+    working = {row[0] for row in db.execute("SELECT key_hash FROM api_keys WHERE active = 1")}
     db.close()
+    assert working <= delivered, "a key works whose secret nobody received"
     for name, key_hash, prefix, scopes in keys:
         assert len(key_hash) == 64 and prefix.startswith("sk_live_") and orjson.loads(scopes), name
     listing = ctiwire(env, "keys", "list", "ana@corp.example").splitlines()[1:]
     assert sorted(line.split("\t")[0] for line in listing) == sorted(name for name, *_ in keys)
+
+
+def _full_pipe() -> tuple[int, int]:
+    """A pipe whose buffer is already full and never read: a process printing to it blocks in the write."""
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETFL, fcntl.fcntl(write_end, fcntl.F_GETFL) | os.O_NONBLOCK)
+    try:
+        while True:
+            os.write(write_end, b"x" * 65536)
+    except BlockingIOError:
+        pass
+    fcntl.fcntl(write_end, fcntl.F_SETFL, fcntl.fcntl(write_end, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    return read_end, write_end
+
+
+def test_key_creation_killed_before_the_secret_is_printed_leaves_no_working_key(tmp_path: Path) -> None:
+    """The key is saved, its secret stuck on the way out (stdout blocked), then SIGKILL: nobody holds the
+    secret, so the key must not authenticate, and ``keys list`` says it was never delivered."""
+    env = cli_env(tmp_path)
+    ctiwire(env, "users", "create", "ana@corp.example", "--tier", "pro")
+    read_end, write_end = _full_pipe()
+    proc = subprocess.Popen([str(VENV_BIN / "ctiwire"), "keys", "create", "ana@corp.example", "--name", "stuck"],
+                            env=env, stdout=write_end, stderr=subprocess.DEVNULL)
+    os.close(write_end)
+    try:
+        def saved() -> bool:
+            with sqlite3.connect(tmp_path / "ctiwire.sqlite3") as db:
+                return db.execute("SELECT count(*) FROM api_keys WHERE name = 'stuck'").fetchone()[0] == 1
+        wait_for(saved, 60, "the key row")
+        assert proc.poll() is None, "the CLI ended although its output could not be written"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        os.close(read_end)
+    db = _check(tmp_path / "ctiwire.sqlite3")
+    assert db.execute("SELECT active FROM api_keys WHERE name = 'stuck'").fetchone()[0] == 0
+    db.close()
+    listing = ctiwire(env, "keys", "list", "ana@corp.example").splitlines()[1:]
+    assert [line.split("\t")[:3][::2] for line in listing] == [["stuck", "never delivered"]]
 
 
 class _Feeds(BaseHTTPRequestHandler):

@@ -6,6 +6,7 @@ import logging
 from datetime import timedelta
 
 import pytest
+from support import delivered_key
 
 from store import accounts
 from store.apikeys import hash_key
@@ -55,7 +56,7 @@ async def test_every_transport_is_accepted(server, transport: str) -> None:
 
 async def test_deleted_key_is_expired_on_the_next_request(server) -> None:
     store = server.ctx.store
-    new = await accounts.create_key(store, "pro@test.local", "temp")
+    new = await delivered_key(store, "pro@test.local", "temp")
     assert (await _get(server, headers={"X-API-Key": new.secret})).status_code == 200
     await store.delete_key(new.record.user_id, "temp")
     response = await _get(server, headers={"X-API-Key": new.secret})
@@ -65,13 +66,21 @@ async def test_deleted_key_is_expired_on_the_next_request(server) -> None:
 
 async def test_deactivated_and_expired_keys_are_refused(server) -> None:
     store = server.ctx.store
-    new = await accounts.create_key(store, "free@test.local", "off")
+    new = await delivered_key(store, "free@test.local", "off")
     await store.set_key_active(new.record.user_id, "off", False)
     assert _error(await _get(server, headers={"X-API-Key": new.secret}))["code"] == "expired_api_key"
     await store.set_key_active(new.record.user_id, "off", True)
     assert (await _get(server, headers={"X-API-Key": new.secret})).status_code == 200
-    old = await accounts.create_key(store, "free@test.local", "old", expires_at=utcnow() - timedelta(seconds=1))
+    old = await delivered_key(store, "free@test.local", "old", expires_at=utcnow() - timedelta(seconds=1))
     assert _error(await _get(server, headers={"X-API-Key": old.secret}))["code"] == "expired_api_key"
+
+
+async def test_a_key_whose_secret_was_never_delivered_is_refused(server) -> None:
+    store = server.ctx.store
+    pending = await accounts.create_key(store, "pro@test.local", "pending")
+    assert _error(await _get(server, headers={"X-API-Key": pending.secret}))["code"] == "expired_api_key"
+    await accounts.deliver_key(store, pending)
+    assert (await _get(server, headers={"X-API-Key": pending.secret})).status_code == 200
 
 
 async def test_free_key_on_pro_route_is_insufficient_scope(server) -> None:
@@ -85,7 +94,7 @@ async def test_free_key_on_pro_route_is_insufficient_scope(server) -> None:
 
 
 async def test_key_without_scope_is_refused(server) -> None:
-    narrow = await accounts.create_key(server.ctx.store, "pro@test.local", "narrow", ["read:articles"])
+    narrow = await delivered_key(server.ctx.store, "pro@test.local", "narrow", ["read:articles"])
     response = await _get(server, headers={"X-API-Key": narrow.secret})
     assert response.status_code == 403
     assert _error(response)["details"] == {
@@ -105,9 +114,9 @@ async def test_key_quota_per_tier(server) -> None:
     from store.base import QuotaExceeded
 
     for n in range(2):
-        await accounts.create_key(server.ctx.store, "free@test.local", f"extra{n}")
+        await delivered_key(server.ctx.store, "free@test.local", f"extra{n}")
     with pytest.raises(QuotaExceeded):
-        await accounts.create_key(server.ctx.store, "free@test.local", "fourth")
+        await delivered_key(server.ctx.store, "free@test.local", "fourth")
 
 
 async def test_keys_never_reach_the_logs(server, caplog: pytest.LogCaptureFixture) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support import cli_env, ctiwire, spawn_server
+from support import VENV_BIN, ServerProcess, cli_env, ctiwire, spawn_server
 
 pytestmark = pytest.mark.slow  # a tmpfs and a server process
 
@@ -49,6 +49,64 @@ def _sign_up(base: str, email: str) -> httpx.Response:
         assert token
         return client.post("/account/signup", data={"email": email, "password": "a long password here",
                                                     "_xsrf": token.group(1)})
+
+
+def _signed_in(base: str, email: str) -> httpx.Client:
+    client = httpx.Client(base_url=base, follow_redirects=False, timeout=30)
+    token = re.search(r'name="_xsrf" value="([^"]+)"', client.get("/account/signup").text)
+    assert token
+    answer = client.post("/account/signup", data={"email": email, "password": "a long password here",
+                                                  "_xsrf": token.group(1)})
+    assert answer.status_code == 302 and client.get("/account/keys").status_code == 200
+    return client
+
+
+def _sign_out(client: httpx.Client) -> httpx.Response:
+    token = re.search(r'name="_xsrf" value="([^"]+)"', client.get("/account/keys").text)
+    assert token
+    return client.post("/account/signout", data={"_xsrf": token.group(1)})
+
+
+def test_a_cli_write_on_a_full_disk_fails_in_one_clear_line(small_disk: Path) -> None:
+    env = cli_env(small_disk / "data")
+    ctiwire(env, "users", "create", "before@corp.example")
+    _fill(small_disk / "filler")
+    for args in (["users", "create", "during@corp.example"], ["keys", "create", "before@corp.example", "--name", "k"],
+                 ["seed", "--articles", "50"]):
+        done = subprocess.run([str(VENV_BIN / "ctiwire"), *args], env=env, capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 1, done
+        lines = [line for line in done.stderr.splitlines() if line.startswith("ctiwire:")]
+        assert lines == ["ctiwire: error: the store is unavailable: SQLite: database or disk is full"], done.stderr
+        assert "Traceback" not in done.stderr and "cannot rollback" not in done.stderr
+    (small_disk / "filler").unlink()
+    assert "during@" not in ctiwire(env, "users", "list")
+
+
+def test_sign_out_on_a_full_disk_signs_this_browser_out_and_says_the_session_lives_on(small_disk: Path) -> None:
+    env = cli_env(small_disk / "data")
+    server = spawn_server(env, "--no-seed")
+    try:
+        client = _signed_in(server.url, "ana@corp.example")
+        cookie = client.cookies.get("ctiwire_session")
+        assert cookie
+        _fill(small_disk / "filler")
+        assert _sign_up(server.url, "during@corp.example").status_code == 503
+        answer = _sign_out(client)
+        assert answer.status_code == 503, answer.text
+        assert "signed out in this browser" in answer.text and "could not end your session" in answer.text
+        assert client.cookies.get("ctiwire_session") is None  # the browser's cookie is gone
+        assert client.get("/account/keys").status_code == 302
+    finally:
+        (small_disk / "filler").unlink(missing_ok=True)
+        stderr = _stop(server)
+    assert "Traceback" not in stderr and "ERROR" not in stderr, stderr
+    assert "WARNING" in stderr and "database or disk is full" in stderr
+
+
+def _stop(server: ServerProcess) -> str:
+    server.stop()
+    return server.process.stderr.read() if server.process.stderr else ""
 
 
 def test_a_full_disk_refuses_writes_and_keeps_serving_reads(small_disk: Path) -> None:

@@ -25,7 +25,7 @@ def test_a_builder_killed_mid_build_frees_the_export_within_the_lock_ttl(tmp_pat
 
     redis.Redis.from_url(redis_server.url).flushall()
     env = cli_env(tmp_path, CTIWIRE_REDIS_URL=redis_server.url, CTIWIRE_SEED_ARTICLES="1500")
-    ctiwire(env, "seed")
+    ctiwire(env, "seed", "--demo")  # production (Redis): the demo accounts only on purpose
     slow = spawn_server({**env, "CTIWIRE_BUILD_DELAY_MS": "3000"}, "--no-seed")
     pro = json.loads((tmp_path / "demo-keys.json").read_text())["pro"]
     headers = {"Authorization": f"Bearer {pro}"}

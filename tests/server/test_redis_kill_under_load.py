@@ -21,7 +21,7 @@ PATHS = ["/api/v1/iocs/stix", "/api/v1/iocs/stats", "/api/v1/articles?limit=20",
 def test_redis_killed_and_restarted_under_load(tmp_path: Path) -> None:
     redis = start_redis(tmp_path / "redis")
     env = cli_env(tmp_path / "data", CTIWIRE_REDIS_URL=redis.url, CTIWIRE_RATE_LIMIT_SCALE="1000")
-    ctiwire(env, "seed", "--articles", "300")
+    ctiwire(env, "seed", "--demo", "--articles", "300")  # production (Redis): demo accounts on purpose
     server = spawn_server(env, "--no-seed")
     key = json.loads((tmp_path / "data" / "demo-keys.json").read_text())["pro"]
     results: list[tuple[float, str, int, float, str]] = []
