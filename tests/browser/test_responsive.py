@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 from support import ServerProcess
@@ -167,3 +168,15 @@ def test_phone_tables_become_cards_and_the_chart_label_is_readable(viewport: Any
     label = viewport.find_element(By.CSS_SELECTOR, "[data-testid=chart-scale]")
     assert float(label.value_of_css_property("font-size").removesuffix("px")) >= 12
     save_page(viewport, tmp_path, "dashboard-phone-checked")
+
+
+def test_the_first_tab_shows_a_skip_link_to_the_content(viewport: Any, web_server: Site) -> None:
+    server, _ = web_server
+    emulate(viewport, "phone", "light")
+    viewport.get(server.url + "/")
+    viewport.find_element(By.TAG_NAME, "body").send_keys(Keys.TAB)
+    skip = viewport.switch_to.active_element
+    assert skip.get_attribute("class") == "skip" and skip.text == "Skip to content"
+    assert skip.rect["y"] >= 0 and skip.is_displayed()  # hidden above the page until focused
+    skip.send_keys(Keys.ENTER)
+    assert viewport.switch_to.active_element.get_attribute("id") == "main"
