@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from server.context import AppContext
 from store import accounts
 from store.accounts import AccountError
 from store.base import Conflict, StoreUnavailable
@@ -18,13 +19,15 @@ from web.base import PageHandler, log, secure_cookies
 GENERIC_FAILURE = "Wrong e-mail or password."
 
 
-def local_next(target: str | None) -> str:
-    """Where to go after sign-in: a path on this site only (no open redirect) in visible ASCII (no space, control
-    character, DEL or non-ASCII, which a ``Location`` header cannot carry); anything else goes to the keys."""
+def local_next(target: str | None, pages: frozenset[str]) -> str:
+    """Where to go after sign-in: one of this site's ``pages`` a GET can open (no open redirect, and no
+    POST-only address such as the sign-out, which a redirect would turn into a 405), with its query, in
+    visible ASCII (no space, control character, DEL or non-ASCII, which a ``Location`` header cannot
+    carry); anything else goes to the keys."""
     if not target or not all("!" <= char <= "~" for char in target):
         return "/account/keys"
     parts = urlsplit(target)
-    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//") or "\\" in target:
+    if parts.scheme or parts.netloc or parts.path not in pages:
         return "/account/keys"
     return target
 
@@ -75,13 +78,18 @@ class SignInHandler(PageHandler):
 
     needs_user = False
 
+    def initialize(self, ctx: AppContext, next_pages: frozenset[str] = frozenset()) -> None:
+        super().initialize(ctx)
+        self.next_pages = next_pages  # the GET pages sign-in may lead to (``web.routes.next_pages``)
+
     def get(self) -> None:
-        self.page("signin.html", email="", error=None, next=local_next(self.get_argument("next", None)))
+        self.page("signin.html", email="", error=None, next=local_next(self.get_argument("next", None),
+                                                                       self.next_pages))
 
     async def post(self) -> None:
         email = self.get_body_argument("email", "").strip().lower()
         password = self.get_body_argument("password", "")
-        target = local_next(self.get_body_argument("next", None))
+        target = local_next(self.get_body_argument("next", None), self.next_pages)
         store, now, address = self.ctx.store, utcnow(), self.client_address()
         wait = await throttle.wait_seconds(store, email, address, now)
         if wait:
@@ -118,4 +126,5 @@ class SignOutHandler(PageHandler):
                     f"minutes without use, and at the latest {self.ctx.settings.session_max_hours} hours after "
                     "you signed in; if someone else may hold it, change your password once the service is back."))
                 return
+        self.flash("You are signed out.")
         self.redirect("/account/signin")

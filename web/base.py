@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import quote
@@ -33,12 +34,27 @@ STATIC = Path(__file__).parent / "static"
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
        "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'; object-src 'none'")
 FLASH_COOKIE = "ctiwire_flash"
+# Why a page was reached, named by its ``reason`` query argument: shown as the page's message.
+SESSION_ENDED = "session-ended"
+NOTICES = {SESSION_ENDED: ("info", "Your session ended; sign in again.")}
 
 
 def secure_cookies(ctx: AppContext) -> bool:
     """``Secure`` cookies when the public address is https or the operator says so."""
     public = ctx.settings.public_url or ""
     return ctx.settings.cookie_secure or public.lower().startswith("https://")
+
+
+def when(moment: datetime | str | None, empty: str = "never") -> str:
+    """A moment as every page shows it: to the minute, in UTC, with the zone named (``2026-11-26 19:40 UTC``).
+    ``moment`` is a datetime (naive ones are UTC, as the store keeps them) or an ISO 8601 string."""
+    if moment is None:
+        return empty
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 class PageHandler(RequestHandler):
@@ -62,6 +78,9 @@ class PageHandler(RequestHandler):
     def get_template_path(self) -> str:
         return str(TEMPLATES)
 
+    def get_template_namespace(self) -> dict[str, Any]:
+        return {**super().get_template_namespace(), "when": when}
+
     async def prepare(self) -> None:
         self.request_id = new_request_id()
         self.set_header("X-Request-Id", self.request_id)
@@ -75,7 +94,16 @@ class PageHandler(RequestHandler):
         if self.signed_in is not None:
             await sessions.keep_alive(store, settings, self.signed_in, now)
         if self.signed_in is None and self.needs_user:
-            self.redirect("/account/signin?next=" + quote(self.request.path, safe="/"))
+            self.to_sign_in()
+
+    def to_sign_in(self) -> None:
+        """To sign-in, then back here. A session cookie that opens no session (idle, too old, signed out
+        elsewhere) means the session ended: the cookie goes and the sign-in page says why."""
+        target = "/account/signin?next=" + quote(self.request.path, safe="/")
+        if self.get_cookie(sessions.COOKIE):
+            self.clear_cookie(sessions.COOKIE, path="/")
+            target += "&reason=" + SESSION_ENDED
+        self.redirect(target)
 
     @property
     def xsrf_token(self) -> bytes:
@@ -108,9 +136,10 @@ class PageHandler(RequestHandler):
                                samesite="Lax", secure=secure_cookies(self.ctx), path="/account")
 
     def take_flash(self) -> tuple[str, str] | None:
+        """The message of the previous request (a flash cookie), else the one a ``reason`` argument names."""
         raw = self.get_signed_cookie(FLASH_COOKIE, max_age_days=1)
         if raw is None:
-            return None
+            return NOTICES.get(self.get_query_argument("reason", ""))
         self.clear_cookie(FLASH_COOKIE, path="/account")
         kind, _, message = raw.decode().partition(":")
         return kind, message

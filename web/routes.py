@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from tornado.web import StaticFileHandler
+from tornado.web import HTTPError, RedirectHandler, RequestHandler, StaticFileHandler
 
 from server.context import AppContext
 from web.account import LandingHandler, SignInHandler, SignOutHandler, SignUpHandler
-from web.base import STATIC
+from web.base import STATIC, PageHandler
 from web.docs import SWAGGER_UI, DocsHandler
 from web.insights import DashboardHandler, UsageHandler
 from web.keys import KeyActionHandler, KeysHandler
+
+REGEX_SYNTAX = set("\\.^$*+?{}[]()|")
 
 
 class AssetHandler(StaticFileHandler):
@@ -22,18 +24,50 @@ class AssetHandler(StaticFileHandler):
         self.set_header("X-Frame-Options", "DENY")
 
 
+class MissingPageHandler(PageHandler):
+    """Any other ``/account/...`` address: the 404 page in the site's layout, for every method (a browser
+    shows a page, not the API's JSON envelope)."""
+
+    needs_user = False
+
+    async def prepare(self) -> None:
+        await super().prepare()
+        raise HTTPError(404)
+
+    def check_xsrf_cookie(self) -> None:
+        """Nothing is changed here, so a POST gets the 404 rather than a form error."""
+
+
+def next_pages(rules: list[Any]) -> frozenset[str]:
+    """The addresses sign-in may lead to: the fixed paths of pages that ask for a session and answer GET."""
+    return frozenset(pattern for pattern, handler, *_ in rules
+                     if getattr(handler, "needs_user", False) and handler.get is not RequestHandler.get
+                     and not REGEX_SYNTAX & set(pattern))
+
+
 def routes(ctx: AppContext) -> list[Any]:
     page = {"ctx": ctx}
+    rules = pages(page)
+    signin = {**page, "next_pages": next_pages(rules)}
+    return [
+        (r"/account/signin", SignInHandler, signin),
+        *rules,
+        (r"/static/(.*)", AssetHandler, {"path": str(STATIC)}),
+        (r"/api/docs/assets/(.*)", AssetHandler, {"path": str(SWAGGER_UI)}),
+        (r"/account/?", RedirectHandler, {"url": "/account/keys", "permanent": False}),
+        (r"/account/.*", MissingPageHandler, page),  # after every page of the account web
+    ]
+
+
+def pages(page: dict[str, Any]) -> list[Any]:
+    """The rules of the pages (all but sign-in, which ``routes`` adds with the pages it may lead to)."""
     return [
         (r"/", LandingHandler, page),
         (r"/account/signup", SignUpHandler, page),
-        (r"/account/signin", SignInHandler, page),
         (r"/account/signout", SignOutHandler, page),
         (r"/account/keys", KeysHandler, page),
         (r"/account/keys/([^/]+)/(delete|deactivate|activate)", KeyActionHandler, page),
         (r"/account/usage", UsageHandler, page),
         (r"/account/dashboard", DashboardHandler, page),
         (r"/api/docs/?", DocsHandler, page),
-        (r"/static/(.*)", AssetHandler, {"path": str(STATIC)}),
-        (r"/api/docs/assets/(.*)", AssetHandler, {"path": str(SWAGGER_UI)}),
     ]
