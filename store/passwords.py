@@ -24,7 +24,7 @@ T = TypeVar("T")
 
 MIN_PASSWORD_LENGTH = 12
 HASH_THREADS = max(1, (os.cpu_count() or 2) // 2)  # half the cores: the other half keep serving requests
-MAX_WAITING = 4 * HASH_THREADS  # hashes admitted beyond the running ones; more get Busy
+MAX_WAITING = 16 * HASH_THREADS  # hashes admitted beyond the running ones (about a second's wait); more: Busy
 
 _HASHER = PasswordHasher()  # argon2id by default
 _POOL = ThreadPoolExecutor(max_workers=HASH_THREADS, thread_name_prefix="argon2")
