@@ -1,9 +1,10 @@
 """Password hashing: argon2id through argon2-cffi with its recommended parameters (RFC 9106), off the loop.
 
-One argon2id hash takes tens of milliseconds of CPU and 64 MiB. Run on the event loop it would stall every
-other request of the process, so hashes run in a small thread pool (argon2-cffi releases the GIL) that
-leaves cores to the API, and only a bounded number may wait for it: past that, ``Busy``, and the page
-says to try again rather than queueing without bound.
+One argon2id hash takes tens of milliseconds of CPU on several lanes, and 64 MiB. Run on the event loop it
+would stall every other request of the process, so hashes run in a small thread pool (argon2-cffi releases
+the GIL) of half the cores, at a lower CPU priority than the threads serving requests, and only a bounded
+number may wait for it: past that, ``Busy``, and the page says to try again rather than queueing without
+bound.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -27,7 +29,19 @@ HASH_THREADS = max(1, (os.cpu_count() or 2) // 2)  # half the cores: the other h
 MAX_WAITING = 16 * HASH_THREADS  # hashes admitted beyond the running ones (about a second's wait); more: Busy
 
 _HASHER = PasswordHasher()  # argon2id by default
-_POOL = ThreadPoolExecutor(max_workers=HASH_THREADS, thread_name_prefix="argon2")
+HASH_NICENESS = 10  # hashing threads yield the CPU to the threads serving requests (the event loop's)
+
+
+def _lower_priority() -> None:
+    """Run the calling pool thread (and the lane threads argon2 starts from it) at a lower priority: on
+    Linux ``setpriority`` on a thread id applies to that thread alone, and new threads inherit it."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), HASH_NICENESS)
+    except (AttributeError, OSError):  # not Linux, or not allowed: the bounded pool still applies
+        pass
+
+
+_POOL = ThreadPoolExecutor(max_workers=HASH_THREADS, thread_name_prefix="argon2", initializer=_lower_priority)
 _admitted = [0]  # hashes running or waiting; only ever touched on an event loop's thread
 _DUMMY: list[str] = []  # a hash to verify against for an unknown e-mail: same work, same time
 
