@@ -52,7 +52,7 @@ class Busy(StoreError):
 
 async def _off_loop(fn: Callable[[], T]) -> T:
     if _admitted[0] >= HASH_THREADS + MAX_WAITING:
-        raise Busy("The service is busy signing people in. Try again in a moment.")
+        raise Busy("The service is busy checking passwords. Try again in a moment.")
     _admitted[0] += 1
     try:
         return await asyncio.get_running_loop().run_in_executor(_POOL, fn)
