@@ -26,6 +26,9 @@ def parse_networks(text: str) -> tuple[Network, ...]:
     return tuple(ipaddress.ip_network(item.strip(), strict=False) for item in text.split(",") if item.strip())
 
 
+SIGNUP_MODES = ("open", "closed")
+
+
 class SettingsError(ValueError):
     """A setting is missing or malformed; the message names it."""
 
@@ -51,6 +54,10 @@ class Settings:
     session_idle_minutes: int = 120
     session_max_hours: int = 24
     upgrade_url: str = "https://ctiwire.io/pricing"
+    # Who may create an account on the account web: open (anyone, throttled) or closed (the CLI only).
+    signup: str = "open"
+    # Multiplies the sign-up throttles (per address and in total): benchmarks sign up without their 429s.
+    signup_limit_scale: int = 1
     ingest: bool = False
     sources_file: Path | None = None
     seed_articles: int = 5000
@@ -95,6 +102,10 @@ class Settings:
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
+
+    def __post_init__(self) -> None:
+        if self.signup not in SIGNUP_MODES:
+            raise SettingsError(f"setting 'signup': {self.signup!r} is not one of {', '.join(SIGNUP_MODES)}")
 
 
 _TRUE = {"1", "true", "yes", "on"}

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import re
-import secrets
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
-
 from config.tiers import SCOPES, TIERS
+from store import passwords
 from store.apikeys import display_prefix, generate_key, hash_key
 from store.base import NotFound, Store, StoreError
 from store.records import ApiKey, User, utcnow
@@ -32,13 +29,25 @@ class NewKey:
     secret: str
 
 
-async def create_user(store: Store, email: str, tier: str, password: str | None = None) -> User:
-    """Create a user on ``tier`` (``free`` or ``pro``), with a password when given (the account web's sign-up)."""
+def check_new_user(email: str, tier: str, password: str | None = None) -> None:
+    """AccountError when a user with these values cannot be created (before any work is spent on it)."""
     if tier not in TIERS:
         raise AccountError(f"unknown tier {tier!r}; choose one of {', '.join(TIERS)}")
     if not EMAIL.fullmatch(email):
         raise AccountError(f"{email!r} is not an e-mail address")
-    password_hash = None if password is None else hash_password(password)
+    if password is not None:
+        _long_enough(password)
+
+
+def _long_enough(password: str) -> None:
+    if why := passwords.too_short(password):
+        raise AccountError(why)
+
+
+async def create_user(store: Store, email: str, tier: str, password: str | None = None) -> User:
+    """Create a user on ``tier`` (``free`` or ``pro``), with a password when given (the account web's sign-up)."""
+    check_new_user(email, tier, password)
+    password_hash = None if password is None else await passwords.hash_password(password)
     return await store.create_user(User(id=str(uuid.uuid4()), email=email.lower(), tier=tier, created_at=utcnow(),
                                         password_hash=password_hash))
 
@@ -78,24 +87,6 @@ async def deliver_key(store: Store, new: NewKey) -> None:
     new.record.active, new.record.pending = True, False
 
 
-# -- passwords (issue 14): argon2id through argon2-cffi, its recommended parameters (RFC 9106) ----------
-MIN_PASSWORD_LENGTH = 12
-_HASHER = PasswordHasher()  # argon2id by default
-_DUMMY: list[str] = []  # a hash to verify against for an unknown e-mail: same work, same time
-
-
-def hash_password(password: str) -> str:
-    if len(password) < MIN_PASSWORD_LENGTH:
-        raise AccountError(f"Choose a password of at least {MIN_PASSWORD_LENGTH} characters.")
-    return _HASHER.hash(password)
-
-
-def _dummy_hash() -> str:
-    if not _DUMMY:
-        _DUMMY.append(_HASHER.hash(secrets.token_urlsafe(16)))
-    return _DUMMY[0]
-
-
 async def check_password(store: Store, email: str, password: str) -> User | None:
     """The user when ``password`` is theirs, else None; an unknown e-mail costs the same argon2 work.
     A hash made with older parameters is replaced on success (rehash when parameters change)."""
@@ -103,23 +94,20 @@ async def check_password(store: Store, email: str, password: str) -> User | None
         user: User | None = await store.get_user(email=email)
     except NotFound:
         user = None
-    stored = user.password_hash if user is not None and user.password_hash else _dummy_hash()
-    try:
-        _HASHER.verify(stored, password)
-    except (VerificationError, InvalidHashError):
+    stored = user.password_hash if user is not None else None
+    if not await passwords.verify_password(stored, password) or user is None or stored is None:
         return None
-    if user is None or not user.password_hash:
-        return None
-    if _HASHER.check_needs_rehash(stored):
-        user.password_hash = _HASHER.hash(password)
+    if passwords.needs_rehash(stored):
+        user.password_hash = await passwords.hash_password(password)
         await store.update_user(user)
     return user
 
 
 async def set_password(store: Store, email: str, password: str) -> User:
     """A new password; every session of the user ends (a stolen session dies with the old password)."""
+    _long_enough(password)
     user = await store.get_user(email=email)
-    user.password_hash = hash_password(password)
+    user.password_hash = await passwords.hash_password(password)
     await store.update_user(user)
     await store.delete_sessions(user_id=user.id)
     return user

@@ -213,20 +213,17 @@ class Store(abc.ABC):
         """End one session, or every session of a user; the number ended."""
 
     @abc.abstractmethod
-    async def note_login_failure(self, subject: str, at: datetime) -> None:
-        """Remember one failed sign-in of ``subject`` (an account or a client address)."""
+    async def reserve_attempt(self, limits: Sequence[tuple[str, int]], since: datetime, at: datetime
+                              ) -> datetime | None:
+        """Count one attempt at ``at`` for every ``(subject, limit)`` (an account, a client address, all
+        sign-ups) only if each subject has fewer than ``limit`` attempts after ``since``: None then. Else
+        count nothing and return the newest of the full subjects' ``limit``-th newest attempts (the
+        subject is free again when that one leaves the window). Atomic across every process on the store,
+        so at most ``limit`` attempts are ever let through: the throttle counts before the work."""
 
     @abc.abstractmethod
-    async def login_failures(self, subject: str, since: datetime) -> list[datetime]:
-        """When ``subject``'s failed sign-ins after ``since`` happened, oldest first."""
-
-    @abc.abstractmethod
-    async def clear_login_failures(self, subject: str) -> None:
-        """Forget ``subject``'s failures (after a right password)."""
-
-    @abc.abstractmethod
-    async def prune_login_failures(self, before: datetime) -> None:
-        """Forget every failure older than ``before``: they no longer count."""
+    async def clear_attempts(self, subject: str) -> None:
+        """Forget ``subject``'s attempts (an account after its right password)."""
     @abc.abstractmethod
     async def upsert_articles(self, articles: Sequence[Article]) -> int:
         """Insert or replace by id; returns how many rows changed. Bumps the data version."""

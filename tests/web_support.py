@@ -29,8 +29,15 @@ async def post_form(client: httpx.AsyncClient, path: str, data: dict[str, object
     return await client.post(path, data={**data, "_xsrf": token})
 
 
-async def sign_up(client: httpx.AsyncClient, email: str, password: str = PASSWORD) -> httpx.Response:
+async def register(client: httpx.AsyncClient, email: str, password: str = PASSWORD) -> httpx.Response:
+    """The sign-up form alone: it answers a new and a known e-mail alike, and does not sign in."""
     return await post_form(client, "/account/signup", {"email": email, "password": password})
+
+
+async def sign_up(client: httpx.AsyncClient, email: str, password: str = PASSWORD) -> httpx.Response:
+    """Sign up, then sign in (the sign-in's answer); a refused sign-up's answer as it is."""
+    done = await register(client, email, password)
+    return await sign_in(client, email, password) if done.status_code == 302 else done
 
 
 async def sign_in(client: httpx.AsyncClient, email: str, password: str = PASSWORD) -> httpx.Response:

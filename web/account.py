@@ -1,7 +1,8 @@
 """Landing page, sign-up, sign-in and sign-out (issue 14, "What a person can do").
 
 A wrong e-mail and a wrong password get the same message in the same time: an unknown e-mail is checked
-against a dummy argon2id hash (``store.accounts.check_password``). Throttling is ``web.throttle``.
+against a dummy argon2id hash (``store.accounts.check_password``). Throttling is ``web.throttle``: an
+attempt is counted before its password is verified or hashed.
 """
 
 from __future__ import annotations
@@ -12,11 +13,14 @@ from server.context import AppContext
 from store import accounts
 from store.accounts import AccountError
 from store.base import Conflict, StoreUnavailable
+from store.passwords import Busy
 from store.records import utcnow
 from web import sessions, throttle
 from web.base import PageHandler, log, secure_cookies
 
 GENERIC_FAILURE = "Wrong e-mail or password."
+SIGNED_UP = "Thank you. Sign in with the e-mail and password you chose. (If that e-mail already had an account, " \
+            "its password has not changed.)"
 
 
 def local_next(target: str | None, pages: frozenset[str]) -> str:
@@ -42,30 +46,54 @@ class LandingHandler(PageHandler):
 
 
 class SignUpHandler(PageHandler):
-    """``/account/signup``: a new Free user with an e-mail and a password of 12 or more characters."""
+    """``/account/signup``: a new Free user with an e-mail and a password of 12 or more characters.
+
+    A new e-mail and one that has an account get the same answer (the same argon2 work, the same redirect
+    and message), so the form does not tell anyone who has an account; only a new one is created.
+    """
 
     needs_user = False
 
+    def _closed(self) -> bool:
+        """True (and a 403 page) when sign-ups are closed (``CTIWIRE_SIGNUP=closed``)."""
+        if self.ctx.settings.signup == "open":
+            return False
+        self.set_status(403)
+        self.page("error.html", status=403, message="Sign-ups are closed. Ask the operator for an account.")
+        return True
+
     def get(self) -> None:
-        self.page("signup.html", email="", error=None)
+        if not self._closed():
+            self.page("signup.html", email="", error=None)
 
     async def post(self) -> None:
+        if self._closed():
+            return
         email = self.get_body_argument("email", "").strip()
         password = self.get_body_argument("password", "")
         try:
-            user = await accounts.create_user(self.ctx.store, email, "free", password=password)
-        except (AccountError, Conflict) as exc:
-            self.set_status(400)
-            message = "An account with this e-mail exists: sign in instead." if isinstance(exc, Conflict) else str(exc)
-            self.page("signup.html", email=email, error=message)
+            accounts.check_new_user(email, "free", password)
+        except AccountError as exc:
+            self._refuse(400, email, str(exc))
             return
-        await self._sign_in_as(user.id)
+        wait = await throttle.sign_up(self.ctx.store, self.client_address(), utcnow(),
+                                      self.ctx.settings.signup_limit_scale)
+        if wait:
+            self._refuse(429, email, f"Too many sign-ups. Try again in {throttle.describe(wait)}.")
+            return
+        try:
+            await accounts.create_user(self.ctx.store, email, "free", password=password)
+        except Conflict:
+            pass  # answered like a new account: the form must not reveal who has one
+        except Busy as exc:
+            self._refuse(503, email, str(exc))
+            return
+        self.flash(SIGNED_UP)
+        self.redirect("/account/signin")
 
-    async def _sign_in_as(self, user_id: str) -> None:
-        user = await self.ctx.store.get_user(user_id=user_id)
-        set_session(self, await sessions.start(self.ctx.store, user, utcnow()))
-        self.flash("Welcome! Your Free account is ready: create your first API key below.")
-        self.redirect("/account/keys")
+    def _refuse(self, status: int, email: str, message: str) -> None:
+        self.set_status(status)
+        self.page("signup.html", email=email, error=message)
 
 
 def set_session(handler: PageHandler, token: str) -> None:
@@ -90,14 +118,17 @@ class SignInHandler(PageHandler):
         email = self.get_body_argument("email", "").strip().lower()
         password = self.get_body_argument("password", "")
         target = local_next(self.get_body_argument("next", None), self.next_pages)
-        store, now, address = self.ctx.store, utcnow(), self.client_address()
-        wait = await throttle.wait_seconds(store, email, address, now)
+        store, now = self.ctx.store, utcnow()
+        wait = await throttle.sign_in(store, email, self.client_address(), now)  # counted before verifying
         if wait:
-            self._refuse(429, email, target, f"Too many failed sign-ins. Try again in {throttle.describe(wait)}.")
+            self._refuse(429, email, target, f"Too many sign-ins. Try again in {throttle.describe(wait)}.")
             return
-        user = await accounts.check_password(store, email, password)
+        try:
+            user = await accounts.check_password(store, email, password)
+        except Busy as exc:
+            self._refuse(503, email, target, str(exc))
+            return
         if user is None:
-            await throttle.failed(store, email, address, now)
             self._refuse(400, email, target, GENERIC_FAILURE)
             return
         await throttle.succeeded(store, email)

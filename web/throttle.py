@@ -1,45 +1,53 @@
-"""Sign-in throttling (issue 14): per account after a handful of failures, per client address only after
-many more, so one person's typos never lock other accounts behind the same address (an office NAT).
+"""Throttles of the account web, counted in the store so every server process shares them.
 
-Failures are kept in the store, so every server process counts the same attempts. While an account is
-throttled even its right password is refused, and the page says how long to wait.
+Sign-in: per account after a handful of attempts, per client address only after many more, so one
+person's typos never lock other accounts behind the same address (an office NAT). Sign-up: per client
+address and in total. An attempt is counted *before* the password is hashed or verified, in one atomic
+store operation (``Store.reserve_attempt``): however many requests arrive at once, in however many
+processes, at most the limit are ever evaluated. A right password clears its account's count.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from store.base import Store
 
 WINDOW = timedelta(minutes=15)
-ACCOUNT_LIMIT = 5  # failures per account in WINDOW
-ADDRESS_LIMIT = 30  # failures per client address in WINDOW (the issue: at least 30 in 15 minutes)
+ACCOUNT_LIMIT = 5  # sign-in attempts per account in WINDOW
+ADDRESS_LIMIT = 30  # sign-in attempts per client address in WINDOW (at least 30 in 15 minutes)
+SIGNUP_WINDOW = timedelta(hours=1)
+SIGNUP_ADDRESS_LIMIT = 5  # sign-ups per client address in SIGNUP_WINDOW (times settings.signup_limit_scale)
+SIGNUP_TOTAL_LIMIT = 100  # sign-ups from everywhere in SIGNUP_WINDOW (times settings.signup_limit_scale)
 
 
-def _subjects(email: str, address: str) -> tuple[tuple[str, int], tuple[str, int]]:
-    return (f"account:{email.strip().lower()}", ACCOUNT_LIMIT), (f"address:{address}", ADDRESS_LIMIT)
+def _account(email: str) -> str:
+    return f"account:{email.strip().lower()}"
 
 
-async def wait_seconds(store: Store, email: str, address: str, now: datetime) -> int:
-    """Seconds until a sign-in for ``email`` from ``address`` is considered again (0: now)."""
-    wait = 0.0
-    for subject, limit in _subjects(email, address):
-        failures = await store.login_failures(subject, now - WINDOW)
-        if len(failures) >= limit:  # free again when the oldest failure that counts leaves the window
-            wait = max(wait, (failures[-limit] + WINDOW - now).total_seconds())
-    return math.ceil(wait)
+async def _reserve(store: Store, limits: Sequence[tuple[str, int]], window: timedelta, now: datetime) -> int:
+    """0 when this attempt is counted and may go ahead; else the seconds until one would be."""
+    blocking = await store.reserve_attempt(limits, now - window, now)
+    return 0 if blocking is None else max(1, math.ceil((blocking + window - now).total_seconds()))
 
 
-async def failed(store: Store, email: str, address: str, now: datetime) -> None:
-    for subject, _ in _subjects(email, address):
-        await store.note_login_failure(subject, now)
-    await store.prune_login_failures(now - WINDOW)
+async def sign_in(store: Store, email: str, address: str, now: datetime) -> int:
+    """Count a sign-in for ``email`` from ``address``: 0 to verify its password, else seconds to wait."""
+    return await _reserve(store, ((_account(email), ACCOUNT_LIMIT), (f"address:{address}", ADDRESS_LIMIT)),
+                          WINDOW, now)
+
+
+async def sign_up(store: Store, address: str, now: datetime, scale: int = 1) -> int:
+    """Count a sign-up from ``address``: 0 to go ahead, else seconds to wait."""
+    limits = ((f"signup-address:{address}", SIGNUP_ADDRESS_LIMIT * scale), ("signup", SIGNUP_TOTAL_LIMIT * scale))
+    return await _reserve(store, limits, SIGNUP_WINDOW, now)
 
 
 async def succeeded(store: Store, email: str) -> None:
-    """A right password clears the account's failures (not the address's: they may be someone else's)."""
-    await store.clear_login_failures(_subjects(email, "")[0][0])
+    """A right password clears the account's count (not the address's: it may be someone else's)."""
+    await store.clear_attempts(_account(email))
 
 
 def describe(seconds: int) -> str:

@@ -1,12 +1,14 @@
-"""The account web's records on MongoDB: users' passwords and tiers, sessions, failed sign-ins (issue 14).
+"""The account web's records on MongoDB: users' passwords and tiers, sessions, throttled attempts.
 
 A mixin of :class:`store.mongo.backend.MongoStore`. Sessions live in the database, so every server
-process (and every API container) sees a sign-in and a sign-out at once; failed sign-ins expire by a
-TTL index (``store.mongo.indexes``), so the collection never grows past a day of attempts.
+process (and every API container) sees a sign-in and a sign-out at once; a throttled subject's document
+expires by a TTL index a day after its last attempt (``store.mongo.indexes``).
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -34,7 +36,7 @@ async def with_owner(collection: Collection, match: dict[str, Any]) -> tuple[Doc
 
 
 class MongoAccounts:
-    """Users, sessions and sign-in failures; ``_c`` (a collection by name) is the backend's."""
+    """Users, sessions and throttled attempts; ``_c`` (a collection by name) is the backend's."""
 
     def _c(self, name: str) -> Collection:
         raise NotImplementedError
@@ -80,21 +82,37 @@ class MongoAccounts:
         return (await self._c("sessions").delete_many(query)).deleted_count
 
     @guarded
-    async def note_login_failure(self, subject: str, at: datetime) -> None:
-        await self._c("login_failures").insert_one({"subject": subject, "at": at})
+    async def reserve_attempt(self, limits: Sequence[tuple[str, int]], since: datetime, at: datetime
+                              ) -> datetime | None:
+        # One document per subject; a slot is taken by one conditional update (atomic on the document), and
+        # taken slots are given back when a later subject is full. The give-back may make a racing attempt
+        # see a subject full that is not: a refusal too many, never an attempt past the limit.
+        token, taken = uuid.uuid4().hex, list[str]()
+        for subject, limit in limits:
+            if not await self._take_slot(subject, limit, since, {"at": at, "token": token}):
+                for earlier in taken:
+                    await self._c("attempts").update_one({"_id": earlier}, {"$pull": {"times": {"token": token}}})
+                full = [when for s, n in limits if (when := await self._limit_th(s, n)) is not None]
+                return max(full, default=since)
+            taken.append(subject)
+        return None
+
+    async def _take_slot(self, subject: str, limit: int, since: datetime, attempt: dict[str, Any]) -> bool:
+        attempts = self._c("attempts")
+        await attempts.update_one({"_id": subject}, {"$pull": {"times": {"at": {"$lte": since}}}}, upsert=True)
+        taken = await attempts.find_one_and_update(
+            {"_id": subject, f"times.{limit - 1}": {"$exists": False}},
+            {"$push": {"times": attempt}, "$currentDate": {"seen": True}})  # the TTL's clock: the server's
+        return taken is not None
+
+    async def _limit_th(self, subject: str, limit: int) -> datetime | None:
+        found = await self._c("attempts").find_one({"_id": subject})
+        times = sorted(ms(t["at"]) for t in (found or {}).get("times", []))  # naive UTC from BSON
+        return times[-limit] if len(times) >= limit else None
 
     @guarded
-    async def login_failures(self, subject: str, since: datetime) -> list[datetime]:
-        cursor = self._c("login_failures").find({"subject": subject, "at": {"$gt": since}}).sort("at", 1)
-        return [ms(d["at"]) async for d in cursor]  # naive UTC from BSON
-
-    @guarded
-    async def clear_login_failures(self, subject: str) -> None:
-        await self._c("login_failures").delete_many({"subject": subject})
-
-    @guarded
-    async def prune_login_failures(self, before: datetime) -> None:
-        await self._c("login_failures").delete_many({"at": {"$lt": before}})
+    async def clear_attempts(self, subject: str) -> None:
+        await self._c("attempts").delete_one({"_id": subject})
 
     @guarded
     async def touch_key(self, key_id: str, at: datetime) -> None:

@@ -38,8 +38,7 @@ INDEXES: tuple[IndexSpec, ...] = (
     _unique("api_keys", "user_id", "name"),  # Conflict on a duplicate key name (Store.create_key)
     _plain("api_keys", "user_id", "created_at"),
     _plain("sessions", "user_id"),
-    _plain("login_failures", "subject", "at"),
-    IndexSpec("login_failures", [("at", 1)], {"expireAfterSeconds": 86_400}),  # attempts older than a day go
+    IndexSpec("attempts", [("seen", 1)], {"expireAfterSeconds": 86_400}),  # a subject idle for a day goes
     *(_plain("articles", name, "_id") for name in (
         "published_at", "modified_at", "fetched_at", "created_at", "severity_score", "rank_score")),
     # Equality filters combined with the default sort: pages come off the index in order (as on SQLite).

@@ -1,4 +1,4 @@
-"""The account web's records on SQLite: users' passwords and tiers, sessions, failed sign-ins (issue 14).
+"""The account web's records on SQLite: users' passwords and tiers, sessions, throttled attempts.
 
 A mixin of :class:`store.sqlite.backend.SqliteStore`, kept apart so the backend module stays about the
 articles and IOCs. Every write is one transaction (``SqliteStore._write``); deleting a user revokes its
@@ -8,8 +8,8 @@ keys first, so a deleted account's key answers ``expired_api_key`` like any dele
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import orjson
@@ -19,13 +19,22 @@ from store.codec import from_doc
 from store.records import Session, User, iso, parse_iso, utcnow
 
 T = TypeVar("T")
+# Attempts older than any throttle's window (the longest is an hour) no longer count anywhere.
+KEEP_ATTEMPTS = timedelta(days=1)
 
 _SESSION_WITH_USER = ("SELECT s.id, s.user_id, s.created_at, s.last_seen_at, u.email, u.tier, u.created_at, "
                       "u.password_hash FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?")
 
 
+def _limit_th(db: sqlite3.Connection, subject: str, limit: int, since: datetime) -> datetime | None:
+    """The ``limit``-th newest attempt of ``subject`` after ``since``; None while there are fewer."""
+    row = db.execute("SELECT at FROM attempts WHERE subject = ? AND at > ? ORDER BY at DESC LIMIT 1 OFFSET ?",
+                     (subject, iso(since), limit - 1)).fetchone()
+    return None if row is None else parse_iso(row[0])
+
+
 class SqliteAccounts:
-    """Users, sessions and sign-in failures; the plumbing (``_run``, ``_point``, ``_write``) is the backend's."""
+    """Users, sessions and throttled attempts; the plumbing (``_run``, ``_point``, ``_write``) is the backend's."""
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         raise NotImplementedError
@@ -79,19 +88,22 @@ class SqliteAccounts:
         column, value = ("id", session_id) if session_id is not None else ("user_id", user_id)
         return await self._change(f"DELETE FROM sessions WHERE {column} = ?", (value,))
 
-    async def note_login_failure(self, subject: str, at: datetime) -> None:
-        await self._change("INSERT INTO login_failures VALUES (?, ?)", (subject, iso(at)))
+    async def reserve_attempt(self, limits: Sequence[tuple[str, int]], since: datetime, at: datetime
+                              ) -> datetime | None:
+        # One BEGIN IMMEDIATE transaction (``_write``): every process on the file takes the write lock in
+        # turn, so the count and the insert of one attempt never interleave with another's.
+        def reserve(db: sqlite3.Connection) -> datetime | None:
+            db.execute("DELETE FROM attempts WHERE at <= ?", (iso(at - KEEP_ATTEMPTS),))
+            full = [_limit_th(db, subject, limit, since) for subject, limit in limits]
+            if any(when is not None for when in full):
+                return max(when for when in full if when is not None)
+            db.executemany("INSERT INTO attempts VALUES (?, ?)", [(subject, iso(at)) for subject, _ in limits])
+            return None
 
-    async def login_failures(self, subject: str, since: datetime) -> list[datetime]:
-        rows = await self._run(lambda db: db.execute(
-            "SELECT at FROM login_failures WHERE subject = ? AND at > ? ORDER BY at", (subject, iso(since))).fetchall())
-        return [parse_iso(row[0]) for row in rows]
+        return await self._run(lambda db: self._write(db, reserve))
 
-    async def clear_login_failures(self, subject: str) -> None:
-        await self._change("DELETE FROM login_failures WHERE subject = ?", (subject,))
-
-    async def prune_login_failures(self, before: datetime) -> None:
-        await self._change("DELETE FROM login_failures WHERE at < ?", (iso(before),))
+    async def clear_attempts(self, subject: str) -> None:
+        await self._change("DELETE FROM attempts WHERE subject = ?", (subject,))
 
     async def touch_key(self, key_id: str, at: datetime) -> None:
         await self._change("UPDATE api_keys SET last_used_at = ? WHERE id = ?", (iso(at), key_id))

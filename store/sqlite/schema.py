@@ -24,14 +24,17 @@ CREATE TABLE IF NOT EXISTS api_keys (
     UNIQUE (user_id, name)
 );
 CREATE TABLE IF NOT EXISTS revoked_keys (key_hash TEXT PRIMARY KEY, revoked_at TEXT NOT NULL);
--- Account web (issue 14): sessions by the SHA-256 of their cookie, failed sign-ins for throttling.
+-- Account web (issue 14): sessions by the SHA-256 of their cookie.
 CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
     created_at TEXT NOT NULL, last_seen_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user_id);
-CREATE TABLE IF NOT EXISTS login_failures (subject TEXT NOT NULL, at TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS login_failures_subject ON login_failures (subject, at);
+-- Throttled attempts (sign-ins, sign-ups) by subject: counted before the work (Store.reserve_attempt).
+CREATE TABLE IF NOT EXISTS attempts (subject TEXT NOT NULL, at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS attempts_subject ON attempts (subject, at);
+CREATE INDEX IF NOT EXISTS attempts_at ON attempts (at);
+DROP TABLE IF EXISTS login_failures;
 
 CREATE TABLE IF NOT EXISTS articles (
     rowid INTEGER PRIMARY KEY,

@@ -52,6 +52,11 @@ def test_sign_up_create_use_and_delete_a_key(browser: Any, web_server: Site) -> 
     wait(browser).until(ec.url_contains("/account/signup"))
     keep_screenshot(browser, "signup")
     fill_and_submit(browser, {"email": "newcomer@corp.example", "password": "a long enough password"})
+    wait(browser).until(ec.url_contains("/account/signin"))  # signing up does not sign in
+    flash = wait(browser).until(ec.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=flash]")))
+    assert "Sign in with the e-mail and password you chose" in flash.text
+    keep_screenshot(browser, "signed-up")
+    fill_and_submit(browser, {"email": "newcomer@corp.example", "password": "a long enough password"})
     wait(browser).until(ec.url_contains("/account/keys"))
     fill_and_submit(browser, {"name": "my-siem"}, form="form[data-testid=create-key-form]")
     secret_box = wait(browser).until(ec.visibility_of_element_located((By.CSS_SELECTOR,

@@ -7,10 +7,12 @@ import time
 from datetime import timedelta
 
 import httpx
+import pytest
 from support import RunningServer
-from web_support import PASSWORD, browser, form_token, post_form, sign_in, sign_up
+from web_support import PASSWORD, XSRF, browser, form_token, post_form, register, sign_in, sign_up
 
-from store import accounts
+from store import accounts, passwords
+from store.base import NotFound
 from store.records import utcnow
 from web import sessions, throttle
 
@@ -40,9 +42,67 @@ async def test_sign_up_errors_are_clear(site: RunningServer) -> None:
         short = await sign_up(client, "bo@corp.example", "short-pass")
         assert short.status_code == 400 and "at least 12 characters" in short.text
         assert (await sign_up(client, "bo@corp.example")).status_code == 302
-    async with browser(site) as other:
-        again = await sign_up(other, "BO@corp.example")
-        assert again.status_code == 400 and "exists" in again.text
+
+
+async def test_a_known_e_mail_is_answered_like_a_new_one(site: RunningServer) -> None:
+    answers = []
+    for email, password in (("new@corp.example", PASSWORD), ("NEW@corp.example", "the intruder's password")):
+        async with browser(site) as client:
+            done = await register(client, email, password)
+            page = await client.get(done.headers["location"])
+            answers.append((done.status_code, done.headers["location"], page.status_code,
+                            XSRF.sub("", page.text)))  # the form's token aside, the same page
+            assert sessions.COOKIE not in client.cookies  # signing up does not sign in
+    assert answers[0] == answers[1] and answers[0][:3] == (302, "/account/signin", 200)
+    assert "Sign in with the e-mail and password you chose" in answers[0][3]
+    assert [u.email for u in await site.ctx.store.list_users() if u.email.startswith("new@")] == ["new@corp.example"]
+    async with browser(site) as client:
+        assert (await sign_in(client, "new@corp.example", "the intruder's password")).status_code == 400
+        assert (await sign_in(client, "new@corp.example")).status_code == 302
+
+
+async def test_sign_ups_are_throttled_per_address(site: RunningServer) -> None:
+    async with browser(site) as client:
+        for n in range(throttle.SIGNUP_ADDRESS_LIMIT):
+            assert (await register(client, f"p{n}@corp.example")).status_code == 302
+        refused = await register(client, "one-more@corp.example")
+        assert refused.status_code == 429 and "Try again in" in refused.text
+    with pytest.raises(NotFound):  # refused before any work: no account
+        await site.ctx.store.get_user(email="one-more@corp.example")
+
+
+async def test_sign_ups_are_throttled_in_total(site: RunningServer) -> None:
+    now = utcnow()
+    for n in range(throttle.SIGNUP_TOTAL_LIMIT - 1):
+        assert await throttle.sign_up(site.ctx.store, f"10.0.{n // 250}.{n % 250}", now) == 0
+    async with browser(site) as client:
+        assert (await register(client, "last@corp.example")).status_code == 302  # the 100th of the hour
+        refused = await register(client, "late@corp.example")
+        assert refused.status_code == 429 and "Try again in" in refused.text
+
+
+async def test_closed_sign_up_answers_403_and_hides_its_links(site: RunningServer) -> None:
+    site.ctx.settings = site.ctx.settings.replace(signup="closed")
+    async with browser(site) as client:
+        form = await client.get("/account/signup")
+        assert form.status_code == 403 and "Sign-ups are closed" in form.text
+        token = await form_token(client, "/account/signin")
+        posted = await client.post("/account/signup", data={"email": "q@corp.example", "password": PASSWORD,
+                                                            "_xsrf": token})
+        assert posted.status_code == 403 and "Sign-ups are closed" in posted.text
+        for path in ("/", "/account/signin"):
+            page = await client.get(path)
+            assert page.status_code == 200 and "/account/signup" not in page.text
+    assert not any(u.email == "q@corp.example" for u in await site.ctx.store.list_users())
+
+
+async def test_too_many_waiting_hashes_answer_busy(site: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    async with browser(site) as client:
+        token = await form_token(client, "/account/signin")
+        monkeypatch.setattr(passwords, "_admitted", [passwords.HASH_THREADS + passwords.MAX_WAITING])
+        busy = await client.post("/account/signin", data={"email": "r@corp.example", "password": PASSWORD,
+                                                          "_xsrf": token})
+        assert busy.status_code == 503 and "busy" in busy.text and "Try again" in busy.text
 
 
 async def test_wrong_email_and_wrong_password_look_the_same(site: RunningServer) -> None:
@@ -140,14 +200,13 @@ async def test_account_throttle_refuses_even_the_right_password(site: RunningSer
         assert (await sign_in(client, "iv@corp.example")).status_code == 302
 
 
-async def test_address_throttle_only_after_many_failures(site: RunningServer) -> None:
+async def test_address_throttle_only_after_many_attempts(site: RunningServer) -> None:
     now = utcnow()
     for n in range(throttle.ADDRESS_LIMIT - 1):
-        await throttle.failed(site.ctx.store, f"user{n}@corp.example", "127.0.0.1", now)
+        assert await throttle.sign_in(site.ctx.store, f"user{n}@corp.example", "127.0.0.1", now) == 0
     async with browser(site) as client:
-        await sign_up(client, "jo@corp.example")
-        assert (await sign_in(client, "jo@corp.example")).status_code == 302  # 29 failures: still open
-        await sign_in(client, "nobody@corp.example", "whatever whatever")  # the 30th
+        await register(client, "jo@corp.example")
+        assert (await sign_in(client, "jo@corp.example")).status_code == 302  # the 30th: still evaluated
         locked = await sign_in(client, "jo@corp.example")
         assert locked.status_code == 429 and "Try again in" in locked.text
     assert throttle.ADDRESS_LIMIT >= 30
