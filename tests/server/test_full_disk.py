@@ -43,28 +43,31 @@ def _fill(path: Path) -> None:
             assert exc.errno == errno.ENOSPC
 
 
+def _post_form(client: httpx.Client, path: str, form: str, data: dict[str, str]) -> httpx.Response:
+    """POST ``data`` to ``path`` with the CSRF token of the page ``form``."""
+    token = re.search(r'name="_xsrf" value="([^"]+)"', client.get(form).text)
+    assert token
+    return client.post(path, data={**data, "_xsrf": token.group(1)})
+
+
 def _sign_up(base: str, email: str) -> httpx.Response:
     with httpx.Client(base_url=base, follow_redirects=False, timeout=30) as client:
-        token = re.search(r'name="_xsrf" value="([^"]+)"', client.get("/account/signup").text)
-        assert token
-        return client.post("/account/signup", data={"email": email, "password": "a long password here",
-                                                    "_xsrf": token.group(1)})
+        return _post_form(client, "/account/signup", "/account/signup",
+                          {"email": email, "password": "a long password here"})
 
 
 def _signed_in(base: str, email: str) -> httpx.Client:
+    """A client signed in to a new account (sign-up, then sign-in: sign-up alone does not sign in)."""
+    assert _sign_up(base, email).status_code == 302
     client = httpx.Client(base_url=base, follow_redirects=False, timeout=30)
-    token = re.search(r'name="_xsrf" value="([^"]+)"', client.get("/account/signup").text)
-    assert token
-    answer = client.post("/account/signup", data={"email": email, "password": "a long password here",
-                                                  "_xsrf": token.group(1)})
+    answer = _post_form(client, "/account/signin", "/account/signin",
+                        {"email": email, "password": "a long password here"})
     assert answer.status_code == 302 and client.get("/account/keys").status_code == 200
     return client
 
 
 def _sign_out(client: httpx.Client) -> httpx.Response:
-    token = re.search(r'name="_xsrf" value="([^"]+)"', client.get("/account/keys").text)
-    assert token
-    return client.post("/account/signout", data={"_xsrf": token.group(1)})
+    return _post_form(client, "/account/signout", "/account/keys", {})
 
 
 def test_a_cli_write_on_a_full_disk_fails_in_one_clear_line(small_disk: Path) -> None:
