@@ -315,6 +315,7 @@ _S = {"type": "string"}
 _SL = {"type": "array", "items": _S}
 _DT = DATE_TIME_PARAM
 _FLAG = {"type": "boolean"}
+_CVE = {"type": "string", "pattern": "^[Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,7}$"}  # article_params.CVE_PATTERN
 
 _PARAMS = [
     csv_param("source", "Exact source names (see /api/v1/sources), any-match."),
@@ -330,12 +331,12 @@ _PARAMS = [
     csv_param("severity", "Severity buckets (critical 9-10, high 7-8.9, medium 4-6.9, low below 4). Exclusive "
               "with `min_severity` (both: 400 conflicting_parameters).", SEVERITY_LABELS),
     param("has_iocs", _FLAG, "true/false/1/0."),
-    param("cve_text_search", {"type": "string", "pattern": "^[Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,7}$"},
+    param("cve_text_search", _CVE,
           "Substring match on title and AI summary (a shorter id also matches a longer one)."),
-    {**param("cve", {"type": "string", "pattern": "^[Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,7}$"}, "Deprecated alias of cve_text_search; responses carry Deprecation "
-             "and Sunset headers."), "deprecated": True},
-    param("mitre_technique", {"type": "string", "pattern": "^T[0-9]{4}(\\.[0-9]{3})?$"},
-          "One ATT&CK technique id."),
+    {**param("cve", _CVE, "Deprecated alias of cve_text_search; responses carry Deprecation and Sunset headers."),
+     "deprecated": True},
+    param("mitre_technique", {"type": "string", "pattern": "^[Tt][0-9]{4}(\\.[0-9]{3})?$"},
+          "One ATT&CK technique id (case-insensitive)."),
     param("has_ai_summary", _FLAG, "true/false/1/0."),
     param("has_audio", _FLAG, "true/false/1/0."),
     param("is_archived", {"type": "boolean", "default": False}, "Include archived articles."),
