@@ -23,7 +23,7 @@ RATE_HEADERS = {name: {"$ref": f"#/components/headers/{name}"}
 def param(name: str, schema: dict[str, Any], description: str, *, required: bool = False,
           where: str = "query") -> dict[str, Any]:
     if where == "query" and schema.get("type") == "string":
-        schema = _given_once(schema)
+        schema = _filled(schema)
     return {"name": name, "in": where, "required": required or where == "path", "schema": schema,
             "description": description}
 
@@ -32,7 +32,7 @@ def param(name: str, schema: dict[str, Any], description: str, *, required: bool
 FILLED = f"^[^{CONTROL_CHARACTERS}]*[^\\s{CONTROL_CHARACTERS}][^{CONTROL_CHARACTERS}]*$"
 
 
-def _given_once(schema: dict[str, Any]) -> dict[str, Any]:
+def _filled(schema: dict[str, Any]) -> dict[str, Any]:
     """An empty, blank or control-character value is a 400 (server.params.single_value): a free string
     says so with a pattern; an enum, a format or a pattern of its own already excludes them."""
     if any(key in schema for key in ("enum", "pattern", "format")):
