@@ -39,6 +39,7 @@ from server.errors import NotFoundError
 from server.openapi_parts import (
     DATE_TIME_PARAM,
     article_caps_sentence,
+    bad_request,
     csv_param,
     header,
     ok,
@@ -317,6 +318,7 @@ _S = {"type": "string"}
 _SL = {"type": "array", "items": _S}
 _DT = DATE_TIME_PARAM
 _FLAG = {"type": "boolean"}
+_CVE = {"type": "string", "pattern": "^[Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,7}$"}  # article_params.CVE_PATTERN
 
 _PARAMS = [
     csv_param("source", "Exact source names (see /api/v1/sources), any-match."),
@@ -329,15 +331,15 @@ _PARAMS = [
     csv_param("threat_actor", "Lowercase canonical actor names, any-match."),
     param("min_severity", {"type": "number", "minimum": 0, "maximum": 10},
           "Exclude articles scoring below. Exclusive with `severity` (both: 400 conflicting_parameters)."),
-    csv_param("severity", "Severity buckets (critical 9-10, high 7-8.9, medium 4-6.9, low below 4).", SEVERITY_LABELS),
+    csv_param("severity", "Severity buckets (critical 9-10, high 7-8.9, medium 4-6.9, low below 4). Exclusive "
+              "with `min_severity` (both: 400 conflicting_parameters).", SEVERITY_LABELS),
     param("has_iocs", _FLAG, "true/false/1/0."),
-    param("cve_text_search", {"type": "string", "pattern": "^[Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,7}$"},
-          "Substring match on title and AI summary (a shorter id also matches a longer one); empty is the "
-          "same as absent."),
-    {**param("cve", {"type": "string"}, "Deprecated alias of cve_text_search; responses carry Deprecation "
-             "and Sunset headers."), "deprecated": True},
-    param("mitre_technique", {"type": "string", "pattern": "^T[0-9]{4}(\\.[0-9]{3})?$"},
-          "One ATT&CK technique id; empty is the same as absent."),
+    param("cve_text_search", _CVE,
+          "Substring match on title and AI summary (a shorter id also matches a longer one)."),
+    {**param("cve", _CVE, "Deprecated alias of cve_text_search; responses carry Deprecation and Sunset headers."),
+     "deprecated": True},
+    param("mitre_technique", {"type": "string", "pattern": "^[Tt][0-9]{4}(\\.[0-9]{3})?$"},
+          "One ATT&CK technique id (case-insensitive)."),
     param("has_ai_summary", _FLAG, "true/false/1/0."),
     param("has_audio", _FLAG, "true/false/1/0."),
     param("is_archived", {"type": "boolean", "default": False}, "Include archived articles."),
@@ -349,17 +351,19 @@ _PARAMS = [
           "default: title and summary through the full-text index; title, summary, ai_summary: word-prefix "
           "scans (slower)."),
     param("time_field", {"type": "string", "enum": list(TIME_FIELDS), "default": "published_at"},
-          "The field since and until apply to."),
+          "The field since and until apply to. With `modified_since`, only modified_at is allowed (another "
+          "value: 400 conflicting_parameters)."),
     param("since", _DT, f"Lower bound; older than the tier lookback ({per_tier('article_lookback_days', ' days')}) it "
           "is clamped and X-Tier-Lookback-Clamped is set."),
     param("until", _DT, "Upper bound; in the future: 400."),
-    param("modified_since", _DT, "Alias for time_field=modified_at with since (delta polling)."),
+    param("modified_since", _DT, "Alias for time_field=modified_at with since (delta polling); with a "
+          "`time_field` other than modified_at: 400 conflicting_parameters."),
     param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": 50},
           f"Page size; above the tier cap ({article_caps_sentence()}) it is reduced, X-Limit-Capped."),
     param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0},
           f"Rows to skip; above {MAX_OFFSET}: 400 deep_paging_unsupported. Not combinable with cursor."),
     param("cursor", _S, "Opaque signed cursor from links.next or X-Next-Cursor; tied to the sort (another sort or a "
-          "modified cursor: 400 invalid_cursor)."),
+          "modified cursor: 400 invalid_cursor). With a non-zero `offset`: 400 conflicting_parameters."),
     param("format", {"type": "string", "enum": list(FORMATS), "default": "json"},
           "ndjson and csv need scope read:articles:export (Pro) and cost more (X-Format-Cost-Multiplier)."),
     csv_param("fields", "Sparse rows: only these fields (id always kept; unknown names dropped)."),
@@ -440,7 +444,12 @@ OPENAPI_PATHS: dict[str, Any] = {
         _PARAMS,
         {"200": ok("A page of articles", {"application/json": {"$ref": "#/components/schemas/ArticleList"},
                                           "application/x-ndjson": {"type": "string"}, "text/csv": {"type": "string"}},
-                   _LIST_HEADERS)}),
+                   _LIST_HEADERS),
+         "400": bad_request(
+             "conflicting_parameters (severity with min_severity, time_field other than modified_at with "
+             "modified_since, cursor with a non-zero offset), q_invalid, invalid_cursor, "
+             "deep_paging_unsupported, or a value the schema admits but the parameter's description refuses "
+             "(an until in the future)")}),
     "/api/v1/articles/{id}": operation(
         "articles", "Read one article", "Scope read:articles. Single-read form. Unknown, malformed or outside the "
         "tier's lookback: 404 not_found.",

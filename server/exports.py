@@ -16,7 +16,7 @@ from server.cached_responses import write_entry
 from server.context import AppContext
 from server.errors import BadRequest
 from server.ioc_params import IOC_FILTER_PARAMS, parse_ioc_request
-from server.openapi_parts import header, ok, operation, param, per_tier
+from server.openapi_parts import bad_request, header, ok, operation, param, per_tier
 from server.params import MAX_INTEGER
 from store.records import utcnow
 
@@ -76,7 +76,8 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 _PARAMS = [
     *IOC_FILTER_PARAMS,
     param("window", {"type": "string", "enum": list(precompute.known_windows())},
-          "Named window ending at the current hour (default: the tier's whole lookback); exclusive with `since`. "
+          "Named window ending at the current hour (default: the tier's whole lookback). Exclusive with `since` "
+          "(both: 400 conflicting_parameters); longer than the tier's lookback: 400. "
           "Named windows without filters, at the default or maximum limit, are precomputed by the workers."),
     param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER},
           f"Maximum IOCs (MISP: attributes). Default {precompute.DEFAULT_EXPORT_LIMIT:,} (MISP: the tier cap, "
@@ -117,7 +118,8 @@ def _doc(fmt: str) -> dict[str, Any]:
     return operation("exports", f"Export IOCs as {summary} (Pro)",
                      f"Pro plan, scope {scope}. An empty result is a valid empty document.", _PARAMS,
                      {"200": ok(summary, {media_type: _BODY.get(fmt, {"type": "string"})}, _HEADERS),
-                      "304": {"description": "Not modified (If-None-Match matched the ETag)"}})
+                      "304": {"description": "Not modified (If-None-Match matched the ETag)"},
+                      "400": bad_request("conflicting_parameters (`window` with `since`)")})
 
 
 OPENAPI_PATHS: dict[str, Any] = {f"/api/v1/iocs/{fmt}": _doc(fmt) for fmt in EXPORTERS}

@@ -13,7 +13,7 @@ from server.context import AppContext
 from server.errors import bad_param
 from server.ioc_params import parse_ioc_request
 from server.iocs import STIX_ID_DOC, WINDOW_HEADERS, write_ioc_list
-from server.openapi_parts import csv_param, ok, operation, param
+from server.openapi_parts import bad_request, csv_param, ok, operation, param
 from server.params import MAX_INTEGER
 from store.base import NotFound
 from store.indicators import detect_type, normalize, refang
@@ -127,23 +127,28 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
             "splunk_spl": {"type": "string"}, "elastic_kql": {"type": "string"}, "sentinel_kql": {"type": "string"}}},
     }},
 }
+# Which strings are indicators is decided by store.indicators.detect_type, not by a schema pattern.
+_NOT_AN_INDICATOR = "a `{name}` of no recognised indicator type (e.g. `0`): by design, a schema-valid string"
 OPENAPI_PATHS: dict[str, Any] = {
     "/api/v1/iocs/search": operation(
         "iocs", "Find an indicator", "Scope read:iocs. Exact match on the normalised value (defanged input such as "
         "evil[.]com is refanged); domains and URLs also match as substrings. Same shape and lookback as the list.",
-        [param("q", {"type": "string", "minLength": 1}, "The indicator value (empty: 400).", required=True),
+        [param("q", {"type": "string"}, "The indicator value: an IP, domain, URL, hash, e-mail or CVE (a value "
+               "of no such type, such as `0`, or not of the given `type`: 400 invalid_parameter).", required=True),
          csv_param("type", "Narrow to one IOC type (default: detected from q).", IOC_TYPES),
          param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": 100},
                "Page size (tier-capped)."),
          param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip.")],
-        {"200": ok("Matches", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS)}),
+        {"200": ok("Matches", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS),
+         "400": bad_request(_NOT_AN_INDICATOR.format(name="q"))}),
     "/api/v1/lookup": operation(
         "iocs", "Enrich one indicator", "Scope read:iocs. The type is detected; reporting sources, first/last seen, "
         "related articles, CVEs, ATT&CK techniques, an explained 0-100 risk score and hunting queries for Splunk SPL, "
         "Elastic KQL and Microsoft Sentinel KQL. Unknown values: 200 with found false; values of no known type: 400. "
         "Looks at the whole history (a single value, not a list), not the tier's list lookback; related articles "
         "are those inside the tier's article lookback.",
-        [param("value", {"type": "string", "minLength": 1}, "The indicator (defanged forms accepted; empty: 400).",
-               required=True)],
-        {"200": ok("Enrichment", {"application/json": {"$ref": "#/components/schemas/Lookup"}})}),
+        [param("value", {"type": "string"}, "The indicator: an IP, domain, URL, hash, e-mail or CVE, defanged "
+               "forms accepted (a value of no such type, such as `0`: 400 invalid_parameter).", required=True)],
+        {"200": ok("Enrichment", {"application/json": {"$ref": "#/components/schemas/Lookup"}}),
+         "400": bad_request(_NOT_AN_INDICATOR.format(name="value"))}),
 }

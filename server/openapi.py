@@ -14,7 +14,7 @@ import orjson
 from exporters.registry import format_costs
 from server.base import BaseHandler
 from server.context import AppContext
-from server.openapi_parts import rate_limits_sentence
+from server.openapi_parts import MALFORMED, rate_limits_sentence
 
 _RATE_HEADERS = {
     "X-RateLimit-Limit": {"description": "Requests per minute of the key's tier", "schema": {"type": "integer"}},
@@ -68,7 +68,7 @@ COMPONENTS: dict[str, Any] = {
         }},
     },
     "responses": {
-        "BadRequest": _error_response("A malformed known parameter (named in details.parameter)"),
+        "BadRequest": _error_response(MALFORMED),
         "Unauthorized": _error_response("missing_api_key, invalid_api_key or expired_api_key"),
         "Forbidden": _error_response("insufficient_scope: the key lacks the scope or the plan"),
         "NotFound": _error_response("not_found"),
@@ -82,9 +82,12 @@ read-only TAXII 2.1 server.
 
 Authentication: every `/api/` request except this description needs an API key (`sk_live_...`), sent as
 `Authorization: Bearer <API_KEY>` (recommended), `X-API-Key: <API_KEY>`, or the discouraged `api_key`
-query parameter. Unknown query parameters are ignored, and an empty one (`?window=`) is the same as an
-absent one; a malformed known one answers 400 `invalid_parameter` naming it. `deep_paging_unsupported`,
-`q_invalid` and `invalid_cursor` answer 400.
+query parameter. Unknown query parameters are ignored. A known one is read exactly as sent and is given
+at most once (a list is one comma-separated value; only TAXII `match[...]` filters may be repeated): a
+known parameter that is malformed, given twice (`?limit=3&limit=4`, in either order), empty or blank
+(`?window=`), or holding a control character (`?window=%1F`) answers 400 `invalid_parameter` naming it in
+`details.parameter`. Parameters that exclude each other answer 400 `conflicting_parameters`; each says so
+in its description. `deep_paging_unsupported`, `q_invalid` and `invalid_cursor` answer 400.
 
 Rate limits are per key on rolling windows ({rate_limits_sentence()}).
 A request costs its format's multiplier (`X-Format-Cost-Multiplier`): {", ".join(f"{k} {v}" for k, v in

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from config.tiers import TIERS
+from server.params import CONTROL_CHARACTERS
 
 ERRORS = {
     "400": {"$ref": "#/components/responses/BadRequest"},
@@ -14,6 +14,8 @@ ERRORS = {
     "429": {"$ref": "#/components/responses/TooManyRequests"},
     "503": {"$ref": "#/components/responses/Unavailable"},
 }
+# What every 400 invalid_parameter means (server.params).
+MALFORMED = "A malformed, repeated, empty or control-character known parameter (named in details.parameter)"
 RATE_HEADERS = {name: {"$ref": f"#/components/headers/{name}"}
                 for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Request-Id")}
 
@@ -21,35 +23,37 @@ RATE_HEADERS = {name: {"$ref": f"#/components/headers/{name}"}
 def param(name: str, schema: dict[str, Any], description: str, *, required: bool = False,
           where: str = "query") -> dict[str, Any]:
     if where == "query" and schema.get("type") == "string":
-        schema = _empty_allowed(schema)
+        schema = _filled(schema)
     return {"name": name, "in": where, "required": required or where == "path", "schema": schema,
             "description": description}
 
 
-def _empty_allowed(schema: dict[str, Any]) -> dict[str, Any]:
-    """An empty query value is the same as an absent one (server.params.Params.raw): the schema admits it."""
-    out = dict(schema)
-    if "enum" in out and "" not in out["enum"]:
-        out["enum"] = [*out["enum"], ""]
-    pattern = out.get("pattern")
-    if isinstance(pattern, str) and pattern.startswith("^") and pattern.endswith("$") and not re.match(pattern, ""):
-        out["pattern"] = f"^(?:{pattern[1:-1]})?$"
-    return out
+# A value with a non-blank character and no control character (server.params.single_value refuses the rest).
+FILLED = f"^[^{CONTROL_CHARACTERS}]*[^\\s{CONTROL_CHARACTERS}][^{CONTROL_CHARACTERS}]*$"
+
+
+def _filled(schema: dict[str, Any]) -> dict[str, Any]:
+    """An empty, blank or control-character value is a 400 (server.params.single_value): a free string
+    says so with a pattern; an enum, a format or a pattern of its own already excludes them."""
+    if any(key in schema for key in ("enum", "pattern", "format")):
+        return schema
+    return {**schema, "minLength": max(1, schema.get("minLength", 1)), "pattern": FILLED}
 
 
 def csv_param(name: str, description: str, values: tuple[str, ...] | None = None) -> dict[str, Any]:
     """A comma-separated list parameter (sent as one string); with ``values``, a pattern admitting exactly
-    what server.params.Params.csv accepts: those values, blanks and spaces around commas (issue 15)."""
+    what server.params.Params.csv accepts: those values, blank items and spaces around commas, but not
+    a value that is blank as a whole (server.params.single_value)."""
     text = description + (f" Values: {', '.join(values)}." if values else "")
     schema: dict[str, Any] = {"type": "string"}
     if values:
-        one = "(" + "|".join(v.replace(".", "\\.") for v in values) + ")?"
-        schema["pattern"] = f"^ *{one} *(, *{one} *)*$"
+        one = "(" + "|".join(v.replace(".", "\\.") for v in values) + ")"
+        schema["pattern"] = f"^(?: *{one} *|(?: *{one}? *,)+ *{one}? *)$"
     return param(name, schema, text)
 
 
-# A date-time parameter: an empty value counts as absent (server.params.Params.raw), so it is allowed too.
-DATE_TIME_PARAM: dict[str, Any] = {"type": "string", "anyOf": [{"format": "date-time"}, {"maxLength": 0}]}
+# A date-time parameter (RFC 3339).
+DATE_TIME_PARAM: dict[str, Any] = {"type": "string", "format": "date-time"}
 
 
 def operation(tag: str, summary: str, description: str, parameters: list[dict[str, Any]],
@@ -59,6 +63,13 @@ def operation(tag: str, summary: str, description: str, parameters: list[dict[st
         all_responses.setdefault(code, ERRORS[code])
     return {"get": {"tags": [tag], "summary": summary, "description": description, "parameters": parameters,
                     "responses": all_responses}}
+
+
+def bad_request(description: str) -> dict[str, Any]:
+    """An operation's own 400: the common one (a malformed known parameter) plus the rules its schema
+    cannot state, such as parameters that exclude each other (OpenAPI 3.0 has no keyword for that)."""
+    return {"description": f"{MALFORMED}; also {description}", "headers": RATE_HEADERS,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
 
 
 def ok(description: str, media: dict[str, dict[str, Any]], headers: dict[str, Any] | None = None) -> dict[str, Any]:

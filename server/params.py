@@ -1,11 +1,14 @@
 """Typed reading of query parameters. Pure: every malformed known parameter is a 400 naming it.
 
-Unknown parameters are ignored (issue 3); an empty value counts as absent.
+Unknown parameters are ignored (spec, Errors). A known one is read exactly as sent, and is malformed when
+given more than once (a list is one comma-separated value), empty or blank, or holding a control character: each
+of those is a 400 naming it rather than a guess at which value, or whether any, was meant.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
@@ -18,6 +21,34 @@ _FALSE = {"false", "0"}
 
 # The largest value any integer parameter accepts (documented as each one's OpenAPI ``maximum``).
 MAX_INTEGER = 2**31 - 1
+# C0 controls, DEL and C1 controls (Unicode category Cc): never part of a meaningful value.
+CONTROL_CHARACTERS = "\\x00-\\x1f\\x7f-\\x9f"
+_CONTROL = re.compile(f"[{CONTROL_CHARACTERS}]")
+
+
+def every_value(args: Mapping[str, Sequence[bytes]], name: str) -> tuple[str, ...]:
+    """Every value given for ``name``, exactly as sent: for the few parameters documented as repeatable
+    (TAXII 2.1 ``match[...]`` filters). An empty value or one holding a control character is a 400."""
+    texts = []
+    for raw in args.get(name, ()):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise bad_param(name, "is not valid UTF-8") from exc
+        if _CONTROL.search(text):
+            raise bad_param(name, "contains a control character")
+        if not text.strip():
+            raise bad_param(name, "is empty or blank; leave it out to use its default")
+        texts.append(text)
+    return tuple(texts)
+
+
+def single_value(args: Mapping[str, Sequence[bytes]], name: str) -> str | None:
+    """The one value given for ``name`` (None when absent); given more than once it is a 400."""
+    if len(args.get(name, ())) > 1:
+        raise bad_param(name, "is given more than once; send it once (a list is one comma-separated value)")
+    values = every_value(args, name)
+    return values[0] if values else None
 
 
 class Params:
@@ -27,15 +58,8 @@ class Params:
         self._args = args
 
     def raw(self, name: str) -> str | None:
-        """The last value given for ``name`` (None when absent or empty)."""
-        values = self._args.get(name)
-        if not values:
-            return None
-        try:
-            text = values[-1].decode("utf-8").strip()
-        except UnicodeDecodeError as exc:
-            raise bad_param(name, "is not valid UTF-8") from exc
-        return text or None
+        """The value of ``name`` (None when absent); see :func:`single_value`."""
+        return single_value(self._args, name)
 
     def has(self, name: str) -> bool:
         return self.raw(name) is not None

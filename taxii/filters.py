@@ -3,7 +3,8 @@
 Several values of one filter (comma-separated, or the parameter repeated) are ORed; different filters
 are ANDed (section 3.4.2). Values are sorted and de-duplicated, so two requests asking the same thing
 compare equal and a ``next`` token can name the filters it belongs to.
-A malformed value, or a ``match[...]`` field the endpoint does not support, is a 400.
+``added_after``, ``limit`` and ``next`` take one value (server.params.single_value). A malformed, empty or
+blank value, or a ``match[...]`` field the endpoint does not support, is a 400.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from server.errors import BadRequest, bad_param
-from server.params import MAX_INTEGER
+from server.params import MAX_INTEGER, every_value, single_value
 from store.records import IOC_TYPES, iso, parse_iso
 from taxii.collections import stix_type_of
 from taxii.media import parse_timestamp, taxii_time
@@ -81,13 +82,9 @@ def from_signature(data: Any) -> Filters:
 
 
 def _values(args: Mapping[str, Sequence[bytes]], name: str) -> tuple[str, ...]:
-    """Every value of ``name``: comma-separated and repeated forms merged, sorted, blanks dropped."""
+    """Every value of ``name``: comma-separated and repeated forms merged, sorted, blank items dropped."""
     found: set[str] = set()
-    for raw in args.get(name, ()):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise bad_param(name, "is not valid UTF-8") from exc
+    for text in every_value(args, name):
         found.update(v.strip() for v in text.split(",") if v.strip())
     return tuple(sorted(found))
 
@@ -114,15 +111,13 @@ def _versions(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _added_after(args: Mapping[str, Sequence[bytes]]) -> datetime | None:
-    values = _values(args, "added_after")
-    if len(values) > 1:
-        raise bad_param("added_after", "takes one timestamp")
-    if not values:
+    value = single_value(args, "added_after")
+    if value is None:
         return None
     try:
         # Millisecond truncation is exact here: date_added is stored in milliseconds, so for any t,
         # "date_added > t" and "date_added > t truncated to the millisecond" select the same records.
-        return parse_iso(parse_timestamp(values[0]).isoformat())
+        return parse_iso(parse_timestamp(value).isoformat())
     except ValueError as exc:
         raise bad_param("added_after", "must be an RFC 3339 timestamp such as 2026-01-31T00:00:00.000Z") from exc
 
@@ -152,12 +147,12 @@ def parse_filters(args: Mapping[str, Sequence[bytes]], fields: frozenset[str] = 
 
 def parse_limit(args: Mapping[str, Sequence[bytes]], default: int, maximum: int) -> int:
     """``limit``: a positive integer; above the server's maximum page it is reduced (section 3.4.2)."""
-    raw = args.get("limit")
-    if not raw:
+    raw = single_value(args, "limit")
+    if raw is None:
         return default
     try:
-        limit = int(raw[-1].decode("ascii").strip())
-    except (UnicodeDecodeError, ValueError) as exc:
+        limit = int(raw)
+    except ValueError as exc:
         raise bad_param("limit", "must be a positive integer") from exc
     if limit < 1 or limit > MAX_INTEGER:
         raise bad_param("limit", f"must be a positive integer of at most {MAX_INTEGER:,}")

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from server.errors import NotFoundError
+from server.params import single_value
 from server.windows import clamp_since, lookback_floor, window_headers
 from store.cache import NearMap, near_map
 from store.records import iso, utcnow
@@ -65,9 +66,8 @@ class PageHandler(TaxiiHandler):
 
     def position(self, token_scope: str, asked: Filters) -> tuple[Filters, Position | None]:
         """The request's filters and, on a follow-up page, the token's filters and position."""
-        raw = self.request.query_arguments.get("next")
-        token = raw[-1].decode("utf-8", "replace").strip() if raw else ""
-        if not token:
+        token = single_value(self.request.query_arguments, "next")
+        if token is None:
             return asked, None
         return resume(self.ctx.settings.secret_key, token, token_scope, asked)
 

@@ -49,11 +49,13 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 
 # -- OpenAPI -----------------------------------------------------------------------------------
 _ERRORS = {
-    "400": "Malformed filter, unsupported match field, or a tampered/mismatched next (error_code invalid_next)",
+    "400": "Malformed filter, unsupported match field, an empty or blank value, a control character, "
+           "`added_after`, `limit` or `next` given twice, or a tampered/mismatched next (error_code invalid_next)",
     "401": "No key or a bad key; WWW-Authenticate: Bearer",
     "403": "Free key, or a key without scope read:taxii",
     "404": "Unknown collection, object, status or path",
-    "406": "Accept names no TAXII 2.1 media type",
+    "406": "not_acceptable: the Accept header names no TAXII 2.1 media type (e.g. application/json, or no "
+           "Accept); send `Accept: " + TAXII_21 + "` (TAXII 2.1 section 1.6.8)",
     "429": "Rate limit exceeded; see Retry-After",
 }
 _DATE_HEADERS = {
@@ -79,6 +81,8 @@ _MATCH = {name: param(f"match[{name}]", {"type": "string"}, text) for name, text
     "version": "first, last, all, or modified timestamps; each object has one version.",
     "spec_version": "STIX versions, comma-separated; only 2.1 is served.",
 }.items()}
+for _match in _MATCH.values():  # the one kind of parameter that may be repeated (taxii.filters)
+    _match["description"] += " The parameter may also be repeated; all its values are ORed."
 _COLLECTION_ID = param("id", {"type": "string", "enum": [c.id for c in COLLECTIONS]}, "Collection id.",
                        where="path")
 _OBJECT_ID = param("object_id", {"type": "string"}, "STIX object id.", where="path")
