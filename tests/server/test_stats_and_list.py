@@ -109,7 +109,7 @@ async def test_a_small_page_is_kept_until_the_next_write(server) -> None:
     assert not_modified.status_code == 304
     assert first.json()["meta"]["total"] == 5 and after.json()["meta"]["total"] == 9
     assert after.headers["ETag"] != first.headers["ETag"]
-    assert len(near_map(server.ctx.cache, "ioc-pages", 0)._values) == 2  # one per (data version, query)
+    assert len(near_map(server.ctx.cache, "ioc-pages", 0)._values) == 2  # one per data version
 
 
 async def test_a_small_page_is_kept_across_a_clock_tick(server) -> None:
