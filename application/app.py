@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Awaitable, Callable
 from types import ModuleType
 from typing import Any
 
@@ -38,7 +37,6 @@ ROUTE_MODULES: tuple[ModuleType, ...] = (health, articles, iocs, lookup, exports
 # modules under one path prefix are nested under one rule for it, so a request tests each prefix once.
 _PREFIXES: dict[ModuleType, str] = {articles: "/api/v1/", iocs: "/api/v1/", lookup: "/api/v1/", exports: "/api/v1/",
                                     taxii_routes: "/(?:api/)?taxii2"}
-Startup = Callable[[AppContext], Awaitable[None]]
 
 
 def openapi_document() -> dict[str, Any]:

@@ -46,6 +46,12 @@ class PortBusy(CommandError):
     exit_code = 2
 
 
+class FileError(CommandError):
+    """A file that cannot be read or written, or a closed standard input: one line, exit 2."""
+
+    exit_code = 2
+
+
 def ensure_port_free(settings: Settings) -> None:
     """Fail fast, before seeding or forking, when something already listens on the configured address."""
     from tornado.netutil import bind_sockets
@@ -183,6 +189,7 @@ async def export(settings: Settings, args: argparse.Namespace) -> int:
     limit = min(args.limit or tier.ioc_results_max, tier.ioc_results_max)
     request = precompute.ExportRequest(args.format, tier.name, window, limit=limit)
     now = utcnow()
+    _write_output(args.output, None)  # an unwritable place is refused before the work, not after
     async with opened_store(settings) as store:
         total = await store.count_iocs(request.query(now))
         with progress_bar() as bar:
@@ -195,15 +202,22 @@ async def export(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_output(path: str, body: bytes) -> None:
+def _write_output(path: str, body: bytes | None) -> None:
+    """``body`` to ``path`` through a ``.part`` file; None only proves that the file can be written."""
     if path == "-":
-        sys.stdout.buffer.write(body)
+        sys.stdout.buffer.write(body or b"")
         sys.stdout.flush()
         return
     target = Path(path)
     tmp = target.with_name(target.name + ".part")
-    tmp.write_bytes(body)
-    os.replace(tmp, target)  # never leave a half-written export behind
+    try:
+        tmp.write_bytes(body or b"")
+        if body is None:
+            tmp.unlink()
+        else:
+            os.replace(tmp, target)  # never leave a half-written export behind
+    except OSError as exc:
+        raise FileError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def _exec_celery(settings: Settings, role: str, extra: list[str]) -> int:

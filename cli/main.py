@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from application import logs
 from cli import commands, ingest_commands, users
-from config.settings import Settings, SettingsError, load_settings
+from config.settings import Settings, SettingsError, check_port, load_settings, unknown_variables
 from config.tiers import TIERS
 from exporters.precompute import known_windows
 from exporters.registry import EXPORTERS
@@ -23,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ctiwire", description="ctiwire threat-intelligence service")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the HTTP API (embedded default unless MongoDB/Redis are set)")
-    serve.add_argument("--port", type=int, help="override CTIWIRE_PORT")
+    serve.add_argument("--port", type=_port, help="override CTIWIRE_PORT (1-65535)")
     serve.add_argument("--no-seed", action="store_true", help="do not load the demo dataset into an empty database")
     seed = sub.add_parser("seed", help="write the deterministic demo dataset")
     seed.add_argument("--articles", type=int, default=None, help="how many articles (default 5000)")
@@ -44,6 +45,14 @@ def _parser() -> argparse.ArgumentParser:
     users.add_parser(sub)
     _keys(sub.add_parser("keys", help="manage API keys"))
     return parser
+
+
+def _port(text: str) -> int:
+    try:
+        return check_port(int(text))
+    except ValueError as exc:
+        message = str(exc) if text.lstrip("-").isdigit() else f"{text!r} is not a number"
+        raise argparse.ArgumentTypeError(message) from None
 
 
 def _keys(parser: argparse.ArgumentParser) -> None:
@@ -87,22 +96,27 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+def _usage_error(message: str) -> int:
+    """A setting, file or standard input the user can fix: one line, exit 2 (as argparse's own errors)."""
+    print(f"ctiwire: error: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
+    for warning in unknown_variables(os.environ):
+        print(warning, file=sys.stderr)
     try:
         settings = load_settings()
     except SettingsError as exc:
-        print(f"ctiwire: {exc}", file=sys.stderr)
-        return 2
-    try:
-        logs.configure(settings.log_level, settings.log_format)
-    except ValueError as exc:
-        print(f"ctiwire: setting 'log_format' (CTIWIRE_LOG_FORMAT): {exc}", file=sys.stderr)
-        return 2
+        return _usage_error(str(exc))
+    logs.configure(settings.log_level, settings.log_format)
     try:
         if args.command == "serve" and settings.processes > 1:
             return commands.serve_processes(settings, args)
         return asyncio.run(COMMANDS[args.command](settings, args))
+    except commands.FileError as exc:
+        return _usage_error(str(exc))
     except commands.CommandError as exc:
         print(f"ctiwire: {exc}", file=sys.stderr)
         return exc.exit_code

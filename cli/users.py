@@ -10,7 +10,7 @@ import argparse
 import getpass
 import sys
 
-from cli.commands import CommandError, opened_store
+from cli.commands import CommandError, FileError, opened_store
 from config.settings import Settings
 from config.tiers import TIERS
 from store import accounts
@@ -63,8 +63,16 @@ async def _set_tier(store: Store, args: argparse.Namespace) -> None:
 
 
 def _read_password(from_stdin: bool) -> str:
+    """A line of standard input, or the prompt on a terminal; a closed or empty input is one line, exit 2."""
+    if sys.stdin is None:  # closed (<&-)
+        raise FileError("no password: standard input is closed; nothing changed")
+    if not from_stdin and not sys.stdin.isatty():  # getpass would fall back to an echoing read, with warnings
+        raise FileError("no password: standard input is not a terminal to prompt on; use --password-stdin")
     if from_stdin:
-        return sys.stdin.readline().rstrip("\r\n")
+        line = sys.stdin.readline()
+        if not line:
+            raise FileError("no password: standard input is empty; nothing changed")
+        return line.rstrip("\r\n")
     first = getpass.getpass("new password: ")
     if getpass.getpass("again: ") != first:
         raise CommandError("the two passwords differ; nothing changed")

@@ -7,14 +7,18 @@ environment after start-up.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import ipaddress
 import os
+import re
 import secrets
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from types import UnionType
 from typing import Any, Union, get_args, get_origin, get_type_hints
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -150,14 +154,120 @@ def _coerce(name: str, kind: type, optional: bool, raw: Any) -> Any:
         raise SettingsError(f"setting {name!r}: cannot read {text!r} as {kind.__name__}") from exc
 
 
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error in one line (PyYAML's own message spans several, quoting the document)."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+    return f"not valid YAML: {getattr(exc, 'problem', None) or type(exc).__name__}{where}"
+
+
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise SettingsError(f"settings file {path}: {exc}") from exc
+    except OSError as exc:
+        raise SettingsError(f"settings file {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise SettingsError(f"settings file {path}: {yaml_problem(exc)}") from exc
     if not isinstance(data, dict):
         raise SettingsError(f"settings file {path}: expected a mapping at the top level")
     return data
+
+
+# RFC 1123 host name labels; the last label is not all digits (RFC 3696 2), so 999.1.1.1 is no host name.
+_LABEL = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("text", "json")
+
+
+def check_port(port: int) -> int:
+    """1-65535. Port 0 (any free port the kernel picks) is refused: clients could not know where to connect."""
+    if not 1 <= port <= 65535:
+        raise ValueError(f"{port} is not a port; allowed 1-65535 (0, any free port, is not useful for a service)")
+    return port
+
+
+def _host(host: str) -> str:
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        labels = host.removesuffix(".").split(".")
+        if len(host) <= 253 and all(_LABEL.fullmatch(label) for label in labels) and not labels[-1].isdigit():
+            return host
+    raise ValueError(f"{host!r} is not a host; allowed an IP address (127.0.0.1, 0.0.0.0, ::) or a host name")
+
+
+def _data_dir(path: Path) -> Path:
+    """Created when missing; a file written and removed proves it writable (os.access lies for root)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{str(path)!r} is not a writable directory ({exc.strerror})") from None
+    return path
+
+
+def _one_of(allowed: tuple[str, ...], what: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        for choice in allowed:
+            if value.lower() == choice.lower():
+                return choice
+        raise ValueError(f"{value!r} is not a {what}; allowed {', '.join(allowed)}")
+    return check
+
+
+def _public_url(url: str | None) -> str | None:
+    parts = urlsplit(url or "")
+    if url is not None and (parts.scheme not in ("http", "https") or not parts.hostname):
+        raise ValueError(f"{url!r} is not a public URL; allowed http(s)://host[:port][/path]")
+    return url
+
+
+def _sources_file(path: Path | None) -> Path | None:
+    """The source list is read and every entry checked now, before the server listens (issue 7)."""
+    from config.sources import SourceConfigError, read_sources
+
+    if path is not None:
+        try:
+            read_sources(path)
+        except SourceConfigError as exc:
+            raise ValueError(str(exc)) from None
+    return path
+
+
+# Per field: the value as used (perhaps normalised), or ValueError saying what is wrong and what is allowed.
+CHECKS: dict[str, Callable[[Any], Any]] = {
+    "port": check_port, "host": _host, "data_dir": _data_dir, "public_url": _public_url,
+    "log_level": _one_of(LOG_LEVELS, "log level"), "log_format": _one_of(LOG_FORMATS, "log format"),
+    "sources_file": _sources_file,
+}
+
+
+def _checked(settings: Settings) -> Settings:
+    changes = {}
+    for name, check in CHECKS.items():
+        try:
+            changes[name] = check(getattr(settings, name))
+        except ValueError as exc:
+            raise SettingsError(f"setting {name!r} (CTIWIRE_{name.upper()}): {exc}") from None
+    return settings.replace(**changes)
+
+
+# CTIWIRE_* variables that are read on purpose but are not settings: the settings file, the classifier's
+# cache (ingest/attack), and the test suite's knobs.
+NOT_SETTINGS = ("CTIWIRE_CONFIG", "CTIWIRE_MODEL_DIR", "CTIWIRE_TEST_MONGODB_URI", "CTIWIRE_FUZZ_EXAMPLES",
+                "CTIWIRE_SCREENSHOTS")
+
+
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """One warning per ``CTIWIRE_*`` variable that is no setting, with the closest known name."""
+    known = [f"CTIWIRE_{f.name.upper()}" for f in fields(Settings)] + list(NOT_SETTINGS)
+    warnings = []
+    for name in sorted(n for n in env if n.startswith("CTIWIRE_") and n not in known):
+        # Compared without the shared prefix, which would make every name look close to every other.
+        close = difflib.get_close_matches(name.removeprefix("CTIWIRE_"), [k[8:] for k in known], n=1)
+        warnings.append(f"warning: unknown setting {name}" + (f" (did you mean CTIWIRE_{close[0]}?)" if close else ""))
+    return warnings
 
 
 def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -175,8 +285,7 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
                 raise SettingsError(f"unknown setting {key!r}")
             values[key] = _coerce(key, *known[key], raw)
     values.update(overrides)
-    settings = Settings(**values)
-    return _with_secret(settings)
+    return _with_secret(_checked(Settings(**values)))
 
 
 def _with_secret(settings: Settings) -> Settings:
@@ -189,8 +298,7 @@ def _with_secret(settings: Settings) -> Settings:
         return settings
     if settings.mongodb_uri or settings.redis_url:
         raise SettingsError("setting 'secret_key': CTIWIRE_SECRET_KEY is required with MongoDB or Redis")
-    path = settings.data_dir / "secret.key"
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    path = settings.data_dir / "secret.key"  # the data dir exists: _checked made it
     if not path.exists():
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as handle:

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from config.settings import Settings
+from config.settings import Settings, yaml_problem
 
 SHIPPED = Path(__file__).with_name("sources.yaml")
 SOURCE_TYPES = ("rss", "community")
@@ -80,11 +80,14 @@ def parse_sources(text: str, origin: str) -> list[SourceConfig]:
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise SourceConfigError(f"{origin}: not valid YAML: {exc}") from exc
+        raise SourceConfigError(f"{origin}: {yaml_problem(exc)}") from exc
     raw = document.get("sources") if isinstance(document, dict) else None
     if not isinstance(raw, list) or not raw:
         raise SourceConfigError(f"{origin}: expected a non-empty 'sources' list")
-    sources = [parse_entry(i, item) for i, item in enumerate(raw)]
+    try:
+        sources = [parse_entry(i, item) for i, item in enumerate(raw)]
+    except SourceConfigError as exc:
+        raise SourceConfigError(f"{origin}: {exc}") from None  # the file as well as the entry
     seen: set[str] = set()
     for source in sources:
         if source.name in seen:
@@ -95,7 +98,11 @@ def parse_sources(text: str, origin: str) -> list[SourceConfig]:
 
 def load_sources(settings: Settings) -> list[SourceConfig]:
     """The configured sources; SourceConfigError when the file is missing or an entry is bad."""
-    path = settings.sources_file or SHIPPED
+    return read_sources(settings.sources_file or SHIPPED)
+
+
+def read_sources(path: Path) -> list[SourceConfig]:
+    """The sources of the file at ``path``, every entry checked."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

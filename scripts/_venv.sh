@@ -17,8 +17,22 @@ current() {  # an install of these extras (or, for the runtime alone, of any ext
     done
     return 1
 }
+# A fresh install takes a minute or more: one line per package as pip reaches it, not silence and not
+# pip's whole output (kept in the log, whose end is shown when pip fails). No terminal needed (CI).
+progress() {
+    awk '/^Collecting /      { n++; printf "  [%d] %s\n", n, $2; fflush() }
+         /^Requirement already satisfied/ { kept++ }
+         /^Installing collected packages/ { printf "  installing %d packages (%d already there)...\n", n, kept; fflush() }
+         /^Successfully installed/        { print "  done"; fflush() }'
+}
 if ! current; then
-    echo "installing ctiwire${EXTRAS:+[$EXTRAS]} into $VENV" >&2
-    "$VENV/bin/pip" install --quiet --disable-pip-version-check -e "$ROOT${EXTRAS:+[$EXTRAS]}"
+    LOG="$VENV/pip-install.log"
+    echo "installing ctiwire${EXTRAS:+[$EXTRAS]} and its dependencies into $VENV (pip's output: $LOG)" >&2
+    if ! "$VENV/bin/pip" install --disable-pip-version-check --progress-bar off -e "$ROOT${EXTRAS:+[$EXTRAS]}" \
+            2>&1 | tee "$LOG" | progress >&2; then
+        echo "pip install failed; the end of $LOG:" >&2
+        tail -n 20 "$LOG" >&2
+        exit 1
+    fi
     touch "$STAMP"
 fi

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -17,7 +19,8 @@ from server.ioc_params import DEFAULT_IOC_LIMIT, IOC_FILTER_PARAMS, IocRequest, 
 from server.openapi_parts import header, ok, operation, param, per_tier
 from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
-from store.cache import body_etag, near_map
+from store.base import Store
+from store.cache import NearMap, body_etag, near_map
 from store.query import IocQuery
 from store.records import CONFIDENCES, IOC_TYPES, utcnow
 
@@ -27,16 +30,53 @@ STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export
 
 
 # A page of up to this many rows (the default page is 100) is read whole, sent with its length in one
-# write, and kept by (data version, query): a polling SIEM's repeated request is then answered from
-# memory (issue 17). Larger pages stream.
+# write, and kept until the next write: a polling SIEM's repeated request is then answered from memory
+# (issue 17). Larger pages stream.
 SMALL_PAGE_ROWS = 200
 PAGES_KEPT = 128  # of at most ~80 KB each
 STREAM_BATCH = 2500  # rows read at a time for a larger page (about 1 MB), the next read while one is written
 
 
+@dataclass(frozen=True, slots=True)
+class KeptPage:
+    """A small page's body and ETag, with the lower bound it was read at and the total it reported."""
+
+    body: bytes
+    etag: str
+    since: datetime | None
+    total: int
+
+
 def _head(total: int, query: IocQuery) -> bytes:
     meta = {"total": total, "limit": query.limit, "offset": query.offset}
     return b'{"meta":' + orjson.dumps(meta) + b',"data":['
+
+
+def _page_key(version: int, request: IocRequest) -> tuple[Any, ...]:
+    """A page bounded by the lookback floor is one key for as long as the data version holds, however the
+    floor (:func:`server.windows.lookback_floor`, which moves with the clock) has moved; a ``since`` the
+    caller chose above the floor is part of the key."""
+    query, window = request.query, request.window
+    if query.since == window.floor:
+        return version, replace(query, since=None), window.lookback_days
+    return version, query, None
+
+
+async def _small_page(store: Store, pages: NearMap[KeptPage], request: IocRequest) -> KeptPage:
+    """The kept page, still exact, or a new one read and kept. Without a write, rows only leave the set as
+    the floor moves past them, so an unchanged total means the same rows: a moved floor costs a count."""
+    query, key = request.query, _page_key(await store.data_version(), request)
+    page = pages.get(key)
+    if page is not None and page.since != query.since:
+        total = await store.count_iocs(query)
+        page = replace(page, since=query.since) if total == page.total else None
+    if page is None:
+        total = await store.count_iocs(query)
+        rows = [encoded async for batch in store.iter_ioc_rows(query) for encoded in batch]
+        body = _head(total, query) + b",".join(rows) + b"]}"
+        page = KeptPage(body, body_etag(body), query.since, total)
+    pages.put(key, page)
+    return page
 
 
 async def write_ioc_list(handler: BaseHandler, request: IocRequest) -> None:
@@ -48,16 +88,9 @@ async def write_ioc_list(handler: BaseHandler, request: IocRequest) -> None:
     if query.limit > SMALL_PAGE_ROWS:
         await stream_ioc_list(handler, query, await store.count_iocs(query))
         return
-    key = (await store.data_version(), query)
-    pages = near_map(handler.ctx.cache, "ioc-pages", PAGES_KEPT)
-    page = pages.get(key)
-    if page is None:
-        rows = [encoded async for batch in store.iter_ioc_rows(query) for encoded in batch]
-        body = _head(await store.count_iocs(query), query) + b",".join(rows) + b"]}"
-        page = (body, body_etag(body))
-        pages.put(key, page)
-    handler.known_etag = page[1]
-    handler.finish(page[0])
+    page = await _small_page(store, near_map(handler.ctx.cache, "ioc-pages", PAGES_KEPT), request)
+    handler.known_etag = page.etag
+    handler.finish(page.body)
 
 
 async def stream_ioc_list(handler: BaseHandler, query: IocQuery, total: int) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from config.settings import load_settings
+from config.settings import SettingsError, load_settings
 from config.sources import SourceConfigError, load_sources, parse_sources
 
 
@@ -52,6 +52,8 @@ def test_duplicate_names_are_refused() -> None:
 
 
 def test_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
-    with pytest.raises(SourceConfigError, match="cannot read"):
-        load_sources(load_settings({"CTIWIRE_SOURCES_FILE": str(tmp_path / "nope.yaml"),
-                                    "CTIWIRE_DATA_DIR": str(tmp_path)}))
+    env = {"CTIWIRE_SOURCES_FILE": str(tmp_path / "nope.yaml"), "CTIWIRE_DATA_DIR": str(tmp_path)}
+    with pytest.raises(SettingsError, match="nope.yaml: cannot read"):  # at start-up, with the settings
+        load_settings(env)
+    with pytest.raises(SourceConfigError, match="nope.yaml: cannot read"):  # and should it go later
+        load_sources(load_settings({"CTIWIRE_DATA_DIR": str(tmp_path)}).replace(sources_file=tmp_path / "nope.yaml"))

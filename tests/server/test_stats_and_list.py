@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 
@@ -107,7 +109,31 @@ async def test_a_small_page_is_kept_until_the_next_write(server) -> None:
     assert not_modified.status_code == 304
     assert first.json()["meta"]["total"] == 5 and after.json()["meta"]["total"] == 9
     assert after.headers["ETag"] != first.headers["ETag"]
-    assert len(near_map(server.ctx.cache, "ioc-pages", 0)._values) == 2  # one per (data version, query)
+    assert len(near_map(server.ctx.cache, "ioc-pages", 0)._values) == 2  # one per data version
+
+
+async def test_a_small_page_is_kept_across_a_clock_tick(server) -> None:
+    """The lookback floor moves with the clock; without a write the page and its ETag stay, one entry."""
+    await server.ctx.store.upsert_iocs(_iocs(5))
+    async with server.client(server.pro_key) as http:
+        first = await http.get("/api/v1/iocs", params={"limit": 3})
+        await asyncio.sleep(1.1)  # into the next second: the floor, rounded to the second, has moved
+        again = await http.get("/api/v1/iocs", params={"limit": 3})
+    assert again.content == first.content and again.headers["ETag"] == first.headers["ETag"]
+    assert len(near_map(server.ctx.cache, "ioc-pages", 0)._values) == 1
+
+
+async def test_a_row_leaving_the_lookback_leaves_a_kept_page(server) -> None:
+    """Free's 1-day lookback: a row a few seconds from its edge is listed, then not, with no write between."""
+    edge = replace(_iocs(1, age_hours=24 - 6 / 3600)[0], value="edge.evil-host.net", type="domain")  # 6 s inside
+    await server.ctx.store.upsert_iocs([*_iocs(3), edge])
+    async with server.client(server.free_key) as http:
+        first = (await http.get("/api/v1/iocs", params={"limit": 10})).json()
+        while utcnow() - timedelta(days=1, seconds=1) <= edge.modified:  # wait for the floor to pass it
+            await asyncio.sleep(0.2)
+        later = (await http.get("/api/v1/iocs", params={"limit": 10})).json()
+    assert first["meta"]["total"] == 4 and "edge.evil-host.net" in {i["value"] for i in first["data"]}
+    assert later["meta"]["total"] == 3 and "edge.evil-host.net" not in {i["value"] for i in later["data"]}
 
 
 async def test_a_large_page_streams_in_chunks(server) -> None:
