@@ -120,6 +120,9 @@ class IocTypeSpec:
     hunting: Hunting | Unsupported
     taxii: str | Unsupported  # its TAXII collection besides all-iocs
     hex_length: int = 0  # a digest's length, for the scan's hex rule
+    # Spec, IOC search: the types an untyped search for a value of this type matches by substring (empty:
+    # exact match on its own type only).
+    substring_search: tuple[str, ...] = ()
 
     def reason_for(self, consumer: str) -> str:
         """Why ``consumer`` cannot express the type ("" when it can)."""
@@ -177,13 +180,14 @@ _BUILT_IN: tuple[IocTypeSpec, ...] = (
         Sigma(SigmaSource("domain", "DNS queries for reported domains", "dns_query", "windows", "QueryName")),
         Hunting(("query", "dest_host", "url_domain"), ("dns.question.name", "url.domain", "destination.domain"),
                 "union isfuzzy=true (DnsEvents | where Name =~ {v}), (DeviceNetworkEvents | where RemoteUrl has {v})"),
-        "domains"),
+        "domains", substring_search=("domain", "url")),
     IocTypeSpec(
         "url", "URL", "http://evil.example.net/dl/a.exe", v.is_url, v.normalize_url, "url",
         Stix("indicator", "url:value"), Misp("url", "Network activity", True), Cef("Malicious URL", "request", 1023),
         OpenIocTerm("UrlHistoryItem/URL", "mir", "string", case_sensitive=True),
         Sigma(SigmaSource("url", "Proxy requests for reported URLs", "proxy", None, "c-uri")),
-        Hunting(("url",), ("url.full", "url.original"), "DeviceNetworkEvents | where RemoteUrl =~ {v}"), "urls"),
+        Hunting(("url",), ("url.full", "url.original"), "DeviceNetworkEvents | where RemoteUrl =~ {v}"), "urls",
+        substring_search=("domain", "url")),
     _hash("md5", "MD5", 32, "d41d8cd98f00b204e9800998ecf8427e", OpenIocTerm("FileItem/Md5sum", "mir", "md5"), True,
           "DeviceFileEvents | where MD5"),
     _hash("sha1", "SHA-1", 40, "da39a3ee5e6b4b0d3255bfef95601890afd80709",

@@ -93,3 +93,10 @@ def test_skipped_note_counts_per_reason_and_names_every_type_with_that_reason() 
     note = ioctypes.skipped_note(["sha512", "ipv4", "cve", "cve"], "openioc")
     assert note == ["3 SHA-512, CVE or ATT&CK technique record(s) omitted: OpenIOC 1.1 has no term for them"]
     assert ioctypes.skipped_note(["ipv4", "url"], "sigma") == []
+
+
+def test_substring_search_covers_registered_types_including_its_own() -> None:
+    for spec in SPECS:
+        assert not spec.substring_search or spec.name in spec.substring_search
+        assert set(spec.substring_search) <= set(REGISTRY)
+    assert {s.name for s in SPECS if s.substring_search} == {"domain", "url"}
