@@ -42,7 +42,8 @@ class UnsupportedIocType(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Stix:
-    """STIX 2.1 object type of a record; ``indicator`` records carry a pattern on ``path`` (s. 9)."""
+    """STIX 2.1 object type of a record; ``indicator`` records carry a pattern on ``path`` (s. 9; hash names
+    from the hash-algorithm-ov)."""
 
     object_type: str
     path: str = ""
@@ -50,7 +51,10 @@ class Stix:
 
 @dataclass(frozen=True, slots=True)
 class Misp:
-    """MISP attribute type and category (describeTypes.json's category/type matrix), and its ``to_ids``."""
+    """MISP attribute type (spec, "MISP event") and category, a pair describeTypes.json's category/type
+    matrix allows: network indicators are "Network activity"; hashes and sender addresses arrive with the
+    payload ("Payload delivery"); a CVE or technique is analysis context ("External analysis"). ``to_ids``:
+    detection-ready, network and hash indicators only."""
 
     type: str
     category: str
@@ -69,7 +73,9 @@ class Cef:
 
 @dataclass(frozen=True, slots=True)
 class OpenIocTerm:
-    """A term of current.iocterms: search path, context type, display type; whether case matters."""
+    """A term of current.iocterms: search path; context type ("mir" for the endpoint terms, term-source
+    application/vnd.fireeye.endpoint, "network" and "email" for the protocol terms, as IOCe writes them);
+    display type; whether case matters (URL paths and mailbox local parts do, hosts and digests do not)."""
 
     search: str
     context: str
