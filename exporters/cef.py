@@ -18,6 +18,7 @@ from typing import ClassVar
 
 from config.tiers import SCOPE_EXPORTS
 from exporters.base import PRODUCT, ExportContext, Exporter
+from store.ioctypes import Cef, mapping
 from store.records import Ioc
 
 CEF_VERSION = "0"
@@ -25,19 +26,6 @@ DEVICE_VERSION = "1.0"
 LINES_PER_CHUNK = 500
 # CEF severity 0-10: High 7-8, Medium 4-6, Low 0-3 (CEF spec, "Severity").
 SEVERITIES: dict[str, int] = {"high": 8, "medium": 5, "low": 3}
-NAMES: dict[str, str] = {
-    "ipv4": "Malicious IPv4 address", "ipv6": "Malicious IPv6 address", "domain": "Malicious domain",
-    "url": "Malicious URL", "md5": "Malicious file MD5", "sha1": "Malicious file SHA-1",
-    "sha256": "Malicious file SHA-256", "sha512": "Malicious file SHA-512", "email": "Malicious sender address",
-    "cve": "Exploited vulnerability", "mitre-attack": "Reported ATT&CK technique",
-}
-# Where each type's value also goes in the CEF dictionary, with that key's maximum length (0: typed, no
-# length). The value always travels in full in cs1 as well, so SIEM rules can match one field.
-TYPED_KEYS: dict[str, tuple[str, int]] = {
-    "ipv4": ("dst", 0), "ipv6": ("c6a1", 0), "domain": ("dhost", 1023), "url": ("request", 1023),
-    "md5": ("fileHash", 255), "sha1": ("fileHash", 255), "sha256": ("fileHash", 255), "sha512": ("fileHash", 255),
-    "email": ("suser", 1023),
-}
 
 
 def header_escape(text: str) -> str:
@@ -57,8 +45,12 @@ def _ms(dt: datetime) -> str:
 
 
 def _typed_key(ioc: Ioc) -> str | None:
-    """The dictionary key for the value when it fits the key's type and length (else cs1 alone carries it)."""
-    key, limit = TYPED_KEYS.get(ioc.type, ("", -1))
+    """The registry's dictionary key for the value when it fits the key's type and length (else cs1 alone
+    carries it; the value always travels in full in cs1 as well, so SIEM rules can match one field)."""
+    cef = mapping(ioc.type, "cef", Cef)
+    key, limit = cef.key, cef.max_length
+    if not key:
+        return None
     if limit == 0:
         try:
             address = ipaddress.ip_address(ioc.value)
@@ -93,7 +85,7 @@ def extension(ioc: Ioc) -> str:
 @functools.cache
 def header(ioc_type: str, confidence: str) -> str:
     """``CEF:0|vendor|product|version|signature id|name|severity|``: fixed per (type, confidence)."""
-    parts = (PRODUCT, PRODUCT, DEVICE_VERSION, f"ioc-{ioc_type}", NAMES.get(ioc_type, f"Indicator {ioc_type}"))
+    parts = (PRODUCT, PRODUCT, DEVICE_VERSION, f"ioc-{ioc_type}", mapping(ioc_type, "cef", Cef).name)
     return f"CEF:{CEF_VERSION}|" + "|".join(map(header_escape, parts)) + f"|{SEVERITIES.get(confidence, 3)}|"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from store.ioctypes import Hunting, mapping
 from store.records import Ioc
 
 CONFIDENCE_POINTS = {"high": 40, "medium": 25, "low": 10}
@@ -49,55 +50,12 @@ def _kql(value: str) -> str:
     return '@"' + value.replace('"', '""') + '"'
 
 
-def _splunk(kind: str, v: str) -> str:
-    fields = {
-        "ip": ["src_ip", "dest_ip", "src", "dest"], "domain": ["query", "dest_host", "url_domain"],
-        "url": ["url"], "hash": ["file_hash", "hash"], "email": ["src_user", "sender", "recipient"],
-        "cve": ["cve", "signature"], "mitre-attack": ["annotations.mitre_attack", "mitre_technique_id"],
-    }[kind]
-    return "search index=* (" + " OR ".join(f"{f}={_q(v)}" for f in fields) + ")"
-
-
-def _elastic(ioc_type: str, kind: str, v: str) -> str:
-    fields = {
-        "ip": ["source.ip", "destination.ip"], "domain": ["dns.question.name", "url.domain", "destination.domain"],
-        "url": ["url.full", "url.original"], "email": ["email.from.address", "email.sender.address"],
-        "cve": ["vulnerability.id"], "mitre-attack": ["threat.technique.id", "threat.technique.subtechnique.id"],
-        "hash": [f"file.hash.{ioc_type}", f"process.hash.{ioc_type}"],
-    }[kind]
-    return " or ".join(f"{f}: {_q(v)}" for f in fields)
-
-
-def _sentinel(ioc_type: str, kind: str, v: str) -> str:
-    hash_column = {"md5": "MD5", "sha1": "SHA1", "sha256": "SHA256"}.get(ioc_type)
-    queries = {
-        "ip": f"union isfuzzy=true (CommonSecurityLog | where SourceIP == {_kql(v)} or DestinationIP == {_kql(v)}), "
-              f"(DeviceNetworkEvents | where RemoteIP == {_kql(v)})",
-        "domain": f"union isfuzzy=true (DnsEvents | where Name =~ {_kql(v)}), "
-                  f"(DeviceNetworkEvents | where RemoteUrl has {_kql(v)})",
-        "url": f"DeviceNetworkEvents | where RemoteUrl =~ {_kql(v)}",
-        "email": f"EmailEvents | where SenderFromAddress =~ {_kql(v)}",
-        "cve": f"DeviceTvmSoftwareVulnerabilities | where CveId =~ {_kql(v)}",
-        "mitre-attack": f"SecurityAlert | where Techniques has {_kql(v)}",
-        "hash": f"DeviceFileEvents | where {hash_column} =~ {_kql(v)}" if hash_column
-        else f"CommonSecurityLog | where FileHash =~ {_kql(v)}",
-    }
-    return queries[kind]
-
-
-def _kind(ioc_type: str) -> str:
-    if ioc_type in ("ipv4", "ipv6"):
-        return "ip"
-    if ioc_type in ("md5", "sha1", "sha256", "sha512"):
-        return "hash"
-    return ioc_type
-
-
 def hunting_queries(ioc_type: str, value: str) -> dict[str, str]:
-    """Ready-to-run queries for Splunk SPL, Elastic KQL and Microsoft Sentinel KQL."""
-    kind = _kind(ioc_type)
+    """Ready-to-run queries for Splunk SPL, Elastic KQL and Microsoft Sentinel KQL, on the fields the
+    registry names for the type (``store.ioctypes``)."""
+    hunt = mapping(ioc_type, "hunting", Hunting)
     return {
-        "splunk_spl": _splunk(kind, value),
-        "elastic_kql": _elastic(ioc_type, kind, value),
-        "sentinel_kql": _sentinel(ioc_type, kind, value),
+        "splunk_spl": "search index=* (" + " OR ".join(f"{f}={_q(value)}" for f in hunt.splunk) + ")",
+        "elastic_kql": " or ".join(f"{f}: {_q(value)}" for f in hunt.elastic),
+        "sentinel_kql": hunt.sentinel.replace("{v}", _kql(value)),
     }

@@ -17,27 +17,9 @@ import orjson
 
 from config.tiers import SCOPE_MISP
 from exporters.base import PRODUCT, ExportContext, Exporter, chunked, records_digest, stable_uuid
+from store.ioctypes import Misp, mapping
 from store.records import Ioc
 
-# Spec, "MISP event": IOC type -> MISP attribute type.
-ATTRIBUTE_TYPES: dict[str, str] = {
-    "ipv4": "ip-src", "ipv6": "ip-src", "domain": "domain", "url": "url",
-    "md5": "md5", "sha1": "sha1", "sha256": "sha256", "sha512": "sha512",
-    "email": "email-src", "cve": "vulnerability",
-    "mitre-attack": "text",  # no attribute type of its own; the technique id as analysis text
-}
-NETWORK_TYPES = frozenset({"ipv4", "ipv6", "domain", "url"})
-HASH_TYPES = frozenset({"md5", "sha1", "sha256", "sha512"})
-# Categories: network indicators are "Network activity"; hashes and sender addresses arrive with the
-# payload ("Payload delivery"); a CVE is analysis context ("External analysis"). Each pair is allowed by
-# describeTypes.json's category_type_mappings.
-CATEGORIES: dict[str, str] = {
-    **dict.fromkeys(NETWORK_TYPES, "Network activity"),
-    **dict.fromkeys(HASH_TYPES, "Payload delivery"),
-    "email": "Payload delivery",
-    "cve": "External analysis",
-    "mitre-attack": "External analysis",
-}
 # MISP threat levels: 1 High, 2 Medium, 3 Low, 4 Undefined; the event takes its strongest indicator's.
 THREAT_LEVELS: dict[str, str] = {"high": "1", "medium": "2", "low": "3"}
 ANALYSIS_COMPLETED = "2"
@@ -51,7 +33,7 @@ def _epoch(dt: datetime) -> str:
 
 def to_ids(ioc: Ioc) -> bool:
     """Detection-ready: network and hash indicators only (a sender or a CVE is context, not a match)."""
-    return ioc.type in NETWORK_TYPES or ioc.type in HASH_TYPES
+    return mapping(ioc.type, "misp", Misp).to_ids
 
 
 def event_uuid(iocs: Sequence[Ioc], ctx: ExportContext) -> str:
@@ -73,10 +55,12 @@ def _tags(ioc: Ioc) -> list[dict[str, str]]:
 
 def attribute(ioc: Ioc, event: str) -> dict[str, Any]:
     """One MISP attribute; its uuid is stable per (event, type, value)."""
+    # Spec, "MISP event": the type's attribute type and category come from the registry (store.ioctypes).
+    misp = mapping(ioc.type, "misp", Misp)
     return {
         "uuid": stable_uuid("misp-attribute", event, ioc.type, ioc.value),
-        "type": ATTRIBUTE_TYPES[ioc.type], "category": CATEGORIES[ioc.type], "value": ioc.value,
-        "to_ids": to_ids(ioc), "timestamp": _epoch(ioc.modified), "comment": _comment(ioc),
+        "type": misp.type, "category": misp.category, "value": ioc.value,
+        "to_ids": misp.to_ids, "timestamp": _epoch(ioc.modified), "comment": _comment(ioc),
         "disable_correlation": False, "Tag": _tags(ioc),
     }
 
@@ -102,7 +86,7 @@ def unique(iocs: Sequence[Ioc]) -> Iterator[Ioc]:
     """Drop repeats of one (attribute type, value): the schema wants unique attributes, MISP one per value."""
     seen: set[tuple[str, str]] = set()
     for ioc in iocs:
-        key = (ATTRIBUTE_TYPES[ioc.type], ioc.value)
+        key = (mapping(ioc.type, "misp", Misp).type, ioc.value)
         if key not in seen:
             seen.add(key)
             yield ioc

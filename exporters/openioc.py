@@ -3,8 +3,9 @@
 The document follows the OpenIOC 1.1 schema (``../shared/data/openioc/ioc.xsd``): ``metadata``, then
 ``criteria`` holding one top-level ``Indicator operator="OR"`` with one ``IndicatorItem`` per IOC, then
 ``parameters`` that attach each record's feed, source category and confidence to its item (``ref-id``).
-Search terms come from the official term list (``current.iocterms``). Three record types have no term
-there, SHA-512 hashes, CVE ids and ATT&CK technique ids; they are left out and counted in the description.
+Search terms come from the official term list (``current.iocterms``), one per type in the registry
+(``store.ioctypes``). Types with no term there (SHA-512 hashes, CVE ids, ATT&CK technique ids) are left
+out and counted, with the reason, in the description.
 An empty result is one empty ``Indicator`` (the schema wants at least one, and allows it to be empty).
 
 XML 1.0 cannot carry most C0 control characters, even escaped; they are replaced by U+FFFD, the only
@@ -22,35 +23,13 @@ from lxml import etree
 
 from config.tiers import SCOPE_EXPORTS
 from exporters.base import PRODUCT, ExportContext, Exporter, records_digest, stable_uuid, unique_records
+from store.ioctypes import OpenIocTerm, mapping, skipped_note, supported
 from store.records import Ioc, iso
 
 NS = "http://openioc.org/schemas/OpenIOC_1.1"
 ITEMS_PER_FLUSH = 400
 
 
-class Term:
-    """One search term of current.iocterms: its document, full search path, context type and display type."""
-
-    __slots__ = ("document", "search", "context", "content")
-
-    def __init__(self, search: str, context: str, content: str) -> None:
-        self.document, self.search, self.context, self.content = search.split("/", 1)[0], search, context, content
-
-
-# Context type: "mir" for the endpoint terms (term-source application/vnd.fireeye.endpoint), "network" and
-# "email" for the protocol terms, as IOCe writes them; content type is the term's display-type.
-TERMS: dict[str, Term] = {
-    "ipv4": Term("PortItem/remoteIP", "mir", "IP"),
-    "ipv6": Term("PortItem/remoteIP", "mir", "IP"),
-    "domain": Term("Network/DNS", "network", "string"),
-    "url": Term("UrlHistoryItem/URL", "mir", "string"),
-    "md5": Term("FileItem/Md5sum", "mir", "md5"),
-    "sha1": Term("FileItem/Sha1sum", "mir", "sha1"),
-    "sha256": Term("FileItem/Sha256sum", "mir", "sha256"),
-    "email": Term("Email/From", "email", "string"),
-}
-# URL paths and mailbox local parts are case-sensitive; hosts and hex digests are not.
-CASE_SENSITIVE = frozenset({"url", "email"})
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
@@ -76,11 +55,10 @@ def _leaf(xf: Any, tag: str, text: str, attrib: dict[str, str] | None = None) ->
         xf.write(xml_text(text))
 
 
-def _metadata(xf: Any, ctx: ExportContext, kept: int, skipped: int) -> None:
+def _metadata(xf: Any, ctx: ExportContext, kept: int, skipped: list[str]) -> None:
     with xf.element(_q("metadata")):
         _leaf(xf, "short_description", f"{PRODUCT} IOCs {ctx.range_text}")
-        note = (f" {skipped} SHA-512, CVE or ATT&CK technique record(s) omitted: OpenIOC 1.1 has no term for "
-                "them." if skipped else "")
+        note = "".join(f" {line}." for line in skipped)
         _leaf(xf, "description", f"{kept} indicator(s) first seen or updated from {ctx.range_text} "
                                  f"({ctx.tier} tier).{note}")
         _leaf(xf, "keywords", f"{PRODUCT} threat-intelligence iocs")
@@ -89,11 +67,12 @@ def _metadata(xf: Any, ctx: ExportContext, kept: int, skipped: int) -> None:
 
 
 def _item(xf: Any, ioc: Ioc, ref: str) -> None:
-    term = TERMS[ioc.type]
+    term = mapping(ioc.type, "openioc", OpenIocTerm)
     attrib = {"id": ref, "condition": "is", "negate": "false",
-              "preserve-case": "true" if ioc.type in CASE_SENSITIVE else "false"}
+              "preserve-case": "true" if term.case_sensitive else "false"}
+    document = term.search.split("/", 1)[0]
     with xf.element(_q("IndicatorItem"), attrib):
-        with xf.element(_q("Context"), {"document": term.document, "search": term.search, "type": term.context}):
+        with xf.element(_q("Context"), {"document": document, "search": term.search, "type": term.context}):
             pass
         _leaf(xf, "Content", ioc.value, {"type": term.content})
 
@@ -122,14 +101,14 @@ class OpenIocExporter(Exporter):
     summary: ClassVar[str] = "OpenIOC 1.1 XML document"
 
     def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
-        kept = [(ioc, item_id(ioc)) for ioc in unique_records(iocs) if ioc.type in TERMS]
+        kept = [(ioc, item_id(ioc)) for ioc in unique_records(iocs) if supported(ioc.type, "openioc")]
         buffer = io.BytesIO()
         root = {"id": document_id(iocs, ctx), "last-modified": iso(ctx.until),
                 "published-date": iso(ctx.generated_at)}
         with etree.xmlfile(buffer, encoding="utf-8") as xf:
             xf.write_declaration()
             with xf.element(_q("OpenIOC"), root, nsmap={None: NS}):
-                _metadata(xf, ctx, len(kept), len(iocs) - len(kept))
+                _metadata(xf, ctx, len(kept), skipped_note([ioc.type for ioc in iocs], "openioc"))
                 with xf.element(_q("criteria")):
                     with xf.element(_q("Indicator"), {"operator": "OR", "id": stable_uuid("openioc-or", root["id"])}):
                         yield from self._each(xf, buffer, kept, _item)

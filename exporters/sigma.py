@@ -1,11 +1,12 @@
 """Sigma rules for IOC records: a multi-document YAML stream (issue 8, "Exports"; Sigma specification 2.0).
 
 Records are grouped by (log source, confidence) so one rule carries many values (at most
-``VALUES_PER_RULE``): network connections to IPs, DNS queries for domains, proxy requests for URLs, and
-Sysmon-style ``Hashes`` of created processes for MD5/SHA-1/SHA-256. SHA-512 (Sysmon does not compute it),
-e-mail senders, CVE ids and ATT&CK technique records have no Sigma log source to match in and are left
-out (the techniques an indicator is reported with become the rule's ``attack.tNNNN`` tags). An empty result is a
-stream of comments only, which parses as zero rules.
+``VALUES_PER_RULE``); each type's log source and field are in the registry (``store.ioctypes``): network
+connections to IPs, DNS queries for domains, proxy requests for URLs, and Sysmon-style ``Hashes`` of
+created processes for MD5/SHA-1/SHA-256. SHA-512 (Sysmon does not compute it), e-mail senders, CVE ids
+and ATT&CK technique records have no Sigma log source to match in: they are left out, and a comment line
+at the top of the stream says how many and why (the techniques an indicator is reported with become the
+rule's ``attack.tNNNN`` tags). An empty result is a stream of comments only, which parses as zero rules.
 
 The YAML is written by hand, not dumped: every scalar that carries data is a double-quoted string made by
 a JSON encoder (YAML 1.2 double-quoted strings are a superset of JSON strings), with the few characters a
@@ -18,14 +19,14 @@ rule, which is what a Sigma id means.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 import orjson
 
 from config.tiers import SCOPE_EXPORTS
 from exporters.base import PRODUCT, ExportContext, Exporter, stable_uuid, unique_records
+from store.ioctypes import Sigma, SigmaSource, mapping, skipped_note, specs, supported
 from store.records import Ioc, iso
 
 VALUES_PER_RULE = 500
@@ -40,33 +41,6 @@ _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 _SIGMA_SPECIAL = str.maketrans({"\\": "\\\\", "*": "\\*", "?": "\\?"})
 
 
-@dataclass(frozen=True, slots=True)
-class LogKind:
-    """Where a group of values is matched: a Sigma log source and one field (plus a value shape)."""
-
-    key: str
-    title: str
-    category: str
-    product: str | None
-    field: str
-    types: tuple[str, ...]
-    value: Callable[[Ioc], str]
-
-
-def _hash_value(ioc: Ioc) -> str:
-    # Sysmon writes "MD5=...,SHA256=..." into Hashes; `contains` matches one algorithm=digest pair.
-    return f"{ioc.type.upper()}={ioc.value}"
-
-
-KINDS: tuple[LogKind, ...] = (
-    LogKind("ip", "Network connections to reported IP addresses", "network_connection", "windows",
-            "DestinationIp", ("ipv4", "ipv6"), lambda i: i.value),
-    LogKind("domain", "DNS queries for reported domains", "dns_query", "windows", "QueryName", ("domain",),
-            lambda i: i.value),
-    LogKind("url", "Proxy requests for reported URLs", "proxy", None, "c-uri", ("url",), lambda i: i.value),
-    LogKind("hash", "Processes started from reported file hashes", "process_creation", "windows",
-            "Hashes|contains", ("md5", "sha1", "sha256"), _hash_value),
-)
 FALSE_POSITIVES = ["Shared hosting, CDN or sinkholed infrastructure reused by legitimate services",
                    "Security tooling and analysts resolving or fetching the indicator"]
 
@@ -94,7 +68,7 @@ def _references(iocs: Sequence[Ioc], ctx: ExportContext) -> list[str]:
     return list(urls)[:MAX_REFERENCES]
 
 
-def _description(kind: LogKind, iocs: Sequence[Ioc], ctx: ExportContext) -> str:
+def _description(kind: SigmaSource, iocs: Sequence[Ioc], ctx: ExportContext) -> str:
     feeds = list(dict.fromkeys(i.feed_name for i in iocs))
     named = ", ".join(feeds[:MAX_FEEDS_NAMED]) + (f" and {len(feeds) - MAX_FEEDS_NAMED} more"
                                                   if len(feeds) > MAX_FEEDS_NAMED else "")
@@ -106,7 +80,7 @@ def _block(key: str, items: Sequence[str], indent: str = "") -> str:
     return f"{indent}{key}:\n" + "".join(f"{indent}  - {quote(item)}\n" for item in items)
 
 
-def rule(kind: LogKind, confidence: str, part: int, parts: int, iocs: Sequence[Ioc], ctx: ExportContext) -> str:
+def rule(kind: SigmaSource, confidence: str, part: int, parts: int, iocs: Sequence[Ioc], ctx: ExportContext) -> str:
     """One Sigma rule document (without the ``---`` separator)."""
     created = min(i.first_seen for i in iocs).date().isoformat()
     modified = max(max(i.modified, i.first_seen) for i in iocs).date().isoformat()
@@ -124,19 +98,28 @@ def rule(kind: LogKind, confidence: str, part: int, parts: int, iocs: Sequence[I
         _block("tags", tags(iocs)),
         "logsource:\n", logsource,
         "detection:\n  selection:\n",
-        _block(kind.field, [sigma_escape(kind.value(i)) for i in iocs], "    "),
+        _block(kind.field, [sigma_escape(mapping(i.type, "sigma", Sigma).prefix + i.value) for i in iocs], "    "),
         "  condition: selection\n",
         _block("falsepositives", FALSE_POSITIVES),
         f"level: {LEVELS.get(confidence, 'low')}\n",
     ])
 
 
-def groups(iocs: Sequence[Ioc]) -> Iterator[tuple[LogKind, str, list[Ioc]]]:
+def sources() -> dict[SigmaSource, tuple[str, ...]]:
+    """Each log source of the registry, in registration order, with the types matched in it."""
+    found: dict[SigmaSource, tuple[str, ...]] = {}
+    for spec in specs():
+        if isinstance(spec.sigma, Sigma):
+            found[spec.sigma.source] = (*found.get(spec.sigma.source, ()), spec.name)
+    return found
+
+
+def groups(iocs: Sequence[Ioc]) -> Iterator[tuple[SigmaSource, str, list[Ioc]]]:
     """(kind, confidence, records sorted by value): sorting keeps each part's membership stable between builds."""
-    records = list(unique_records(iocs))
-    for kind in KINDS:
+    records = [i for i in unique_records(iocs) if supported(i.type, "sigma")]
+    for kind, types in sources().items():
         for confidence in CONFIDENCE_ORDER:
-            chosen = sorted((i for i in records if i.type in kind.types and i.confidence == confidence),
+            chosen = sorted((i for i in records if i.type in types and i.confidence == confidence),
                             key=lambda i: (i.type, i.value))
             if chosen:
                 yield kind, confidence, chosen
@@ -153,7 +136,8 @@ class SigmaExporter(Exporter):
 
     def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
         yield (f"# {PRODUCT} Sigma rules for IOCs first seen or updated from {ctx.range_text}\n"
-               f"# generated {iso(ctx.generated_at)}; an empty stream means no matching indicators\n").encode()
+               f"# generated {iso(ctx.generated_at)}; an empty stream means no matching indicators\n"
+               + "".join(f"# {line}\n" for line in skipped_note([i.type for i in iocs], "sigma"))).encode()
         first = True
         for kind, confidence, records in groups(iocs):
             parts = (len(records) + VALUES_PER_RULE - 1) // VALUES_PER_RULE

@@ -18,6 +18,7 @@ import orjson
 
 from config.tiers import SCOPE_STIX
 from exporters.base import ExportContext, Exporter, chunked, indicator_id, records_digest, stable_uuid
+from store.ioctypes import Stix, mapping
 from store.records import Ioc, iso
 from store.stixids import attack_pattern_id as attack_pattern_id
 from store.stixids import vulnerability_id as vulnerability_id
@@ -36,18 +37,6 @@ IDENTITY: dict[str, Any] = {
     "identity_class": "organization",
 }
 
-# STIX patterning object paths per IOC type (STIX 2.1 s. 9; hash names from the hash-algorithm-ov).
-PATTERN_PATHS: dict[str, str] = {
-    "ipv4": "ipv4-addr:value",
-    "ipv6": "ipv6-addr:value",
-    "domain": "domain-name:value",
-    "url": "url:value",
-    "email": "email-addr:value",
-    "md5": "file:hashes.MD5",
-    "sha1": "file:hashes.'SHA-1'",
-    "sha256": "file:hashes.'SHA-256'",
-    "sha512": "file:hashes.'SHA-512'",
-}
 # STIX 2.1 Appendix A, "None/Low/Med/High" scale: the midpoints of Low, Med and High.
 CONFIDENCE_SCORES: dict[str, int] = {"high": 85, "medium": 50, "low": 15}
 
@@ -63,9 +52,10 @@ def relationship_id(source: str, kind: str, target: str) -> str:
 
 
 def pattern(ioc: Ioc) -> str:
-    """The STIX pattern of one record; only ``\\`` and ``'`` need escaping in a string literal (s. 9.4)."""
+    """The STIX pattern of one record on its type's object path (STIX 2.1 s. 9, registry ``stix``); only ``\\``
+    and ``'`` need escaping in a string literal (s. 9.4)."""
     literal = ioc.value.replace("\\", "\\\\").replace("'", "\\'")
-    return f"[{PATTERN_PATHS[ioc.type]} = '{literal}']"
+    return f"[{mapping(ioc.type, 'stix', Stix).path} = '{literal}']"
 
 
 def _external_refs(ioc: Ioc, ctx: ExportContext | None) -> list[dict[str, str]]:
@@ -124,10 +114,11 @@ def stix_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:
 
     ``ctx`` adds the reporting articles as ``external_references``. Used by the bundle and by TAXII.
     """
-    if ioc.type == "cve":
+    object_type = mapping(ioc.type, "stix", Stix).object_type
+    if object_type == "vulnerability":
         created, modified = _dates(ioc)
         return vulnerability_object(ioc.value, created, modified, _external_refs(ioc, ctx), _description(ioc))
-    if ioc.type == "mitre-attack":
+    if object_type == "attack-pattern":
         created, modified = _dates(ioc)
         return attack_pattern_object(ioc.value, created, modified)
     return indicator_object(ioc, ctx)
@@ -169,7 +160,7 @@ class _Related:
             if vulnerability_id(cve) != primary_id:
                 self.add("cve", cve, created, modified)
                 self.relationships.setdefault((primary_id, "related-to", vulnerability_id(cve)), (created, modified))
-        kind = "indicates" if ioc.type not in ("cve", "mitre-attack") else "related-to"
+        kind = "indicates" if mapping(ioc.type, "stix", Stix).object_type == "indicator" else "related-to"
         for tid in dict.fromkeys(t.upper() for t in ioc.techniques if t.strip()):
             if attack_pattern_id(tid) != primary_id:
                 self.add("technique", tid, created, modified)

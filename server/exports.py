@@ -18,6 +18,7 @@ from server.errors import BadRequest
 from server.ioc_params import IOC_FILTER_PARAMS, parse_ioc_request
 from server.openapi_parts import bad_request, header, ok, operation, param, per_tier
 from server.params import MAX_INTEGER
+from store.ioctypes import POLICIES, specs
 from store.records import utcnow
 
 
@@ -111,12 +112,24 @@ _BODY: dict[str, dict[str, Any]] = {
 }
 
 
+# Where a ``skip`` format says which records it left out and why (store.ioctypes.POLICIES).
+_SKIP_NOTES: dict[str, str] = {"openioc": "the metadata description says", "sigma": "`#` comment lines at the top say"}
+
+
+def _skipped(fmt: str) -> str:
+    labels = [spec.label for spec in specs() if spec.reason_for(fmt)]
+    if POLICIES.get(fmt) != "skip" or not labels:
+        return ""
+    return (f" Records this format has no place for ({', '.join(labels)}) are left out; {_SKIP_NOTES[fmt]} how "
+            "many and why.")
+
+
 def _doc(fmt: str) -> dict[str, Any]:
     exporter = EXPORTERS[fmt]
     scope, media, summary = exporter.scope, exporter.media_type, exporter.summary
     media_type = media.split(";")[0] if fmt != "stix" else media
     return operation("exports", f"Export IOCs as {summary} (Pro)",
-                     f"Pro plan, scope {scope}. An empty result is a valid empty document.", _PARAMS,
+                     f"Pro plan, scope {scope}. An empty result is a valid empty document.{_skipped(fmt)}", _PARAMS,
                      {"200": ok(summary, {media_type: _BODY.get(fmt, {"type": "string"})}, _HEADERS),
                       "304": {"description": "Not modified (If-None-Match matched the ETag)"},
                       "400": bad_request("conflicting_parameters (`window` with `since`)")})

@@ -17,6 +17,7 @@ from server.openapi_parts import bad_request, csv_param, ok, operation, param
 from server.params import MAX_INTEGER
 from store.base import NotFound
 from store.indicators import detect_type, normalize, refang
+from store.ioctypes import REGISTRY
 from store.records import IOC_TYPES, Article, Ioc, iso, utcnow
 
 RELATED_ARTICLES_MAX = 20
@@ -45,8 +46,9 @@ class IocSearchHandler(BaseHandler):
             raise bad_param("q", "is required: the indicator value to find")
         ioc_type, value = _indicator(raw, "q", self.params.text("type", None, IOC_TYPES))
         request = parse_ioc_request(self.params, self.principal.tier, utcnow(), types=IOC_TYPES)
-        if ioc_type in ("domain", "url"):
-            types = (ioc_type,) if self.params.has("type") else ("domain", "url")
+        substring = REGISTRY[ioc_type].substring_search
+        if substring:
+            types = (ioc_type,) if self.params.has("type") else substring
             query = replace(request.query, types=types, value_contains=value)
         else:
             query = replace(request.query, types=(ioc_type,), values=(value,))

@@ -9,19 +9,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
+from store.ioctypes import IOC_TYPES as IOC_TYPES
 from store.stixids import CTIWIRE_NAMESPACE as CTIWIRE_NAMESPACE
 from store.stixids import object_id
 
 if TYPE_CHECKING:
     from config.sources import SourceConfig
 
-# Spec, IOC: ``mitre-attack`` records are ATT&CK technique ids aggregated from the articles like the others.
-IocType = Literal["ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email", "cve", "mitre-attack"]
-IOC_TYPES: tuple[str, ...] = (
-    "ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email", "cve", "mitre-attack",
-)
 CONFIDENCES: tuple[str, ...] = ("high", "medium", "low")
 SOURCE_CATEGORIES: tuple[str, ...] = ("government", "commercial", "community")
 

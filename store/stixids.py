@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import uuid
 
+from store.ioctypes import REGISTRY, Stix
+
 CTIWIRE_NAMESPACE = uuid.UUID("6f7c3a52-8d1e-5b43-9a0e-4c7d2b1e9f30")
 _NAMESPACE_BYTES = CTIWIRE_NAMESPACE.bytes
 
@@ -45,9 +47,11 @@ def attack_pattern_id(technique: str) -> str:
 
 
 def object_id(ioc_type: str, value: str) -> str:
-    """The id of the record's one STIX object: a CVE is a vulnerability (STIX 2.1 s. 4.19), an ATT&CK
-    technique an attack-pattern (s. 4.1), the rest indicators (s. 4.7). Not unique per record: two
-    spellings of one CVE share a vulnerability id."""
-    if ioc_type == "cve":
+    """The id of the record's one STIX object, of the registry's STIX object type: a CVE is a vulnerability
+    (STIX 2.1 s. 4.19), an ATT&CK technique an attack-pattern (s. 4.1), the rest indicators (s. 4.7). Not
+    unique per record: two spellings of one CVE share a vulnerability id."""
+    spec = REGISTRY.get(ioc_type)
+    kind = spec.stix.object_type if spec is not None and isinstance(spec.stix, Stix) else "indicator"
+    if kind == "vulnerability":
         return vulnerability_id(value)
-    return attack_pattern_id(value) if ioc_type == "mitre-attack" else indicator_id(ioc_type, value)
+    return attack_pattern_id(value) if kind == "attack-pattern" else indicator_id(ioc_type, value)

@@ -11,28 +11,31 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from store.records import IOC_TYPES
+from store.ioctypes import Stix, mapping, specs
 from taxii.media import STIX_21
 
-# STIX 2.1 object type of the records of each IOC type: CVE records become ``vulnerability`` objects
-# (STIX 2.1 section 4.19), ATT&CK technique records ``attack-pattern`` objects (section 4.1), every other
-# type an ``indicator`` with a STIX pattern (section 4.7).
-OBJECT_TYPES: dict[str, str] = {"cve": "vulnerability", "mitre-attack": "attack-pattern"}
+ALL_IOCS = "all-iocs"
 
 
 def stix_type_of(ioc_type: str) -> str:
-    """The STIX object type the exporter builds for records of ``ioc_type``."""
-    return OBJECT_TYPES.get(ioc_type, "indicator")
+    """The STIX object type the exporter builds for records of ``ioc_type`` (the registry's ``stix``: CVE
+    records are ``vulnerability`` objects, STIX 2.1 section 4.19; ATT&CK techniques ``attack-pattern``,
+    section 4.1; every other type an ``indicator`` with a STIX pattern, section 4.7)."""
+    return mapping(ioc_type, "stix", Stix).object_type
 
 
 @dataclass(frozen=True, slots=True)
 class TaxiiCollection:
-    """One collection: an id for the URL path, a title, and the IOC types it holds."""
+    """One collection: an id for the URL path, a title, and the IOC types it holds (every type for
+    all-iocs, else the types whose registry entry names this collection)."""
 
     id: str
     title: str
     description: str
-    ioc_types: tuple[str, ...]
+
+    @property
+    def ioc_types(self) -> tuple[str, ...]:
+        return tuple(s.name for s in specs() if self.id == ALL_IOCS or s.taxii == self.id)
 
     def resource(self) -> dict[str, Any]:
         """The TAXII 2.1 collection resource (section 5.2.1)."""
@@ -47,16 +50,14 @@ class TaxiiCollection:
 
 
 COLLECTIONS: tuple[TaxiiCollection, ...] = (
-    TaxiiCollection("all-iocs", "All IOCs", "Every indicator, CVE and ATT&CK technique record, oldest first by "
-                    "date added.",
-                    IOC_TYPES),
-    TaxiiCollection("ip-addresses", "IP addresses", "IPv4 and IPv6 address indicators.", ("ipv4", "ipv6")),
-    TaxiiCollection("file-hashes", "File hashes", "MD5, SHA-1, SHA-256 and SHA-512 file hash indicators.",
-                    ("md5", "sha1", "sha256", "sha512")),
-    TaxiiCollection("domains", "Domains", "Domain name indicators.", ("domain",)),
-    TaxiiCollection("urls", "URLs", "URL indicators.", ("url",)),
-    TaxiiCollection("cves", "CVEs", "Vulnerabilities (CVE ids) mentioned by the aggregated reporting.", ("cve",)),
+    TaxiiCollection(ALL_IOCS, "All IOCs", "Every indicator, CVE and ATT&CK technique record, oldest first by "
+                    "date added."),
+    TaxiiCollection("ip-addresses", "IP addresses", "IPv4 and IPv6 address indicators."),
+    TaxiiCollection("file-hashes", "File hashes", "MD5, SHA-1, SHA-256 and SHA-512 file hash indicators."),
+    TaxiiCollection("domains", "Domains", "Domain name indicators."),
+    TaxiiCollection("urls", "URLs", "URL indicators."),
+    TaxiiCollection("cves", "CVEs", "Vulnerabilities (CVE ids) mentioned by the aggregated reporting."),
     TaxiiCollection("attack-patterns", "ATT&CK techniques", "MITRE ATT&CK techniques the aggregated reporting "
-                    "describes, as attack-pattern objects.", ("mitre-attack",)),
+                    "describes, as attack-pattern objects."),
 )
 BY_ID: MappingProxyType[str, TaxiiCollection] = MappingProxyType({c.id: c for c in COLLECTIONS})

@@ -17,7 +17,8 @@ from typing import Any
 
 from server.errors import BadRequest, bad_param
 from server.params import MAX_INTEGER, every_value, single_value
-from store.records import IOC_TYPES, iso, parse_iso
+from store.ioctypes import REGISTRY
+from store.records import iso, parse_iso
 from taxii.collections import stix_type_of
 from taxii.media import parse_timestamp, taxii_time
 
@@ -199,4 +200,4 @@ def store_types(collection_types: tuple[str, ...], filters: Filters) -> tuple[st
     """
     wanted = filters.stix_types()
     types = collection_types if wanted is None else tuple(t for t in collection_types if stix_type_of(t) in wanted)
-    return None if set(types) == set(IOC_TYPES) else types
+    return None if set(types) == set(REGISTRY) else types

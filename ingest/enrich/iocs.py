@@ -17,12 +17,10 @@ from ingest.enrich.filters import domain_reason, hash_reason, host_class, ip_rea
 from ingest.enrich.scan import Candidate, scan_line, url_host
 from ingest.enrich.textprep import Document, Line
 from store.indicators import detect_type, normalize
+from store.ioctypes import REGISTRY, specs
 from store.records import ArticleIoc
 
-# Order of the IOC list an article carries (the CLI groups by these keys in this order).
-IOC_ORDER: tuple[str, ...] = ("ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email")
 _MAX_MENTIONS = 8
-_HASHES = frozenset({"md5", "sha1", "sha256", "sha512"})
 _CONFIDENCE_RANK = {"high": 3, "medium": 2, "low": 1}
 # Registration-restricted zones (RFC 1591 edu/gov/mil/int, and gov/ac/edu/mil under a country code): an
 # attacker cannot register a name there, so a plainly written one is the victim's or an institution's.
@@ -42,29 +40,40 @@ class _Evidence:
     order: int = 0
 
 
+def ioc_order() -> tuple[str, ...]:
+    """Order of the IOC list an article carries: the registry's scanned types (the CLI groups by them)."""
+    return tuple(spec.name for spec in specs() if isinstance(spec.scan, str))
+
+
+def _rule(ioc_type: str) -> str:
+    """The scan rule of a scanned type ("ip", "hex", "domain", "url", "email")."""
+    return str(REGISTRY[ioc_type].scan)
+
+
 def _structural_reason(candidate: Candidate, line: Line) -> str | None:
     """Why a candidate is no indicator by what it is (see ``filters``), or None."""
     text = line.text
+    rule = _rule(candidate.type)
     if candidate.cidr:
         return "cidr"
-    if candidate.type in ("ipv4", "ipv6"):
+    if rule == "ip":
         reason = ip_reason(candidate.value)
         if reason is None and candidate.type == "ipv4" and not _defanged(candidate, line):
             if looks_like_version(candidate, text, sentence_of(line, candidate.start)):
                 return "version"
         return reason
-    if candidate.type in _HASHES:
+    if rule == "hex":
         return hash_reason(candidate, text, line.heading)
-    if candidate.type == "domain":
+    if rule == "domain":
         return domain_reason(candidate, text, _defanged(candidate, line))
-    if candidate.type == "url":
+    if rule == "url":
         return _host_reason(url_host(candidate.value))
-    if candidate.type == "email":
-        return _host_reason(candidate.value.rpartition("@")[2], allow_shared=True)
+    if rule == "email":
+        return _host_reason(candidate.value.rpartition("@")[2])
     return None
 
 
-def _host_reason(host: str, *, allow_shared: bool = True) -> str | None:
+def _host_reason(host: str) -> str | None:
     """Why a URL host or address domain rules the whole URL or address out, or None."""
     if not host:
         return "no-host"
@@ -168,7 +177,7 @@ def confidence_of(ioc_type: str, value: str, entry: _Evidence, names: frozenset[
         return None
     if strongest == 3 or (strongest == 2 and entry.defanged):
         return "high"
-    if strongest == 2 or (strongest == 1 and entry.defanged) or (ioc_type in _HASHES and not benign):
+    if strongest == 2 or (strongest == 1 and entry.defanged) or (_rule(ioc_type) == "hex" and not benign):
         return "medium"
     if entry.defanged or (strongest == 1 and ioc_type != "domain"):
         # A plainly written bare domain is most often a vendor, victim or publisher: a cue elsewhere in
@@ -183,13 +192,13 @@ def _derived(ioc_type: str, value: str) -> tuple[str, str] | None:
     if not host or _host_reason(host) is not None or host_class(host) == "shared":
         return None
     kind = detect_type(host)
-    if kind not in ("ipv4", "ipv6", "domain"):
+    if kind is None or REGISTRY[kind].scan not in ("ip", "domain"):
         return None
     return kind, normalize(kind, host)
 
 
 def extract_iocs(document: Document) -> list[ArticleIoc]:
-    """The IOCs of an article, one per (type, value), in the order of ``IOC_ORDER`` then of appearance."""
+    """The IOCs of an article, one per (type, value), in the order of ``ioc_order()`` then of appearance."""
     found: dict[tuple[str, str], tuple[str, int]] = {}
     names = proper_names(document.text)
     for (ioc_type, value), entry in sorted(_collect(document).items(), key=lambda item: item[1].order):
@@ -200,7 +209,8 @@ def extract_iocs(document: Document) -> list[ArticleIoc]:
         derived = _derived(ioc_type, value)
         if derived is not None:
             _keep(found, derived, confidence, entry.order)
-    ordered = sorted(found.items(), key=lambda item: (IOC_ORDER.index(item[0][0]), item[1][1]))
+    order = ioc_order()
+    ordered = sorted(found.items(), key=lambda item: (order.index(item[0][0]), item[1][1]))
     return [ArticleIoc(ioc_type, value, confidence) for (ioc_type, value), (confidence, _) in ordered]
 
 

@@ -6,10 +6,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from store.ioctypes import specs
 from store.records import ArticleIoc, MitreTechnique, severity_label
 
-# The IOC keys of ``ctiwire enrich`` output, in the order the issue lists them.
-CLI_IOC_TYPES: tuple[str, ...] = ("ipv4", "ipv6", "domain", "url", "md5", "sha1", "sha256", "sha512", "email")
+# The IOC keys of ``ctiwire enrich`` output, in the order the issue lists them: the registry's types the
+# article scan finds (CVE ids and techniques have keys of their own).
+CLI_IOC_TYPES: tuple[str, ...] = tuple(spec.name for spec in specs() if isinstance(spec.scan, str))
 
 
 @dataclass(frozen=True, slots=True)

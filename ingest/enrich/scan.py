@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from store.ioctypes import specs
+
 _URL = re.compile(r"\b(?:https?|ftp)://[^\s<>\"'`{}\\^]+", re.IGNORECASE)
 _EMAIL = re.compile(r"(?<![\w.+%-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
                     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z][A-Za-z0-9-]{1,62}(?![\w-]|\.[A-Za-z0-9])")
@@ -23,7 +25,8 @@ _DOMAIN = re.compile(r"(?<![\w@.-])((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-
 # A hex run that is a label of a host name ("4d1f...3c.cdn.example.net", a DNS-tunnel query) is not a digest.
 _HEX = re.compile(r"(?<![0-9A-Za-z.])([0-9A-Fa-f]{128}|[0-9A-Fa-f]{64}|[0-9A-Fa-f]{40}|[0-9A-Fa-f]{32})"
                   r"(?![0-9A-Za-z]|\.[0-9A-Za-z])")
-_HASH_TYPES = {32: "md5", 40: "sha1", 64: "sha256", 128: "sha512"}
+# The rules scan_line runs, by the names the registry's ``scan`` field uses (store.ioctypes).
+RULES: frozenset[str] = frozenset({"url", "email", "ip", "hex", "domain"})
 _TRAILING = ".,;:!?'\"*>"
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 
@@ -32,7 +35,7 @@ _PAIRS = {")": "(", "]": "[", "}": "{"}
 class Candidate:
     """A value shaped like an indicator, where it was found, and the shape details filters need."""
 
-    type: str  # ipv4, ipv6, domain, url, email, md5, sha1, sha256, sha512
+    type: str  # a registered type whose ``scan`` rule is one of RULES
     value: str  # as found in the refanged text (not yet normalised)
     line: int
     start: int
@@ -60,6 +63,15 @@ def url_host(url: str) -> str:
     except ValueError:
         return ""
     return host.rstrip(".")
+
+
+def hex_types() -> dict[int, str]:
+    """Digest length -> type, for the registry's types of the ``hex`` rule (the earliest registered wins)."""
+    found: dict[int, str] = {}
+    for spec in specs():
+        if spec.scan == "hex":
+            found.setdefault(spec.hex_length, spec.name)
+    return found
 
 
 def _mask(text: str, start: int, end: int) -> str:
@@ -104,7 +116,8 @@ def scan_line(text: str, line: int) -> list[Candidate]:
     urls, text = _urls(text, line)
     emails, text = _emails(text, line)
     ips, text = _ips(text, line)
-    hashes = [Candidate(_HASH_TYPES[len(m.group(1))], m.group(1), line, m.start(), m.end())
-              for m in _HEX.finditer(text)]
+    digests = hex_types()
+    hashes = [Candidate(digests[len(m.group(1))], m.group(1), line, m.start(), m.end())
+              for m in _HEX.finditer(text) if len(m.group(1)) in digests]
     domains = [Candidate("domain", m.group(1), line, m.start(1), m.end(1)) for m in _DOMAIN.finditer(text)]
     return sorted([*urls, *emails, *ips, *hashes, *domains], key=lambda candidate: candidate.start)

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from ingest.enrich.resources import yaml_data
+from store.records import severity_range
 
-_BUCKETS = {"critical": (9.0, 10.0), "high": (7.0, 8.9), "medium": (4.0, 6.9), "low": (1.0, 3.9)}
+_LOW_START = 1.0  # where a low score starts inside the spec's low bucket (0.1-3.9); each further reason adds a step
 _STEP = {"critical": 0.3, "high": 0.4, "medium": 0.5, "low": 0.5}
 _IMPACT = re.compile(r"\bransomware\b|\bencrypt(?:ed|ion)\b|\bexfiltrat\w*|\bstolen (?:data|files|records)\b|"
                      r"\bstole\b", re.IGNORECASE)
@@ -143,9 +144,16 @@ def severity(evidence: Evidence) -> tuple[float, list[str]]:
         reasons.append("indicators published")
     if not evidence.security_content:
         reasons.append("product, business or guide content")
-    low, high = _BUCKETS[level]
+    low, high = _bucket(level)
     score = min(high, low + _STEP[level] * max(0, len(reasons) - 1))
     return round(score, 1), [f"rubric level: {level}", *_readings(rules, evidence.lead), *reasons]
+
+
+def _bucket(level: str) -> tuple[float, float]:
+    """The scores of a level, one decimal: its bucket of the spec (store.records.SEVERITY_FLOORS), the
+    last step below the next level's floor at the top, ``_LOW_START`` at the bottom of low."""
+    lower, upper = severity_range(level)
+    return (_LOW_START if lower is None else lower), (10.0 if upper is None else round(upper - 0.1, 1))
 
 
 def _readings(rules: str, lead: dict[str, float]) -> list[str]:
