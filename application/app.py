@@ -22,8 +22,8 @@ from server.base import NotFoundHandler
 from server.context import AppContext
 from server.ratelimit import RateLimiter, make_counters
 from store.apikeys import KEY_PREFIX
-from store.base import Store
-from store.factory import make_cache, make_store
+from store.factory import make_cache, make_stores
+from store.ports import Stores
 from taxii import routes as taxii_routes
 from telemetry import Metrics, metrics
 from web import routes as web_routes
@@ -107,11 +107,11 @@ def _mounted(ctx: AppContext) -> list[Any]:
     return rules
 
 
-async def build_context(settings: Settings, store: Store | None = None) -> AppContext:
-    """Open the store (``store``, else the one chosen by configuration) and the cache; create indexes."""
-    store = store or make_store(settings)
-    await store.open()
-    ctx = AppContext(settings=settings, store=store, cache=make_cache(settings),
+async def build_context(settings: Settings, stores: Stores | None = None) -> AppContext:
+    """Open the stores (``stores``, else the ones chosen by configuration) and the cache; create indexes."""
+    stores = stores or make_stores(settings)
+    await stores.open()
+    ctx = AppContext(settings=settings, stores=stores, cache=make_cache(settings),
                      limiter=RateLimiter(make_counters(settings.redis_url), settings.rate_limit_scale))
     return ctx
 
@@ -119,4 +119,4 @@ async def build_context(settings: Settings, store: Store | None = None) -> AppCo
 async def close_context(ctx: AppContext) -> None:
     await ctx.cache.close()
     await ctx.limiter.counters.close()
-    await ctx.store.close()
+    await ctx.stores.close()

@@ -24,11 +24,11 @@ Job = Callable[[AppContext], Awaitable[object]]
 async def precompute_all(ctx: AppContext) -> None:
     """Every standard export and the stats, unless the data version already has them."""
     ttl = ctx.settings.cache_ttl_seconds
-    version = await ctx.store.data_version()
+    version = await ctx.iocs.data_version()
     if ctx.extras.get("precomputed_version") == version:
         return
-    built = await precompute.precompute_exports(ctx.store, ctx.cache, utcnow(), ttl=ttl)
-    await ioc_stats.precompute_every_stats(ctx.store, ctx.cache, utcnow(), ttl)
+    built = await precompute.precompute_exports(ctx.stores, ctx.cache, utcnow(), ttl=ttl)
+    await ioc_stats.precompute_every_stats(ctx.iocs, ctx.cache, utcnow(), ttl)
     ctx.extras["precomputed_version"] = version
     log.info("precomputed %d exports and the stats for data version %d", built, version)
 
@@ -71,5 +71,5 @@ async def ingest(ctx: AppContext) -> None:
     from config.sources import load_sources
     from ingest.pipeline import ingest_once
 
-    await ingest_once(ctx.store, load_sources(ctx.settings))
+    await ingest_once(ctx.stores, load_sources(ctx.settings))
     await precompute_all(ctx)

@@ -19,7 +19,8 @@ from typing import Any
 
 from store import accounts
 from store.apikeys import hash_key
-from store.base import NotFound, Store
+from store.base import NotFound
+from store.ports import AccountStore
 from store.records import utcnow
 
 DEMO_KEY_NAME = "demo"
@@ -48,12 +49,12 @@ def _write_private(path: Path, content: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-async def is_first_start(store: Store, data_dir: Path) -> bool:
+async def is_first_start(store: AccountStore, data_dir: Path) -> bool:
     """A new embedded install: no demo file and no user yet (so a deleted demo user stays deleted)."""
     return not (data_dir / DEMO_FILE).exists() and not await store.list_users()
 
 
-async def _demo_user(store: Store, tier: str) -> None:
+async def _demo_user(store: AccountStore, tier: str) -> None:
     email = demo_email(tier)
     try:
         user = await store.get_user(email=email)
@@ -68,7 +69,7 @@ async def _demo_user(store: Store, tier: str) -> None:
         pass
 
 
-async def create_demo(store: Store, data_dir: Path) -> dict[str, Any]:
+async def create_demo(store: AccountStore, data_dir: Path) -> dict[str, Any]:
     """Make (or make again) both demo users on their tiers, each with a new key and a new password,
     written to ``demo-keys.json``; the keys work once the file holds their secrets."""
     made: dict[str, accounts.NewKey] = {}
@@ -86,7 +87,7 @@ async def create_demo(store: Store, data_dir: Path) -> dict[str, Any]:
     return content
 
 
-async def _key_line(store: Store, tier: str, secret: Any) -> str:
+async def _key_line(store: AccountStore, tier: str, secret: Any) -> str:
     key = await store.key_by_hash(hash_key(secret)) if isinstance(secret, str) else None
     if key is None:
         return f"demo {tier.capitalize()} key: deleted by an operator"
@@ -96,7 +97,7 @@ async def _key_line(store: Store, tier: str, secret: Any) -> str:
     return f"demo {tier.capitalize()} key: {secret}"
 
 
-async def _account_line(store: Store, tier: str, entry: Any) -> str:
+async def _account_line(store: AccountStore, tier: str, entry: Any) -> str:
     email = demo_email(tier)
     try:
         await store.get_user(email=email)
@@ -108,7 +109,7 @@ async def _account_line(store: Store, tier: str, entry: Any) -> str:
     return f"demo {tier.capitalize()} account: {email}  password: (in {DEMO_FILE})"
 
 
-async def demo_status(store: Store, data_dir: Path) -> list[str]:
+async def demo_status(store: AccountStore, data_dir: Path) -> list[str]:
     """What ``demo-keys.json`` holds that still works, and what an operator removed (changing nothing)."""
     found = _read(data_dir / DEMO_FILE)
     if not found:

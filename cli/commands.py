@@ -25,8 +25,9 @@ from config.settings import Settings
 from config.tiers import TIERS
 from server.context import AppContext
 from store import accounts
-from store.base import Conflict, NotFound, QuotaExceeded, Store
-from store.factory import make_store
+from store.base import Conflict, NotFound, QuotaExceeded
+from store.factory import make_stores
+from store.ports import AccountStore, Stores
 from store.records import utcnow
 from store.sqlite import SqliteStore
 from telemetry import prepare_multiprocess
@@ -94,30 +95,30 @@ class RebuildBar:
                 self.bar.stop()
 
 
-def configured_store(settings: Settings) -> Store:
-    """The store of the configuration, drawing a bar should opening it re-encode a large database."""
-    store = make_store(settings)
-    if isinstance(store, SqliteStore):
-        store.on_rebuild = RebuildBar()
-    return store
+def configured_store(settings: Settings) -> Stores:
+    """The stores of the configuration, drawing a bar should opening them re-encode a large database."""
+    stores = make_stores(settings)
+    if isinstance(stores.lifecycle, SqliteStore):
+        stores.lifecycle.on_rebuild = RebuildBar()
+    return stores
 
 
 @contextlib.asynccontextmanager
-async def opened_store(settings: Settings) -> AsyncIterator[Store]:
-    store = configured_store(settings)
-    await store.open()
+async def opened_store(settings: Settings) -> AsyncIterator[Stores]:
+    stores = configured_store(settings)
+    await stores.open()
     try:
-        yield store
+        yield stores
     finally:
-        await store.close()
+        await stores.close()
 
 
-async def seed_with_progress(store: Store, n: int) -> tuple[int, int]:
+async def seed_with_progress(stores: Stores, n: int) -> tuple[int, int]:
     from ingest.demo import seed_store
 
     with progress_bar() as bar:
         task = bar.add_task("seeding demo articles", total=n)
-        result = await seed_store(store, n, now=utcnow(), progress=lambda done: bar.update(task, completed=done))
+        result = await seed_store(stores, n, now=utcnow(), progress=lambda done: bar.update(task, completed=done))
     return result
 
 
@@ -125,15 +126,15 @@ async def seed(settings: Settings, args: argparse.Namespace) -> int:
     n = args.articles if args.articles is not None else settings.seed_articles
     if n < 1:
         raise CommandError("--articles must be at least 1")
-    async with opened_store(settings) as store:
-        articles, iocs = await seed_with_progress(store, n)
+    async with opened_store(settings) as stores:
+        articles, iocs = await seed_with_progress(stores, n)
         print(f"seeded {articles} articles and {iocs} IOC records into {settings.backend_name}")
         if args.demo:
-            await _seed_demo(store, settings)
+            await _seed_demo(stores.accounts, settings)
     return 0
 
 
-async def _seed_demo(store: Store, settings: Settings) -> None:
+async def _seed_demo(store: AccountStore, settings: Settings) -> None:
     try:
         await bootstrap.create_demo(store, settings.data_dir)
     except (Conflict, QuotaExceeded, accounts.AccountError) as exc:
@@ -143,7 +144,7 @@ async def _seed_demo(store: Store, settings: Settings) -> None:
           f"password (earlier ones stop working); the secrets are in {settings.data_dir / bootstrap.DEMO_FILE}")
 
 
-async def _key_action(store: Store, args: argparse.Namespace) -> None:
+async def _key_action(store: AccountStore, args: argparse.Namespace) -> None:
     if args.action == "create":
         if args.expires_in_days is not None and args.expires_in_days < 1:  # 0 meant "never", -1 "already"
             raise CommandError("--expires-in-days must be 1 or more (leave it out for a key that never expires)")
@@ -170,9 +171,9 @@ async def _key_action(store: Store, args: argparse.Namespace) -> None:
 
 
 async def keys(settings: Settings, args: argparse.Namespace) -> int:
-    async with opened_store(settings) as store:
+    async with opened_store(settings) as stores:
         try:
-            await _key_action(store, args)
+            await _key_action(stores.accounts, args)
         except (NotFound, Conflict, QuotaExceeded, accounts.AccountError) as exc:
             raise CommandError(str(exc)) from exc
     return 0
@@ -190,11 +191,11 @@ async def export(settings: Settings, args: argparse.Namespace) -> int:
     request = precompute.ExportRequest(args.format, tier.name, window, limit=limit)
     now = utcnow()
     _write_output(args.output, None)  # an unwritable place is refused before the work, not after
-    async with opened_store(settings) as store:
-        total = await store.count_iocs(request.query(now))
+    async with opened_store(settings) as stores:
+        total = await stores.iocs.count_iocs(request.query(now))
         with progress_bar() as bar:
             task = bar.add_task(f"exporting {args.format}", total=min(total, limit))
-            entry = await precompute.build_export(store, request, now, await store.data_version(),
+            entry = await precompute.build_export(stores, request, now, await stores.iocs.data_version(),
                                             progress=lambda done: bar.update(task, completed=done))
     _write_output(args.output, entry.body)
     print(f"wrote {entry.meta.rows} IOCs as {args.format} ({len(entry.body)} bytes) to {args.output}",
@@ -245,15 +246,15 @@ async def _bootstrap(ctx: AppContext, seed_empty: bool) -> None:
     embedded default (cli.bootstrap). A production configuration gets neither and prints no secret."""
     from store.query import ArticleQuery
 
-    if seed_empty and not await ctx.store.count_articles(ArticleQuery(include_archived=True, limit=1), exact=False):
-        await seed_with_progress(ctx.store, ctx.settings.seed_articles)
+    if seed_empty and not await ctx.articles.count_articles(ArticleQuery(include_archived=True, limit=1), exact=False):
+        await seed_with_progress(ctx.stores, ctx.settings.seed_articles)
     if not ctx.settings.embedded:
         return
     data_dir = ctx.settings.data_dir
-    if await bootstrap.is_first_start(ctx.store, data_dir):
-        lines = bootstrap.first_start_lines(await bootstrap.create_demo(ctx.store, data_dir))
+    if await bootstrap.is_first_start(ctx.accounts, data_dir):
+        lines = bootstrap.first_start_lines(await bootstrap.create_demo(ctx.accounts, data_dir))
     else:
-        lines = await bootstrap.demo_status(ctx.store, data_dir)
+        lines = await bootstrap.demo_status(ctx.accounts, data_dir)
     print("\n".join(lines))
     print(f"(also in {data_dir / bootstrap.DEMO_FILE}); sign in at http://{ctx.settings.host}:"
           f"{ctx.settings.port}/account/signin", flush=True)

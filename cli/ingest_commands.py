@@ -15,8 +15,8 @@ from exporters import ioc_stats, precompute
 from ingest.enrich import enrich_file
 from ingest.pipeline import IngestReport, ingest_once
 from ingest.reprocess import every_article, reprocess
-from store.base import Store
 from store.factory import make_cache
+from store.ports import Stores
 from store.records import utcnow
 
 
@@ -33,7 +33,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
                      help="re-enrich every stored article and recompute the IOC records (after a rules update)")
 
 
-async def _pass(settings: Settings, store: Store, args: argparse.Namespace) -> IngestReport:
+async def _pass(settings: Settings, stores: Stores, args: argparse.Namespace) -> IngestReport:
     try:
         sources = load_sources(settings)
     except SourceConfigError as exc:
@@ -45,21 +45,21 @@ async def _pass(settings: Settings, store: Store, args: argparse.Namespace) -> I
     with progress_bar() as bar:
         task = bar.add_task("collecting sources", total=len(chosen))
         try:
-            report = await ingest_once(store, sources, only=args.source,
+            report = await ingest_once(stores, sources, only=args.source,
                                        progress=lambda _name, _changed: bar.advance(task))
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
     return report
 
 
-async def _rebuild(settings: Settings, store: Store) -> None:
+async def _rebuild(settings: Settings, stores: Stores) -> None:
     """With Redis, refresh the shared cache now; the embedded server notices the new data version itself."""
     if not settings.redis_url:
         return
     cache = make_cache(settings)
     try:
-        await precompute.precompute_exports(store, cache, utcnow(), ttl=settings.cache_ttl_seconds)
-        await ioc_stats.precompute_every_stats(store, cache, utcnow(), settings.cache_ttl_seconds)
+        await precompute.precompute_exports(stores, cache, utcnow(), ttl=settings.cache_ttl_seconds)
+        await ioc_stats.precompute_every_stats(stores.iocs, cache, utcnow(), settings.cache_ttl_seconds)
     finally:
         await cache.close()
 
@@ -71,12 +71,12 @@ def _summary(report: IngestReport) -> str:
 
 
 async def ingest(settings: Settings, args: argparse.Namespace) -> int:
-    async with opened_store(settings) as store:
+    async with opened_store(settings) as stores:
         while True:
-            report = await _pass(settings, store, args)
+            report = await _pass(settings, stores, args)
             print(_summary(report), file=sys.stderr)
             if report.articles_changed:
-                await _rebuild(settings, store)
+                await _rebuild(settings, stores)
             if args.once:
                 return 0 if len(report.failed) < report.sources or not report.sources else 1
             await asyncio.sleep(settings.ingest_interval_seconds)
@@ -103,13 +103,13 @@ async def _reprocess(settings: Settings) -> int:
         categories = {source.name: source.category for source in load_sources(settings)}
     except SourceConfigError as exc:
         raise CommandError(str(exc)) from exc
-    async with opened_store(settings) as store:
-        total = await store.count_articles(every_article(), exact=True)
+    async with opened_store(settings) as stores:
+        total = await stores.articles.count_articles(every_article(), exact=True)
         with progress_bar() as bar:
             task = bar.add_task("re-enriching stored articles", total=total)
-            report = await reprocess(store, categories, utcnow(), progress=lambda n: bar.advance(task, n))
+            report = await reprocess(stores, categories, utcnow(), progress=lambda n: bar.advance(task, n))
         if report.changed:
-            await _rebuild(settings, store)
+            await _rebuild(settings, stores)
     print(f"{report.articles} articles re-enriched, {report.changed} changed, "
           f"{report.ioc_records} IOC records", file=sys.stderr)
     return 0

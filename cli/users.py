@@ -14,7 +14,8 @@ from cli.commands import CommandError, FileError, opened_store
 from config.settings import Settings
 from config.tiers import TIERS
 from store import accounts
-from store.base import Conflict, NotFound, Store
+from store.base import Conflict, NotFound
+from store.ports import AccountStore
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -35,20 +36,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 async def users(settings: Settings, args: argparse.Namespace) -> int:
-    async with opened_store(settings) as store:
+    async with opened_store(settings) as stores:
         try:
-            await ACTIONS[args.action](store, args)
+            await ACTIONS[args.action](stores.accounts, args)
         except (NotFound, Conflict, accounts.AccountError) as exc:
             raise CommandError(str(exc)) from exc
     return 0
 
 
-async def _create(store: Store, args: argparse.Namespace) -> None:
+async def _create(store: AccountStore, args: argparse.Namespace) -> None:
     user = await accounts.create_user(store, args.email, args.tier)
     print(f"created user {user.email} ({user.tier})")
 
 
-async def _list(store: Store, args: argparse.Namespace) -> None:
+async def _list(store: AccountStore, args: argparse.Namespace) -> None:
     print("email\ttier\tkeys\tpassword\tcreated")
     for user in await store.list_users():
         keys = len(await store.list_keys(user.id))
@@ -56,7 +57,7 @@ async def _list(store: Store, args: argparse.Namespace) -> None:
               f"{user.created_at.isoformat()}")
 
 
-async def _set_tier(store: Store, args: argparse.Namespace) -> None:
+async def _set_tier(store: AccountStore, args: argparse.Namespace) -> None:
     for line in await accounts.set_tier(store, args.email, args.tier):
         print(line)
     print(f"{args.email.lower()} is now on the {args.tier} plan")
@@ -79,12 +80,12 @@ def _read_password(from_stdin: bool) -> str:
     return first
 
 
-async def _set_password(store: Store, args: argparse.Namespace) -> None:
+async def _set_password(store: AccountStore, args: argparse.Namespace) -> None:
     await accounts.set_password(store, args.email, _read_password(args.password_stdin))
     print(f"password of {args.email.lower()} changed; its sessions have ended")
 
 
-async def _delete(store: Store, args: argparse.Namespace) -> None:
+async def _delete(store: AccountStore, args: argparse.Namespace) -> None:
     user = await store.get_user(email=args.email)
     await store.delete_user(user.id)
     print(f"deleted user {user.email} with its keys (they stop working at once) and sessions")

@@ -10,8 +10,9 @@ import orjson
 from config.tiers import TIERS, Tier
 from exporters.build_once import Entry, make_entry, near_or_build, store_entry
 from exporters.precompute import known_windows, tier_windows
-from store.base import IocStats, Store
+from store.base import IocStats
 from store.cache import Cache
+from store.ports import IocStore
 from store.records import iso
 
 # The stats come in the exports' windows (one definition: exporters.precompute.tier_windows).
@@ -45,13 +46,13 @@ def stats_key(tier: str, window: str, data_version: int, now: datetime) -> str:
     return f"ctiwire:stats:{tier}:{window}:{now.date().isoformat()}:v{data_version}"
 
 
-async def build_stats(store: Store, window: str, now: datetime, data_version: int) -> Entry:
+async def build_stats(store: IocStore, window: str, now: datetime, data_version: int) -> Entry:
     since = now - timedelta(days=known_windows()[window])
     body = orjson.dumps(stats_payload(await store.ioc_stats(since), window, since, now))
     return make_entry(body, 1, data_version, "application/json", f"ctiwire-ioc-stats-{window}.json")
 
 
-async def cached_stats(store: Store, cache: Cache, tier: str, window: str, now: datetime,
+async def cached_stats(store: IocStore, cache: Cache, tier: str, window: str, now: datetime,
                        ttl: int) -> tuple[Entry, str]:
     version = await store.data_version()
 
@@ -61,7 +62,7 @@ async def cached_stats(store: Store, cache: Cache, tier: str, window: str, now: 
     return await near_or_build(cache, stats_key(tier, window, version, now), build, ttl=ttl)
 
 
-async def precompute_stats(store: Store, cache: Cache, tier: str, now: datetime, ttl: int) -> int:
+async def precompute_stats(store: IocStore, cache: Cache, tier: str, now: datetime, ttl: int) -> int:
     version = await store.data_version()
     windows = tier_windows(TIERS[tier])
     for window in windows:
@@ -75,5 +76,5 @@ def stats_tiers() -> list[str]:
     return [tier.name for tier in TIERS.values() if tier.ioc_stats]
 
 
-async def precompute_every_stats(store: Store, cache: Cache, now: datetime, ttl: int) -> int:
+async def precompute_every_stats(store: IocStore, cache: Cache, now: datetime, ttl: int) -> int:
     return sum([await precompute_stats(store, cache, tier, now, ttl) for tier in stats_tiers()])

@@ -19,8 +19,8 @@ from config.tiers import TIERS, Tier
 from exporters.base import ArticleRef, ExportContext
 from exporters.build_once import Entry, build_in_thread, get_or_build, make_entry, store_entry
 from exporters.registry import EXPORTERS, get_exporter
-from store.base import Store
 from store.cache import Cache
+from store.ports import IocStore, Stores
 from store.query import IocQuery
 from store.records import Ioc, iso
 from telemetry import metrics
@@ -99,7 +99,7 @@ class ExportRequest:
                         industries=self.industries, since=self.window_since(now), limit=self.limit)
 
 
-async def collect_iocs(store: Store, query: IocQuery, progress: Progress | None = None,
+async def collect_iocs(store: IocStore, query: IocQuery, progress: Progress | None = None,
                        delay: float = 0.0) -> list[Ioc]:
     rows: list[Ioc] = []
     async for batch in store.iter_iocs(query, batch_size=500):
@@ -111,17 +111,17 @@ async def collect_iocs(store: Store, query: IocQuery, progress: Progress | None 
     return rows
 
 
-async def build_export(store: Store, request: ExportRequest, now: datetime, data_version: int,
+async def build_export(stores: Stores, request: ExportRequest, now: datetime, data_version: int,
                        progress: Progress | None = None, delay: float = 0.0) -> Entry:
     """Query, encode and wrap one export as a cache entry (also the on-demand path)."""
     with metrics().build_seconds.labels(request.format).time():
-        return await _build_export(store, request, now, data_version, progress, delay)
+        return await _build_export(stores, request, now, data_version, progress, delay)
 
 
-async def _build_export(store: Store, request: ExportRequest, now: datetime, data_version: int,
+async def _build_export(stores: Stores, request: ExportRequest, now: datetime, data_version: int,
                         progress: Progress | None, delay: float) -> Entry:
-    iocs = await collect_iocs(store, request.query(now), progress, delay)
-    refs = await store.article_refs(a for ioc in iocs for a in ioc.article_ids)
+    iocs = await collect_iocs(stores.iocs, request.query(now), progress, delay)
+    refs = await stores.articles.article_refs(a for ioc in iocs for a in ioc.article_ids)
     exporter = get_exporter(request.format)()
     context = ExportContext(generated_at=as_of(now), since=request.window_since(now), until=as_of(now),
                             tier=request.tier, articles=_article_refs(refs))
@@ -134,14 +134,14 @@ def _article_refs(refs: dict[str, tuple[str, str, str]]) -> dict[str, ArticleRef
     return {key: ArticleRef(*value) for key, value in refs.items()}
 
 
-async def cached_export(store: Store, cache: Cache, request: ExportRequest, now: datetime, *,
+async def cached_export(stores: Stores, cache: Cache, request: ExportRequest, now: datetime, *,
                         ttl: int, on_demand_ttl: int, delay: float = 0.0) -> tuple[Entry, str]:
     """The export from the cache when current, else built once under the lock (issue 5). ``delay``
     slows the build between batches: fault injection for the tests that kill a builder (issue 16)."""
-    version = await store.data_version()
+    version = await stores.iocs.data_version()
 
     async def build() -> Entry:
-        return await build_export(store, request, now, version, delay=delay)
+        return await build_export(stores, request, now, version, delay=delay)
 
     life = ttl if request.standard else on_demand_ttl
     return await get_or_build(cache, request.cache_key(version, now), build, ttl=life)
@@ -154,13 +154,13 @@ def standard_requests(formats: Iterable[str] = EXPORT_FORMATS) -> list[ExportReq
             for limit in (DEFAULT_EXPORT_LIMIT, tier.ioc_results_max)]
 
 
-async def precompute_exports(store: Store, cache: Cache, now: datetime, *, ttl: int,
+async def precompute_exports(stores: Stores, cache: Cache, now: datetime, *, ttl: int,
                              formats: Iterable[str] = EXPORT_FORMATS) -> int:
     """Build and store every standard export for the current data version; returns how many were built."""
-    version = await store.data_version()
+    version = await stores.iocs.data_version()
     built = 0
     for request in standard_requests(formats):
-        entry = await build_export(store, request, now, version)
+        entry = await build_export(stores, request, now, version)
         await store_entry(cache, request.cache_key(version, now), entry, ttl)
         built += 1
     return built

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 from config.sources import SHIPPED, SourceConfig, parse_sources
 from ingest.aggregate import aggregate
-from store.base import Store
+from store.ports import Stores
 from store.records import (
     CATEGORIES,
     INDUSTRY_TAGS,
@@ -161,18 +161,18 @@ def generate(n: int, now: datetime, seed: int = 7) -> Iterator[list[Article]]:
         yield batch
 
 
-async def seed_store(store: Store, n: int, now: datetime | None = None,
+async def seed_store(stores: Stores, n: int, now: datetime | None = None,
                      progress: Progress | None = None) -> tuple[int, int]:
     """Load ``n`` demo articles and their IOC records; returns (articles, IOC records stored)."""
     sources = demo_sources()
     for s in sources:
-        await store.upsert_source(Source.configured(s))
+        await stores.sources.upsert_source(Source.configured(s))
     categories = {s.name: s.category for s in sources}
     done, keys = 0, set[tuple[str, str]]()
     for batch in generate(n, now or utcnow()):
-        await store.upsert_articles(batch)
+        await stores.articles.upsert_articles(batch)
         records = aggregate(batch, categories)
-        await store.upsert_iocs(records)
+        await stores.iocs.upsert_iocs(records)
         keys.update((r.type, r.value) for r in records)
         done += len(batch)
         if progress is not None:

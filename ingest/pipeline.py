@@ -19,7 +19,7 @@ from ingest.aggregate import aggregate
 from ingest.enrich import Enrichment, enrich
 from ingest.feeds import FeedError, FeedItem, canonical_url, content_hash, extract_page, parse_feed
 from ingest.fetch import Fetcher, FetchError, FetchLimits
-from store.base import Store
+from store.ports import Stores
 from store.records import LEGACY_CATEGORIES, Article, Source, utcnow
 from telemetry import metrics
 
@@ -48,9 +48,9 @@ class IngestReport:
 class SourceRun:
     """Collects one source in one run."""
 
-    def __init__(self, store: Store, fetcher: Fetcher, config: SourceConfig, record: Source, now: datetime,
+    def __init__(self, stores: Stores, fetcher: Fetcher, config: SourceConfig, record: Source, now: datetime,
                  claimed: set[str]) -> None:
-        self.store, self.fetcher, self.config, self.record, self.now = store, fetcher, config, record, now
+        self.stores, self.fetcher, self.config, self.record, self.now = stores, fetcher, config, record, now
         self.claimed = claimed  # content hashes taken by this run's other items and sources
         self.new: list[Article] = []
         self.updated: list[Article] = []
@@ -68,12 +68,12 @@ class SourceRun:
 
     async def _item(self, item: FeedItem) -> None:
         url = canonical_url(item.link)
-        held = await self.store.find_article(canonical_url=url)
+        held = await self.stores.articles.find_article(canonical_url=url)
         text, image = await self._text(item)
         digest = content_hash(item.title, text)
         if held is not None and held.content_hash == digest:
             return  # unchanged: nothing to write
-        if held is None and (digest in self.claimed or await self.store.find_article(content_hash=digest)):
+        if held is None and (digest in self.claimed or await self.stores.articles.find_article(content_hash=digest)):
             return  # the same story already came from another feed or URL
         self.claimed.add(digest)
         article = self._article(item, url, text, image, digest, held)
@@ -119,12 +119,12 @@ def enriched_fields(found: Enrichment) -> dict[str, Any]:
     )
 
 
-async def _collect(store: Store, fetcher: Fetcher, config: SourceConfig, held: Source | None,
+async def _collect(stores: Stores, fetcher: Fetcher, config: SourceConfig, held: Source | None,
                    report: IngestReport, claimed: set[str]) -> None:
     now = utcnow()
     record = Source.configured(config, held)
     record.last_attempt_at = now
-    run = SourceRun(store, fetcher, config, record, now, claimed)
+    run = SourceRun(stores, fetcher, config, record, now, claimed)
     try:
         seen = await run.run()
     except (FetchError, FeedError) as exc:
@@ -136,11 +136,11 @@ async def _collect(store: Store, fetcher: Fetcher, config: SourceConfig, held: S
         metrics().ingest_last_success.labels(config.name).set(now.timestamp())
         record.items_seen += seen
         report.items_seen += seen
-        await _write(store, run, config, report)
-    await store.upsert_source(record)
+        await _write(stores, run, config, report)
+    await stores.sources.upsert_source(record)
 
 
-async def _write(store: Store, run: SourceRun, config: SourceConfig, report: IngestReport) -> None:
+async def _write(stores: Stores, run: SourceRun, config: SourceConfig, report: IngestReport) -> None:
     articles = run.new + run.updated
     if not articles:
         return
@@ -148,26 +148,26 @@ async def _write(store: Store, run: SourceRun, config: SourceConfig, report: Ing
     # Records first: a run stopped between the two writes leaves the articles unwritten, so the next run
     # writes them (and merges the same records again, which changes nothing). The other order would leave
     # stored articles whose records are missing, and the next run skips unchanged articles (issue 16).
-    await store.upsert_iocs(records)
-    await store.upsert_articles(articles)
+    await stores.iocs.upsert_iocs(records)
+    await stores.articles.upsert_articles(articles)
     report.articles_new += len(run.new)
     report.articles_updated += len(run.updated)
     report.ioc_records += len(records)
 
 
-async def ingest_once(store: Store, sources: Sequence[SourceConfig], *, only: str | None = None,
+async def ingest_once(stores: Stores, sources: Sequence[SourceConfig], *, only: str | None = None,
                       limits: FetchLimits | None = None, progress: Progress | None = None) -> IngestReport:
     """Collect every enabled source (or only the one named); returns what changed."""
     chosen = [s for s in sources if (s.name == only if only else s.enabled)]
     if only and not chosen:
         raise ValueError(f"no source named {only!r} in the source list")
-    held = {s.name: s for s in await store.list_sources()}
+    held = {s.name: s for s in await stores.sources.list_sources()}
     report = IngestReport(sources=len(chosen))
     gate, claimed = asyncio.Semaphore(SOURCE_CONCURRENCY), set[str]()
 
     async def one(config: SourceConfig) -> None:
         async with gate:
-            await _collect(store, fetcher, config, held.get(config.name), report, claimed)
+            await _collect(stores, fetcher, config, held.get(config.name), report, claimed)
         if progress is not None:
             progress(config.name, report.articles_changed)
 

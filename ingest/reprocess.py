@@ -17,8 +17,8 @@ from datetime import datetime
 from ingest.aggregate import aggregate
 from ingest.enrich import enrich
 from ingest.pipeline import enriched_fields
-from store.base import Store
 from store.codec import merge_ioc
+from store.ports import Stores
 from store.query import ArticleQuery
 from store.records import Article, Ioc
 
@@ -57,17 +57,17 @@ def _fold(records: dict[tuple[str, str], Ioc], batch: list[Ioc]) -> None:
         records[key] = record if key not in records else merge_ioc(records[key], record)
 
 
-async def reprocess(store: Store, categories: Mapping[str, str], now: datetime,
+async def reprocess(stores: Stores, categories: Mapping[str, str], now: datetime,
                     progress: Progress | None = None) -> ReprocessReport:
     """Re-enrich every stored article; ``categories`` maps source name -> source category."""
     report = ReprocessReport()
     records: dict[tuple[str, str], Ioc] = {}
-    async for batch in store.iter_articles(every_article(), BATCH):
+    async for batch in stores.articles.iter_articles(every_article(), BATCH):
         fresh = [reenriched(article, now) for article in batch]
         changed = [dataclasses.replace(new, modified_at=now) for old, new in zip(batch, fresh, strict=True)
                    if _changed(old, new)]
         if changed:
-            await store.upsert_articles(changed)
+            await stores.articles.upsert_articles(changed)
         kept = {article.id: article for article in changed}
         _fold(records, aggregate([kept.get(article.id, article) for article in batch], categories))
         report.articles += len(batch)
@@ -75,7 +75,7 @@ async def reprocess(store: Store, categories: Mapping[str, str], now: datetime,
         if progress is not None:
             progress(len(batch))
     if report.changed:
-        report.ioc_records = await store.replace_iocs(records.values())
+        report.ioc_records = await stores.iocs.replace_iocs(records.values())
     else:
         report.ioc_records = len(records)
     return report

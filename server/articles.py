@@ -51,7 +51,8 @@ from server.params import MAX_INTEGER
 from server.readahead import ReadAhead
 from server.streaming import ChunkWriter, ClientGone
 from server.tokens import sign
-from store.base import Position, Store
+from store.base import Position
+from store.ports import ArticleStore
 from store.query import ARTICLE_SORTS, TEXT_FIELDS, TIME_FIELDS, ArticleQuery
 from store.records import CATEGORIES, INDUSTRY_TAGS, SEVERITY_LABELS, Source, iso, utcnow
 
@@ -88,7 +89,7 @@ def _encode(payload: Payload) -> bytes:
     return payload if isinstance(payload, bytes) else orjson.dumps(payload)
 
 
-async def _batches(store: Store, request: ArticleRequest, query: ArticleQuery) -> AsyncIterator[Sequence[Row]]:
+async def _batches(store: ArticleStore, request: ArticleRequest, query: ArticleQuery) -> AsyncIterator[Sequence[Row]]:
     """Batches of ``query``'s rows in the form ``request`` renders."""
     if request.fmt == "csv" and not request.fields and not request.expand:  # every column: stored lines
         async for rows in store.iter_article_csv_rows(query, STREAM_BATCH):
@@ -103,7 +104,7 @@ async def _batches(store: Store, request: ArticleRequest, query: ArticleQuery) -
         yield [((getattr(a, field), a.id), sparse(list_row(a, request.expand), request.fields)) for a in batch]
 
 
-async def _page_end(store: Store, request: ArticleRequest) -> Position | None:
+async def _page_end(store: ArticleStore, request: ArticleRequest) -> Position | None:
     """The page's last position when another row follows it (a two-row peek), else None."""
     q = request.query
     peek = replace(q, offset=q.offset + q.limit - 1, limit=2)
@@ -111,7 +112,7 @@ async def _page_end(store: Store, request: ArticleRequest) -> Position | None:
     return rows[0][0] if len(rows) == 2 else None
 
 
-async def _ahead(store: Store, request: ArticleRequest) -> Ahead:
+async def _ahead(store: ArticleStore, request: ArticleRequest) -> Ahead:
     """A streamed page read whole, ahead of its request: its end (the peek), then its rows."""
     end = await _page_end(store, request)
     return end, [row async for batch in _batches(store, request, request.query) for row in batch]
@@ -155,12 +156,12 @@ class ArticleListHandler(BaseHandler):
         """The page's rows and, when another page follows, its last position (the next cursor)."""
         q = request.query
         if request.fmt == "json":  # at most 1,000 rows: one query reads the page and the row after it
-            rows = [row async for batch in _batches(self.ctx.store, request, replace(q, limit=q.limit + 1))
+            rows = [row async for batch in _batches(self.ctx.articles, request, replace(q, limit=q.limit + 1))
                     for row in batch]
             return _slices(rows[:q.limit]), (rows[q.limit - 1][0] if len(rows) > q.limit else None)
         key = await self._ahead_key(request)
         ahead = await self._read_ahead().take(key)
-        end, first = ahead if ahead is not None else (await _page_end(self.ctx.store, request), [])
+        end, first = ahead if ahead is not None else (await _page_end(self.ctx.articles, request), [])
         return await self._rows(request, end, first), end
 
     def _read_ahead(self) -> ReadAhead[Ahead]:
@@ -171,7 +172,7 @@ class ArticleListHandler(BaseHandler):
         return reads
 
     async def _ahead_key(self, request: ArticleRequest) -> tuple[Any, ...]:
-        return (await self.ctx.store.data_version(), request.fmt, request.fields, request.expand, request.query)
+        return (await self.ctx.iocs.data_version(), request.fmt, request.fields, request.expand, request.query)
 
     async def _read_next(self, request: ArticleRequest, end: Position) -> None:
         """Start reading the page after this one (its cursor is ``end``), as its request will ask for it.
@@ -182,7 +183,7 @@ class ArticleListHandler(BaseHandler):
         if request.query.after is None:
             return
         following = replace(request, query=replace(request.query, after=end, offset=0))
-        self._read_ahead().start(await self._ahead_key(following), _ahead(self.ctx.store, following))
+        self._read_ahead().start(await self._ahead_key(following), _ahead(self.ctx.articles, following))
 
     def _next(self, request: ArticleRequest, end: Position) -> str:
         value, last_id = end
@@ -217,7 +218,7 @@ class ArticleListHandler(BaseHandler):
         """The page's rows read as they are sent; once its end is read, the next page is read ahead."""
         query, last = request.query, None
         for _ in range(2):
-            async for batch in _batches(self.ctx.store, request, query):
+            async for batch in _batches(self.ctx.articles, request, query):
                 positions = [row[0] for row in batch] if end is not None else []
                 if end in positions:
                     await self._read_next(request, end)
@@ -252,11 +253,11 @@ class ArticleListHandler(BaseHandler):
             await writer.write(b'],"links":' + orjson.dumps(links) + b"}")
 
     async def _meta(self, request: ArticleRequest, now: datetime) -> dict[str, Any]:
-        strategy, store = request.count_strategy, self.ctx.store
+        strategy, store = request.count_strategy, self.ctx.articles
         total = None if strategy == "none" else await store.count_articles(request.query, exact=strategy == "exact")
         return {"limit": request.query.limit, "offset": request.query.offset, "total": total,
                 "total_estimated": strategy == "planned", "generated_at": iso(now),
-                "feed_version": str(await store.data_version()), "source": store.name,
+                "feed_version": str(await store.data_version()), "source": self.ctx.stores.name,
                 "filters": request.filters}
 
 
@@ -270,7 +271,7 @@ class ArticleHandler(BaseHandler):
             uuid.UUID(article_id)
         except ValueError as exc:
             raise NotFoundError(f"no article with id {article_id!r}") from exc
-        article = await self.ctx.store.get_article(article_id)
+        article = await self.ctx.articles.get_article(article_id)
         # The tier's article lookback holds here too (issue 4: no way around the window).
         if article.published_at < utcnow() - timedelta(days=self.principal.tier.article_lookback_days):
             raise NotFoundError(f"no article with id {article_id!r} in the {self.principal.tier.name} window")
@@ -283,8 +284,8 @@ class SourcesHandler(BaseHandler):
     scope = SCOPE_ARTICLES
 
     async def get(self) -> None:
-        counted = {name: (kind, tier, n) for name, kind, tier, n in await self.ctx.store.article_sources()}
-        configured = {s.name: s for s in await self.ctx.store.list_sources()}
+        counted = {name: (kind, tier, n) for name, kind, tier, n in await self.ctx.articles.article_sources()}
+        configured = {s.name: s for s in await self.ctx.sources.list_sources()}
         # Sources that only have articles (a removed feed, community submissions) are still filterable.
         for name, (kind, tier, _) in counted.items():
             configured.setdefault(name, Source(name, "", "", kind, tier, "community", enabled=False))

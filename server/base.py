@@ -191,9 +191,9 @@ class BaseHandler(RequestHandler):
         if not raw:
             raise AuthError("an API key is required: send 'Authorization: Bearer <API_KEY>'", code="missing_api_key")
         digest = hash_key(raw)
-        found = await self.ctx.store.key_with_user(digest) if looks_like_key(raw) else None
+        found = await self.ctx.accounts.key_with_user(digest) if looks_like_key(raw) else None
         if found is None or not hashes_equal(found[0].key_hash, digest):
-            if looks_like_key(raw) and await self.ctx.store.is_revoked(digest):
+            if looks_like_key(raw) and await self.ctx.accounts.is_revoked(digest):
                 raise AuthError("this API key was deleted", code="expired_api_key")
             raise AuthError("the API key matches no active key", code="invalid_api_key")
         key, user = found
@@ -208,7 +208,7 @@ class BaseHandler(RequestHandler):
         """Keep ``last_used_at`` to the minute (authenticate calls this once a minute per key, not once a
         request); a failed write (a full disk, a store outage) never fails the read it came with."""
         try:
-            await self.ctx.store.touch_key(key.id, now)
+            await self.ctx.accounts.touch_key(key.id, now)
         except StoreUnavailable as exc:
             log.warning("could not record the use of a key: %s", exc)
 

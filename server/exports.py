@@ -63,7 +63,7 @@ class ExportHandler(BaseHandler):
             self.set_header(name, value)
         self.set_header("X-Format-Cost-Multiplier", str(format_cost(self.fmt)))
         settings = self.ctx.settings
-        entry, status = await precompute.cached_export(self.ctx.store, self.ctx.cache, request, utcnow(),
+        entry, status = await precompute.cached_export(self.ctx.stores, self.ctx.cache, request, utcnow(),
                                                  ttl=settings.cache_ttl_seconds,
                                                  on_demand_ttl=settings.on_demand_ttl_seconds,
                                                  delay=settings.build_delay_ms / 1000)

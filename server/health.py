@@ -21,7 +21,7 @@ class HealthHandler(BaseHandler):
     async def get(self) -> None:
         detailed = await self._detailed_caller()
         checks: dict[str, Any] = {}
-        for name, probe in (("database", self.ctx.store.ping), ("cache", self.ctx.cache.ping)):
+        for name, probe in (("database", self.ctx.stores.ping), ("cache", self.ctx.cache.ping)):
             try:
                 found = await probe()
                 checks[name] = {"status": "ok", **(found if detailed else {})}

@@ -19,8 +19,8 @@ from server.ioc_params import DEFAULT_IOC_LIMIT, IOC_FILTER_PARAMS, IocRequest, 
 from server.openapi_parts import header, ok, operation, param, per_tier
 from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
-from store.base import Store
 from store.cache import NearMap, body_etag, near_map
+from store.ports import IocStore
 from store.query import IocQuery
 from store.records import CONFIDENCES, IOC_TYPES, utcnow
 
@@ -62,7 +62,7 @@ def _page_key(version: int, request: IocRequest) -> tuple[Any, ...]:
     return version, query, None
 
 
-async def _small_page(store: Store, pages: NearMap[KeptPage], request: IocRequest) -> KeptPage:
+async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocRequest) -> KeptPage:
     """The kept page, still exact, or a new one read and kept. Without a write, rows only leave the set as
     the floor moves past them, so an unchanged total means the same rows: a moved floor costs a count."""
     query, key = request.query, _page_key(await store.data_version(), request)
@@ -84,7 +84,7 @@ async def write_ioc_list(handler: BaseHandler, request: IocRequest) -> None:
     for name, value in request.headers.items():
         handler.set_header(name, value)
     handler.set_header("Content-Type", "application/json; charset=utf-8")
-    store, query = handler.ctx.store, request.query
+    store, query = handler.ctx.iocs, request.query
     if query.limit > SMALL_PAGE_ROWS:
         await stream_ioc_list(handler, query, await store.count_iocs(query))
         return
@@ -100,7 +100,7 @@ async def stream_ioc_list(handler: BaseHandler, query: IocQuery, total: int) -> 
     separator = b""
     try:
         # Stored API forms joined per batch (issue 17): no record is decoded or re-encoded on the way out.
-        async for batch in handler.ctx.store.iter_ioc_rows(query, STREAM_BATCH):
+        async for batch in handler.ctx.iocs.iter_ioc_rows(query, STREAM_BATCH):
             await writer.write(separator + b",".join(batch))
             separator = b","
         await writer.write(b"]}")
@@ -132,7 +132,7 @@ class IocStatsHandler(BaseHandler):
         window = self.params.text("window", None, known_windows()) or default_stats_window(tier)
         if window not in tier_windows(tier):
             raise bad_param("window", f"exceeds the {tier.name} lookback")
-        entry, status = await cached_stats(self.ctx.store, self.ctx.cache, tier.name, window,
+        entry, status = await cached_stats(self.ctx.iocs, self.ctx.cache, tier.name, window,
                                            utcnow(), self.ctx.settings.cache_ttl_seconds)
         await write_entry(self, entry, status, attachment=False)
 

@@ -66,7 +66,7 @@ async def _related(handler: BaseHandler, ioc: Ioc) -> list[Article]:
     found = []
     for article_id in ioc.article_ids[-RELATED_ARTICLES_MAX:]:
         try:
-            found.append(await handler.ctx.store.get_article(article_id))
+            found.append(await handler.ctx.articles.get_article(article_id))
         except NotFound:  # an article removed since is simply not listed
             continue
     return sorted((a for a in found if a.published_at >= floor), key=lambda a: a.published_at, reverse=True)
@@ -100,7 +100,7 @@ class LookupHandler(BaseHandler):
         if raw is None:
             raise bad_param("value", "is required: the indicator to look up")
         ioc_type, value = _indicator(raw, "value", None)
-        ioc = await self.ctx.store.get_ioc(ioc_type, value)
+        ioc = await self.ctx.iocs.get_ioc(ioc_type, value)
         if ioc is None:
             self.write_json({"found": False, "type": ioc_type, "value": value,
                              "hunting_queries": hunting_queries(ioc_type, value)})

@@ -11,7 +11,8 @@ from datetime import datetime
 from config.tiers import SCOPES, TIERS
 from store import passwords
 from store.apikeys import display_prefix, generate_key, hash_key
-from store.base import NotFound, Store, StoreError
+from store.base import NotFound, StoreError
+from store.ports import AccountStore, KeyStore, UserStore
 from store.records import ApiKey, User, utcnow
 
 EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}")
@@ -44,7 +45,7 @@ def _long_enough(password: str) -> None:
         raise AccountError(why)
 
 
-async def create_user(store: Store, email: str, tier: str, password: str | None = None) -> User:
+async def create_user(store: UserStore, email: str, tier: str, password: str | None = None) -> User:
     """Create a user on ``tier`` (``free`` or ``pro``), with a password when given (the account web's sign-up)."""
     check_new_user(email, tier, password)
     password_hash = None if password is None else await passwords.hash_password(password)
@@ -66,7 +67,7 @@ def _scopes_for(tier: str, requested: Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(requested))
 
 
-async def create_key(store: Store, email: str, name: str, scopes: Sequence[str] | None = None,
+async def create_key(store: AccountStore, email: str, name: str, scopes: Sequence[str] | None = None,
                      expires_at: datetime | None = None) -> NewKey:
     """Create a key for the user with ``email``; the quota is the tier's (Free 3, Pro 50). The key is saved
     pending (inactive): call :func:`deliver_key` once its secret has been handed out."""
@@ -81,13 +82,13 @@ async def create_key(store: Store, email: str, name: str, scopes: Sequence[str] 
     return NewKey(record=record, secret=secret)
 
 
-async def deliver_key(store: Store, new: NewKey) -> None:
+async def deliver_key(store: KeyStore, new: NewKey) -> None:
     """The secret of ``new`` was printed or shown: the key works from now on."""
     await store.set_key_active(new.record.user_id, new.record.name, True)
     new.record.active, new.record.pending = True, False
 
 
-async def check_password(store: Store, email: str, password: str) -> User | None:
+async def check_password(store: UserStore, email: str, password: str) -> User | None:
     """The user when ``password`` is theirs, else None; an unknown e-mail costs the same argon2 work.
     A hash made with older parameters is replaced on success (rehash when parameters change)."""
     try:
@@ -103,7 +104,7 @@ async def check_password(store: Store, email: str, password: str) -> User | None
     return user
 
 
-async def set_password(store: Store, email: str, password: str) -> User:
+async def set_password(store: AccountStore, email: str, password: str) -> User:
     """A new password; every session of the user ends (a stolen session dies with the old password)."""
     _long_enough(password)
     user = await store.get_user(email=email)
@@ -113,7 +114,7 @@ async def set_password(store: Store, email: str, password: str) -> User:
     return user
 
 
-async def set_tier(store: Store, email: str, tier: str) -> list[str]:
+async def set_tier(store: AccountStore, email: str, tier: str) -> list[str]:
     """Move a user to ``tier``. A downgrade trims every key's scopes to the new tier's and is refused while
     the user holds more keys than the new quota. Returns one line per key whose scopes changed."""
     if tier not in TIERS:

@@ -66,7 +66,7 @@ def fold_iocs(incoming: Iterable[Ioc]) -> dict[tuple[str, str], Ioc]:
 
 
 def merge_ioc(old: Ioc, new: Ioc) -> Ioc:
-    """Merge a stored record with an incoming one (Store.upsert_iocs): first_seen never moves later.
+    """Merge a stored record with an incoming one (IocStore.upsert_iocs): first_seen never moves later.
 
     ``feed_name`` and ``source_category`` come from ``new`` (the latest report); lists are unioned
     and sorted so merges are order-independent; confidence is recomputed over every reporting source.

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 from config.settings import Settings
-from store.base import Store
 from store.cache import Cache, MemoryCache, NullCache, RedisCache
+from store.ports import Stores
 
 
-def make_store(settings: Settings) -> Store:
-    """MongoDB when ``CTIWIRE_MONGODB_URI`` is set, else SQLite under ``CTIWIRE_DATA_DIR``."""
+def make_stores(settings: Settings) -> Stores:
+    """MongoDB when ``CTIWIRE_MONGODB_URI`` is set, else SQLite under ``CTIWIRE_DATA_DIR`` (not yet opened)."""
     if settings.mongodb_uri:
         from pymongo import AsyncMongoClient
 
-        from store.mongo import MongoStore
+        from store.mongo import mongo_stores
 
         client: AsyncMongoClient[dict[str, object]] = AsyncMongoClient(settings.mongodb_uri, tz_aware=True)
-        return MongoStore(client, settings.mongodb_db)
-    from store.sqlite import SqliteStore
+        return mongo_stores(client, settings.mongodb_db)
+    from store.sqlite import sqlite_stores
 
-    return SqliteStore(settings.sqlite_path)
+    return sqlite_stores(settings.sqlite_path)
 
 
 def make_cache(settings: Settings) -> Cache:

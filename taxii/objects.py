@@ -89,7 +89,7 @@ class PageHandler(TaxiiHandler):
         cached; a repeated URI skips the planning while its page is held in this process."""
         now, tier = utcnow(), self.principal.tier
         pages = PageCache(self.ctx.cache, self.ctx.settings.cache_ttl_seconds)
-        version = await self.ctx.store.data_version()
+        version = await self.ctx.iocs.data_version()
         repeat = (version, tier.name, lookback_floor(tier.ioc_lookback_days, now), self.request.uri)
         answers: NearMap[tuple[str, dict[str, str]]] = near_map(self.ctx.cache, "taxii-answers", _ANSWERS)
         known = answers.get(repeat)
@@ -126,8 +126,8 @@ class PageHandler(TaxiiHandler):
 
     async def read(self, plan: Plan) -> Page:
         tier = self.principal.tier.name
-        contexts = context_maker(self.ctx.store, utcnow(), plan.spec.lower, tier)
-        return await read_page(self.ctx.store, plan.spec, contexts)
+        contexts = context_maker(self.ctx.articles, utcnow(), plan.spec.lower, tier)
+        return await read_page(self.ctx.iocs, plan.spec, contexts)
 
     def date_headers(self, page: CachedPage) -> None:
         """Section 3.3.1, formatted when the page was built; none on an empty page (no object, no date)."""

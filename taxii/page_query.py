@@ -22,7 +22,7 @@ from typing import Any
 
 from exporters.base import ArticleRef, ExportContext
 from exporters.stix import stix_object
-from store.base import Store
+from store.ports import ArticleStore, IocStore
 from store.query import IocQuery
 from store.records import Ioc
 from taxii.filters import Matcher
@@ -69,7 +69,7 @@ class Page:
     resume_at: Position | None = None
 
 
-def context_maker(store: Store, now: datetime, floor: datetime, tier: str) -> Contexts:
+def context_maker(store: ArticleStore, now: datetime, floor: datetime, tier: str) -> Contexts:
     """Export contexts for batches of records: the reporting articles become external references."""
 
     async def make(batch: Sequence[Ioc]) -> ExportContext:
@@ -80,7 +80,7 @@ def context_maker(store: Store, now: datetime, floor: datetime, tier: str) -> Co
     return make
 
 
-async def read_page(store: Store, spec: PageSpec, contexts: Contexts) -> Page:
+async def read_page(store: IocStore, spec: PageSpec, contexts: Contexts) -> Page:
     """Scan from ``spec.after`` and keep matching objects until the page is full or the scan ends."""
     if spec.types == ():
         return Page([], False)

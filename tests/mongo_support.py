@@ -22,6 +22,7 @@ from mongomock_ng.filtering import filter_applies
 from pymongo import AsyncMongoClient
 
 from store.mongo import MongoStore
+from store.ports import Stores
 
 NO_TEXT_ON_MOCK = "mongomock does not implement $text; runs with CTIWIRE_TEST_MONGODB_URI"
 _SESSION = f"ctiwire_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
@@ -218,10 +219,18 @@ def server_backends() -> list[Any]:
             *([pytest.param("mongodb", id="mongodb", marks=pytest.mark.mongo)] if real_mongodb_uri() else [])]
 
 
-def backend_store(backend: str) -> MongoStore | None:
-    """The store for ``backend`` (None: the settings' own SQLite store)."""
+def backend_stores(backend: str) -> Stores | None:
+    """The stores for ``backend`` (None: the settings' own SQLite stores), not yet opened."""
     if backend == "mongomock":
-        return mock_store()
+        return Stores.of(mock_store())
     if backend == "mongodb":
-        return real_store(real_mongodb_uri() or "")
+        return Stores.of(real_store(real_mongodb_uri() or ""))
     return None
+
+
+async def dispose_stores(stores: Stores) -> None:
+    """Close ``stores``, dropping the database first when it is a Mongo one (each test has its own)."""
+    if isinstance(stores.lifecycle, MongoStore):
+        await dispose(stores.lifecycle)
+    else:
+        await stores.close()

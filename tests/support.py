@@ -20,7 +20,7 @@ from application.http import make_server
 from config.settings import Settings, load_settings
 from server.context import AppContext
 from store import accounts
-from store.base import Store
+from store.ports import Stores
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -87,16 +87,16 @@ class RunningServer:
         return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=30, **kwargs)  # type: ignore[arg-type]
 
 
-async def start_server(settings: Settings, store: Store | None = None) -> RunningServer:
-    """A server on ``settings`` (and on ``store`` when given, e.g. a MongoStore over mongomock)."""
+async def start_server(settings: Settings, stores: Stores | None = None) -> RunningServer:
+    """A server on ``settings`` (and on ``stores`` when given, e.g. MongoDB over mongomock)."""
     port = free_port()
     settings = settings.replace(host="127.0.0.1", port=port)  # the listening address names the API's links
-    ctx = await build_context(settings, store)
+    ctx = await build_context(settings, stores)
     keys = {}
     for tier in ("free", "pro"):
         email = f"{tier}@test.local"
-        await accounts.create_user(ctx.store, email, tier)
-        keys[tier] = (await delivered_key(ctx.store, email, "main")).secret
+        await accounts.create_user(ctx.accounts, email, tier)
+        keys[tier] = (await delivered_key(ctx.accounts, email, "main")).secret
     http = make_server(make_app(ctx), settings.trusted_proxies)
     http.listen(port, "127.0.0.1")
     return RunningServer(f"http://127.0.0.1:{port}", ctx, keys["free"], keys["pro"], http)

@@ -76,13 +76,13 @@ class SignUpHandler(PageHandler):
         except AccountError as exc:
             self._refuse(400, email, str(exc))
             return
-        wait = await throttle.sign_up(self.ctx.store, self.client_address(), utcnow(),
+        wait = await throttle.sign_up(self.ctx.accounts, self.client_address(), utcnow(),
                                       self.ctx.settings.signup_limit_scale)
         if wait:
             self._refuse(429, email, f"Too many sign-ups. Try again in {throttle.describe(wait)}.")
             return
         try:
-            await accounts.create_user(self.ctx.store, email, "free", password=password)
+            await accounts.create_user(self.ctx.accounts, email, "free", password=password)
         except Conflict:
             pass  # answered like a new account: the form must not reveal who has one
         except Busy as exc:
@@ -118,7 +118,7 @@ class SignInHandler(PageHandler):
         email = self.get_body_argument("email", "").strip().lower()
         password = self.get_body_argument("password", "")
         target = local_next(self.get_body_argument("next", None), self.next_pages)
-        store, now = self.ctx.store, utcnow()
+        store, now = self.ctx.accounts, utcnow()
         wait = await throttle.sign_in(store, email, self.client_address(), now)  # counted before verifying
         if wait:
             self._refuse(429, email, target, f"Too many sign-ins. Try again in {throttle.describe(wait)}.")
@@ -147,7 +147,7 @@ class SignOutHandler(PageHandler):
         self.clear_cookie(sessions.COOKIE, path="/")  # this browser is signed out whatever the store says
         if self.signed_in is not None:
             try:
-                await sessions.end(self.ctx.store, self.signed_in)
+                await sessions.end(self.ctx.accounts, self.signed_in)
             except StoreUnavailable as exc:
                 log.warning("sign-out could not end the session on the server: %s", exc)
                 self.set_status(503)

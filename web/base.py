@@ -87,7 +87,7 @@ class PageHandler(RequestHandler):
         too_large = request_limit_error(self.request)
         if too_large is not None:
             raise HTTPError(too_large.status, too_large.message)
-        store, settings, now = self.ctx.store, self.ctx.settings, utcnow()
+        store, settings, now = self.ctx.accounts, self.ctx.settings, utcnow()
         self.signed_in = await sessions.find(store, settings, self.get_cookie(sessions.COOKIE), now)
         if self.request.method not in ("GET", "HEAD"):
             self.check_xsrf_cookie()  # the token depends on the session; a refused form changes nothing

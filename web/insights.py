@@ -24,7 +24,7 @@ class UsageHandler(PageHandler):
     async def get(self) -> None:
         user = self.user
         tier = TIERS[user.tier]
-        keys = await self.ctx.store.list_keys(user.id)
+        keys = await self.ctx.accounts.list_keys(user.id)
         rows = []
         for key in keys:
             usage = await self.ctx.limiter.usage(key.id, tier)
@@ -57,7 +57,7 @@ class DashboardHandler(PageHandler):
         window = self.get_argument("window", "")
         if window not in allowed:  # the default, and what a Free user gets for a Pro window
             window = "7d" if "7d" in allowed else allowed[0]
-        entry, _ = await cached_stats(self.ctx.store, self.ctx.cache, tier.name, window, utcnow(),
+        entry, _ = await cached_stats(self.ctx.iocs, self.ctx.cache, tier.name, window, utcnow(),
                                       self.ctx.settings.cache_ttl_seconds)
         stats = orjson.loads(entry.body)
         self.page("dashboard.html", stats=stats, window=window, windows=windows, tier=tier,

@@ -28,7 +28,7 @@ class KeysHandler(PageHandler):
 
     async def keys_page(self, new_secret: str | None = None, error: str | None = None, **form: Any) -> None:
         user, now = self.user, utcnow()
-        keys = await self.ctx.store.list_keys(user.id)
+        keys = await self.ctx.accounts.list_keys(user.id)
         rows = [(key, key_state(key, now)) for key in keys]
         self.page("keys.html", rows=rows, tier=TIERS[user.tier], new_secret=new_secret, error=error,
                   form={"name": "", "expires_in_days": "", **form})
@@ -39,13 +39,13 @@ class KeysHandler(PageHandler):
         scopes = self.get_body_arguments("scopes")
         try:
             expires = _expiry(days_text)
-            created = await accounts.create_key(self.ctx.store, self.user.email, name, scopes or None, expires)
+            created = await accounts.create_key(self.ctx.accounts, self.user.email, name, scopes or None, expires)
         except (AccountError, Conflict, QuotaExceeded) as exc:
             self.set_status(400)
             await self.keys_page(error=_message(exc, self.user.tier), name=name, expires_in_days=days_text)
             return
         # The response delivers the secret; activated just before it is written (the page lists the key active).
-        await accounts.deliver_key(self.ctx.store, created)
+        await accounts.deliver_key(self.ctx.accounts, created)
         await self.keys_page(new_secret=created.secret)
 
 
@@ -70,7 +70,7 @@ class KeyActionHandler(PageHandler):
     """``POST /account/keys/{name}/delete|deactivate|activate``; then back to the list with a message."""
 
     async def post(self, name: str, action: str) -> None:
-        store, user = self.ctx.store, self.user
+        store, user = self.ctx.accounts, self.user
         try:
             if action == "delete":
                 await store.delete_key(user.id, name)

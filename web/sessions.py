@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from config.settings import Settings
-from store.base import Store, StoreUnavailable
+from store.base import StoreUnavailable
+from store.ports import SessionStore
 from store.records import Session, User
 
 COOKIE = "ctiwire_session"
@@ -38,7 +39,7 @@ def session_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-async def start(store: Store, user: User, now: datetime) -> str:
+async def start(store: SessionStore, user: User, now: datetime) -> str:
     """A new session for ``user`` (a new id at every sign-in: no fixation); returns the cookie value."""
     token = secrets.token_urlsafe(32)
     await store.create_session(Session(id=session_hash(token), user_id=user.id, created_at=now, last_seen_at=now))
@@ -56,7 +57,7 @@ def _expired(session: Session, settings: Settings, now: datetime) -> bool:
     return now - session.last_seen_at > idle or now - session.created_at > absolute
 
 
-async def find(store: Store, settings: Settings, token: str | None, now: datetime) -> SignedIn | None:
+async def find(store: SessionStore, settings: Settings, token: str | None, now: datetime) -> SignedIn | None:
     """The live session named by the cookie ``token``, or None (unknown, ended or expired). Not refreshed
     here: a request refused (e.g. by its CSRF check) does not count as use; ``keep_alive`` does that."""
     if not token or len(token) > 128:
@@ -71,7 +72,7 @@ async def find(store: Store, settings: Settings, token: str | None, now: datetim
     return SignedIn(session, user)
 
 
-async def keep_alive(store: Store, settings: Settings, signed_in: SignedIn, now: datetime) -> None:
+async def keep_alive(store: SessionStore, settings: Settings, signed_in: SignedIn, now: datetime) -> None:
     """Restart the idle clock of a session in use (not at every request: see ``touch_every``)."""
     if now - signed_in.session.last_seen_at > touch_every(settings):
         await _tidy(store.touch_session(signed_in.session.id, now))
@@ -86,5 +87,5 @@ async def _tidy(write: Awaitable[object]) -> None:
         logging.getLogger("ctiwire.web").warning("session bookkeeping not saved: %s", exc)
 
 
-async def end(store: Store, signed_in: SignedIn) -> None:
+async def end(store: SessionStore, signed_in: SignedIn) -> None:
     await store.delete_sessions(session_id=signed_in.session.id)

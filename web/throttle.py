@@ -3,7 +3,7 @@
 Sign-in: per account after a handful of attempts, per client address only after many more, so one
 person's typos never lock other accounts behind the same address (an office NAT). Sign-up: per client
 address and in total. An attempt is counted *before* the password is hashed or verified, in one atomic
-store operation (``Store.reserve_attempt``): however many requests arrive at once, in however many
+store operation (``AttemptStore.reserve_attempt``): however many requests arrive at once, in however many
 processes, at most the limit are ever evaluated. A right password clears its account's count.
 """
 
@@ -13,7 +13,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from store.base import Store
+from store.ports import AttemptStore
 
 WINDOW = timedelta(minutes=15)
 ACCOUNT_LIMIT = 5  # sign-in attempts per account in WINDOW
@@ -27,25 +27,25 @@ def _account(email: str) -> str:
     return f"account:{email.strip().lower()}"
 
 
-async def _reserve(store: Store, limits: Sequence[tuple[str, int]], window: timedelta, now: datetime) -> int:
+async def _reserve(store: AttemptStore, limits: Sequence[tuple[str, int]], window: timedelta, now: datetime) -> int:
     """0 when this attempt is counted and may go ahead; else the seconds until one would be."""
     blocking = await store.reserve_attempt(limits, now - window, now)
     return 0 if blocking is None else max(1, math.ceil((blocking + window - now).total_seconds()))
 
 
-async def sign_in(store: Store, email: str, address: str, now: datetime) -> int:
+async def sign_in(store: AttemptStore, email: str, address: str, now: datetime) -> int:
     """Count a sign-in for ``email`` from ``address``: 0 to verify its password, else seconds to wait."""
     return await _reserve(store, ((_account(email), ACCOUNT_LIMIT), (f"address:{address}", ADDRESS_LIMIT)),
                           WINDOW, now)
 
 
-async def sign_up(store: Store, address: str, now: datetime, scale: int = 1) -> int:
+async def sign_up(store: AttemptStore, address: str, now: datetime, scale: int = 1) -> int:
     """Count a sign-up from ``address``: 0 to go ahead, else seconds to wait."""
     limits = ((f"signup-address:{address}", SIGNUP_ADDRESS_LIMIT * scale), ("signup", SIGNUP_TOTAL_LIMIT * scale))
     return await _reserve(store, limits, SIGNUP_WINDOW, now)
 
 
-async def succeeded(store: Store, email: str) -> None:
+async def succeeded(store: AttemptStore, email: str) -> None:
     """A right password clears the account's count (not the address's: it may be someone else's)."""
     await store.clear_attempts(_account(email))
 

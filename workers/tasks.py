@@ -14,9 +14,10 @@ from celery.signals import task_failure, task_retry, task_success
 
 from exporters import ioc_stats, precompute
 from exporters.build_once import store_entry
-from store.base import Store, StoreUnavailable
+from store.base import StoreUnavailable
 from store.cache import Cache
-from store.factory import make_cache, make_store
+from store.factory import make_cache, make_stores
+from store.ports import Stores
 from store.records import utcnow
 from telemetry import metrics
 from workers.app import SETTINGS, app
@@ -32,17 +33,17 @@ RETRYING: dict[str, Any] = {
 }
 
 
-async def _with_backends(job: Callable[[Store, Cache], Awaitable[T]]) -> T:
-    store, cache = make_store(SETTINGS), make_cache(SETTINGS)
-    await store.open()
+async def _with_backends(job: Callable[[Stores, Cache], Awaitable[T]]) -> T:
+    stores, cache = make_stores(SETTINGS), make_cache(SETTINGS)
+    await stores.open()
     try:
-        return await job(store, cache)
+        return await job(stores, cache)
     finally:
         await cache.close()
-        await store.close()
+        await stores.close()
 
 
-def run(job: Callable[[Store, Cache], Awaitable[T]]) -> T:
+def run(job: Callable[[Stores, Cache], Awaitable[T]]) -> T:
     return asyncio.run(_with_backends(job))
 
 
@@ -51,10 +52,10 @@ def build_export(fmt: str, tier: str, window: str, limit: int = precompute.DEFAU
     """Build one standard export into the cache; returns its key."""
     request = precompute.ExportRequest(fmt, tier, window, limit=limit)
 
-    async def job(store: Store, cache: Cache) -> str:
+    async def job(stores: Stores, cache: Cache) -> str:
         now = utcnow()
-        version = await store.data_version()
-        entry = await precompute.build_export(store, request, now, version, delay=SETTINGS.build_delay_ms / 1000)
+        version = await stores.iocs.data_version()
+        entry = await precompute.build_export(stores, request, now, version, delay=SETTINGS.build_delay_ms / 1000)
         key = request.cache_key(version, now)
         await store_entry(cache, key, entry, SETTINGS.cache_ttl_seconds)
         return key
@@ -65,7 +66,7 @@ def build_export(fmt: str, tier: str, window: str, limit: int = precompute.DEFAU
 @app.task(name="ctiwire.precompute_stats", **RETRYING)
 def precompute_stats(tier: str) -> int:
     ttl = SETTINGS.cache_ttl_seconds
-    return run(lambda store, cache: ioc_stats.precompute_stats(store, cache, tier, utcnow(), ttl))
+    return run(lambda stores, cache: ioc_stats.precompute_stats(stores.iocs, cache, tier, utcnow(), ttl))
 
 
 @app.task(name="ctiwire.precompute_all", **RETRYING)
@@ -91,8 +92,8 @@ def ingest_source(name: str) -> int:
     from config.sources import load_sources
     from ingest.pipeline import ingest_once
 
-    async def job(store: Store, cache: Cache) -> int:
-        report = await ingest_once(store, load_sources(SETTINGS), only=name)
+    async def job(stores: Stores, cache: Cache) -> int:
+        report = await ingest_once(stores, load_sources(SETTINGS), only=name)
         return int(getattr(report, "articles_changed", 0))
 
     changed = run(job)

@@ -16,13 +16,14 @@ from pymongo import AsyncMongoClient, ReplaceOne
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError
 
-from store.base import Conflict, IocStats, NotFound, QuotaExceeded, Store, keyset_pages
+from store.base import Conflict, IocStats, NotFound, QuotaExceeded, keyset_pages
 from store.mongo import iocs as ioc_ops
 from store.mongo.accounts import MongoAccounts, with_owner
 from store.mongo.documents import Doc, article_doc, from_ioc, from_keyed, from_source, ioc_key, keyed_doc, source_doc
 from store.mongo.errors import guarded, translated
 from store.mongo.indexes import INDEXES
 from store.mongo.queries import IOC_SORT, article_query, article_sort, ioc_filter
+from store.ports import Backend
 from store.query import ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Source, User, utcnow
 
@@ -30,7 +31,7 @@ Collection = AsyncCollection[dict[str, Any]]
 _ESTIMATE_CAP = 10_000  # the "planned" count stops here, as the SQLite backend's does
 
 
-class MongoStore(MongoAccounts, Store):
+class MongoStore(MongoAccounts, Backend):
     """Store on one MongoDB database; indexes (text index included) are created by ``open``."""
 
     name = "mongodb"

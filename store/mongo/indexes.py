@@ -35,7 +35,7 @@ TEXT_INDEX = IndexSpec(
 INDEXES: tuple[IndexSpec, ...] = (
     _unique("users", "email"),
     _unique("api_keys", "key_hash"),
-    _unique("api_keys", "user_id", "name"),  # Conflict on a duplicate key name (Store.create_key)
+    _unique("api_keys", "user_id", "name"),  # Conflict on a duplicate key name (KeyStore.create_key)
     _plain("api_keys", "user_id", "created_at"),
     _plain("sessions", "user_id"),
     IndexSpec("attempts", [("seen", 1)], {"expireAfterSeconds": 86_400}),  # a subject idle for a day goes

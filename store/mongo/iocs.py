@@ -39,7 +39,7 @@ def fold(incoming: Iterable[Ioc]) -> dict[str, Ioc]:
 
 
 async def replace_all(coll: Collection, incoming: Iterable[Ioc]) -> int:
-    """Write every record as given, then remove the records not among them (``Store.replace_iocs``)."""
+    """Write every record as given, then remove the records not among them (``IocStore.replace_iocs``)."""
     folded = fold(incoming)
     token = uuid.uuid4().hex
     ops = [ReplaceOne({"_id": key}, ioc_doc(ioc, token), upsert=True) for key, ioc in folded.items()]
@@ -142,7 +142,7 @@ async def _daily(coll: Collection, since: datetime) -> list[tuple[str, int]]:
 
 
 async def stats(coll: Collection, since: datetime, top: int) -> IocStats:
-    """Totals of records modified since ``since`` (Store.ioc_stats)."""
+    """Totals of records modified since ``since`` (IocStore.ioc_stats)."""
     return IocStats(
         total=await coll.count_documents({"modified": {"$gte": since}}),
         by_type=await _grouped(coll, since, "type"),

@@ -25,7 +25,6 @@ from store.base import (
     IocStats,
     NotFound,
     QuotaExceeded,
-    Store,
     StoreUnavailable,
     ioc_row_position,
     keyset_pages,
@@ -33,6 +32,7 @@ from store.base import (
 from store.cache import NearMap
 from store.codec import fold_iocs, from_doc, merge_ioc, to_doc
 from store.csvform import csv_line
+from store.ports import Backend
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, parse_stored, utcnow
 from store.sqlite import listforms, queries
@@ -91,7 +91,7 @@ def _ioc_row(i: Ioc) -> tuple[Any, ...]:
             i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.to_api()))
 
 
-class SqliteStore(SqliteAccounts, Store):
+class SqliteStore(SqliteAccounts, Backend):
     """Store on one SQLite file (WAL, FTS5 with the porter stemmer)."""
 
     name = "sqlite"

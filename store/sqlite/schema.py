@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     created_at TEXT NOT NULL, last_seen_at TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user_id);
--- Throttled attempts (sign-ins, sign-ups) by subject: counted before the work (Store.reserve_attempt).
+-- Throttled attempts (sign-ins, sign-ups) by subject: counted before the work (AttemptStore.reserve_attempt).
 CREATE TABLE IF NOT EXISTS attempts (subject TEXT NOT NULL, at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS attempts_subject ON attempts (subject, at);
 CREATE INDEX IF NOT EXISTS attempts_at ON attempts (at);

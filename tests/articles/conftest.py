@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from mongo_support import NO_TEXT_ON_MOCK, backend_store, server_backends
+from mongo_support import NO_TEXT_ON_MOCK, backend_stores, server_backends
 from support import RunningServer, make_settings, start_server, stop_server
 
 from ingest.demo import generate, seed_store
@@ -39,12 +39,12 @@ class Seeded:
 
 async def _seeded(backend: str, tmp_path: Path) -> AsyncIterator[Seeded]:
     # Scaled limits: these tests send more than a Free key's 10 requests per minute.
-    running = await start_server(make_settings(tmp_path, rate_limit_scale=100), backend_store(backend))
+    running = await start_server(make_settings(tmp_path, rate_limit_scale=100), backend_stores(backend))
     now = utcnow()
-    await seed_store(running.ctx.store, SEEDED_ROWS, now=now)
+    await seed_store(running.ctx.stores, SEEDED_ROWS, now=now)
     yield Seeded(running, [a for batch in generate(SEEDED_ROWS, now) for a in batch], backend)
-    if isinstance(running.ctx.store, MongoStore):
-        await running.ctx.store.client.drop_database(running.ctx.store.db_name)
+    if isinstance(running.ctx.stores.lifecycle, MongoStore):
+        await running.ctx.stores.lifecycle.client.drop_database(running.ctx.stores.lifecycle.db_name)
     await stop_server(running)
 
 

@@ -34,7 +34,7 @@ async def test_a_default_page_has_meta_links_and_headers(seeded) -> None:
     meta = body["meta"]
     assert meta["limit"] == 50 and meta["offset"] == 0 and meta["total"] is None and meta["total_estimated"] is False
     assert meta["filters"]["sort"] == "published:desc" and meta["filters"]["time_field"] == "published_at"
-    assert meta["source"] == seeded.server.ctx.store.name
+    assert meta["source"] == seeded.server.ctx.stores.name
     assert meta["feed_version"] and meta["generated_at"].endswith("Z")
     assert body["links"]["self"].startswith(seeded.server.url + "/api/v1/articles")
     expected = sorted(seeded.visible(7), key=lambda a: (a.published_at, a.id), reverse=True)[:50]

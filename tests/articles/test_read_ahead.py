@@ -47,7 +47,7 @@ def _reads(ctx: Any) -> ReadAhead[Any]:
 async def test_a_walk_by_cursor_is_read_a_page_ahead_and_returns_every_row_once(writable, fmt: str) -> None:
     ctx = writable.server.ctx
     events: list[tuple[str, Any]] = []
-    _record_reads(ctx.store, events)
+    _record_reads(ctx.articles, events)
     want = [a.id for a in sorted(writable.visible(), key=lambda a: (a.published_at, a.id), reverse=True)]
     pages: list[list[str]] = []
     cursor = None
@@ -88,7 +88,7 @@ async def test_a_write_between_pages_is_seen_by_the_next_page(writable) -> None:
         newcomer = replace(next(a for batch in generate(1, utcnow(), seed=7) for a in batch),
                            id="00000000-0000-4000-8000-00000000abcd", published_at=inside.published_at,
                            is_archived=False)
-        await ctx.store.upsert_articles([newcomer])
+        await ctx.articles.upsert_articles([newcomer])
         third = await http.get("/api/v1/articles", params={"format": "ndjson", "limit": PAGE,
                                                              "cursor": second.headers["X-Next-Cursor"]})
     assert newcomer.id in _ids("ndjson", third.content)

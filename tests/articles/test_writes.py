@@ -10,7 +10,7 @@ from store.records import utcnow
 
 
 async def test_a_walk_returns_every_row_once_while_articles_arrive(writable) -> None:
-    store = writable.server.ctx.store
+    store = writable.server.ctx.articles
     newcomers = [replace(a, id=f"00000000-0000-4000-8000-{i:012d}") for i, a in
                  enumerate(a for batch in generate(300, utcnow(), seed=99) for a in batch)]
     seen: list[str] = []
@@ -29,7 +29,7 @@ async def test_a_walk_returns_every_row_once_while_articles_arrive(writable) -> 
 
 
 async def test_a_client_that_leaves_stops_the_query(writable) -> None:
-    store = writable.server.ctx.store
+    store = writable.server.ctx.articles
     await store.upsert_articles([replace(a, id=f"10000000-0000-4000-8000-{i:012d}", is_archived=False)
                                  for i, a in enumerate(x for b in generate(4000, utcnow(), seed=5) for x in b)])
     batches = 0

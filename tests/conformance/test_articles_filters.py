@@ -1,6 +1,6 @@
 """Every ArticleQuery filter on every backend, checked against a plain-Python reading of the spec.
 
-Each case pairs a query with a predicate written straight from the spec's parameter table; the store
+Each case pairs a query with a predicate written straight from the spec's parameter table; the articles
 must return exactly the corpus rows the predicate accepts (archived rows only with ``is_archived``).
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from conformance.factories import article, at, mention, technique
 
-from store.base import Store
+from store.ports import ArticleStore
 from store.query import ArticleQuery
 from store.records import Article, severity_label
 
@@ -89,9 +89,9 @@ CASES: list[Case] = [
 
 
 @pytest.fixture
-async def loaded(store: Store) -> Store:
-    await store.upsert_articles(ALL)
-    return store
+async def loaded(articles: ArticleStore) -> ArticleStore:
+    await articles.upsert_articles(ALL)
+    return articles
 
 
 def expected(pred: Callable[[Article], bool], archived: bool = False) -> set[str]:
@@ -99,7 +99,7 @@ def expected(pred: Callable[[Article], bool], archived: bool = False) -> set[str
 
 
 @pytest.mark.parametrize(("name", "filters", "pred"), CASES, ids=[c[0] for c in CASES])
-async def test_filter_matches_the_spec(loaded: Store, name: str, filters: dict[str, Any],
+async def test_filter_matches_the_spec(loaded: ArticleStore, name: str, filters: dict[str, Any],
                                        pred: Callable[[Article], bool]) -> None:
     want = expected(pred)
     assert want and (name == "no filter" or len(want) < len(expected(lambda a: True))), "case must discriminate"
@@ -110,14 +110,14 @@ async def test_filter_matches_the_spec(loaded: Store, name: str, filters: dict[s
 
 
 @pytest.mark.parametrize(("name", "filters", "pred"), CASES[:8], ids=[c[0] for c in CASES[:8]])
-async def test_archived_rows_appear_only_when_asked(loaded: Store, name: str, filters: dict[str, Any],
+async def test_archived_rows_appear_only_when_asked(loaded: ArticleStore, name: str, filters: dict[str, Any],
                                                     pred: Callable[[Article], bool]) -> None:
     rows = await loaded.all_articles(ArticleQuery(limit=1000, include_archived=True, **filters))
     assert {a.id for a in rows} == expected(pred, archived=True)
     assert any(a.is_archived for a in rows) or not expected(lambda a: pred(a) and a.is_archived, archived=True)
 
 
-async def test_archived_are_hidden_by_default(loaded: Store) -> None:
+async def test_archived_are_hidden_by_default(loaded: ArticleStore) -> None:
     hidden = {a.id for a in ALL if a.is_archived}
     assert hidden
     assert not hidden & {a.id for a in await loaded.all_articles(ArticleQuery(limit=1000))}
@@ -129,7 +129,7 @@ TIME_CASES = [
 
 
 @pytest.mark.parametrize(("field", "lo", "hi"), TIME_CASES)
-async def test_since_and_until_bound_the_time_field_inclusively(loaded: Store, field: str, lo: int,
+async def test_since_and_until_bound_the_time_field_inclusively(loaded: ArticleStore, field: str, lo: int,
                                                                  hi: int) -> None:
     query = ArticleQuery(time_field=field, since=at(minutes=lo), until=at(minutes=hi), limit=1000)
     want = expected(lambda a: at(minutes=lo) <= getattr(a, field) <= at(minutes=hi))
@@ -143,7 +143,7 @@ async def test_since_and_until_bound_the_time_field_inclusively(loaded: Store, f
 @pytest.mark.parametrize("field", ["published_at", "fetched_at", "modified_at"])
 @pytest.mark.parametrize("sort", ["published:desc", "published:asc", "modified:desc", "severity:desc",
                                   "engagement:desc"])
-async def test_floor_hides_older_publications_whatever_the_field_and_sort(loaded: Store, field: str,
+async def test_floor_hides_older_publications_whatever_the_field_and_sort(loaded: ArticleStore, field: str,
                                                                           sort: str) -> None:
     floor = at(minutes=12)
     query = ArticleQuery(floor=floor, time_field=field, since=at(minutes=0), sort=sort, limit=1000,

@@ -9,7 +9,7 @@ import orjson
 import pytest
 from conformance.factories import article, at, ids
 
-from store.base import Store
+from store.ports import ArticleStore
 from store.query import ARTICLE_SORTS, ArticleQuery
 from store.records import Article, iso
 
@@ -27,19 +27,19 @@ def reference_order(rows: list[Article], sort: str) -> list[str]:
 
 
 @pytest.fixture
-async def loaded(store: Store) -> Store:
-    await store.upsert_articles(ROWS)
-    return store
+async def loaded(articles: ArticleStore) -> ArticleStore:
+    await articles.upsert_articles(ROWS)
+    return articles
 
 
 @pytest.mark.parametrize("sort", SORTS)
-async def test_each_sort_orders_by_key_then_id(loaded: Store, sort: str) -> None:
+async def test_each_sort_orders_by_key_then_id(loaded: ArticleStore, sort: str) -> None:
     rows = await loaded.all_articles(ArticleQuery(sort=sort, limit=1000))
     assert ids(rows) == reference_order(ROWS, sort)
 
 
 @pytest.mark.parametrize("sort", SORTS)
-async def test_keyset_walk_returns_every_row_exactly_once(loaded: Store, sort: str) -> None:
+async def test_keyset_walk_returns_every_row_exactly_once(loaded: ArticleStore, sort: str) -> None:
     field = ARTICLE_SORTS[sort][0]
     walked: list[str] = []
     after: tuple[Any, str] | None = None
@@ -55,7 +55,7 @@ async def test_keyset_walk_returns_every_row_exactly_once(loaded: Store, sort: s
 
 
 @pytest.mark.parametrize("sort", ["published:desc", "modified:desc"])
-async def test_keyset_accepts_times_as_iso_text(loaded: Store, sort: str) -> None:
+async def test_keyset_accepts_times_as_iso_text(loaded: ArticleStore, sort: str) -> None:
     """A cursor may carry a time as RFC 3339 text; it must page exactly like the datetime."""
     first = await loaded.all_articles(ArticleQuery(sort=sort, limit=7))
     field = ARTICLE_SORTS[sort][0]
@@ -65,7 +65,7 @@ async def test_keyset_accepts_times_as_iso_text(loaded: Store, sort: str) -> Non
     assert ids(await loaded.all_articles(as_dt)) == reference_order(ROWS, sort)[7:12]
 
 
-async def test_keyset_walk_is_stable_while_rows_are_inserted(loaded: Store) -> None:
+async def test_keyset_walk_is_stable_while_rows_are_inserted(loaded: ArticleStore) -> None:
     """New rows published later than the walk's position never appear twice or push old rows out."""
     walked: list[str] = []
     after: tuple[Any, str] | None = None
@@ -82,7 +82,7 @@ async def test_keyset_walk_is_stable_while_rows_are_inserted(loaded: Store) -> N
 
 
 @pytest.mark.parametrize("sort", SORTS)
-async def test_batches_of_iter_articles_concatenate_to_the_page(loaded: Store, sort: str) -> None:
+async def test_batches_of_iter_articles_concatenate_to_the_page(loaded: ArticleStore, sort: str) -> None:
     query = ArticleQuery(sort=sort, limit=23, offset=4)
     batches = [batch async for batch in loaded.iter_articles(query, batch_size=4)]
     assert [len(b) for b in batches] == [1, 4, 4, 4, 4, 4, 2]  # the first batch is a fifth, at least a row
@@ -90,12 +90,12 @@ async def test_batches_of_iter_articles_concatenate_to_the_page(loaded: Store, s
 
 
 @pytest.mark.parametrize(("offset", "limit"), [(0, 1), (0, 10), (3, 5), (40, 50), (47, 5), (100, 5)])
-async def test_offset_and_limit(loaded: Store, offset: int, limit: int) -> None:
+async def test_offset_and_limit(loaded: ArticleStore, offset: int, limit: int) -> None:
     rows = await loaded.all_articles(ArticleQuery(offset=offset, limit=limit))
     assert ids(rows) == reference_order(ROWS, "published:desc")[offset:offset + limit]
 
 
-async def test_offset_combines_with_after(loaded: Store) -> None:
+async def test_offset_combines_with_after(loaded: ArticleStore) -> None:
     order = reference_order(ROWS, "severity:desc")
     first = await loaded.all_articles(ArticleQuery(sort="severity:desc", limit=10))
     after = (first[-1].severity_score, first[-1].id)
@@ -103,7 +103,7 @@ async def test_offset_combines_with_after(loaded: Store) -> None:
     assert ids(rows) == order[12:16]
 
 
-async def test_counts_ignore_after_offset_and_limit(loaded: Store) -> None:
+async def test_counts_ignore_after_offset_and_limit(loaded: ArticleStore) -> None:
     query = ArticleQuery(after=(at(minutes=5), ROWS[0].id), offset=3, limit=2, min_severity=7.0)
     want = sum(1 for a in ROWS if a.severity_score >= 7.0)
     assert await loaded.count_articles(query, exact=True) == want
@@ -111,7 +111,7 @@ async def test_counts_ignore_after_offset_and_limit(loaded: Store) -> None:
 
 
 @pytest.mark.parametrize("sort", SORTS)
-async def test_encoded_rows_are_the_list_form_in_the_same_walk(loaded: Store, sort: str) -> None:
+async def test_encoded_rows_are_the_list_form_in_the_same_walk(loaded: ArticleStore, sort: str) -> None:
     """``iter_article_rows`` (what exports stream) yields each row's list form and keyset position."""
     query = ArticleQuery(sort=sort, limit=1000)
     records = await loaded.all_articles(query)

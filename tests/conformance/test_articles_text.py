@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from conformance.factories import article, at, needs_text_index
 
-from store.base import Store
+from store.ports import ArticleStore
 from store.query import ArticleQuery, TextQuery
 
 ROWS = [
@@ -46,18 +46,18 @@ SCANNED = [
 
 
 @pytest.fixture
-async def loaded(store: Store) -> Store:
-    await store.upsert_articles(ROWS)
-    return store
+async def loaded(articles: ArticleStore) -> ArticleStore:
+    await articles.upsert_articles(ROWS)
+    return articles
 
 
-async def matches(store: Store, text: TextQuery, **filters: object) -> set[int]:
-    rows = await store.all_articles(ArticleQuery(text=text, limit=100, **filters))  # type: ignore[arg-type]
+async def matches(articles: ArticleStore, text: TextQuery, **filters: object) -> set[int]:
+    rows = await articles.all_articles(ArticleQuery(text=text, limit=100, **filters))  # type: ignore[arg-type]
     return {N[a.id] for a in rows}
 
 
 @pytest.mark.parametrize(("name", "terms", "excluded", "want"), INDEXED, ids=[c[0] for c in INDEXED])
-async def test_default_field_uses_the_full_text_index(loaded: Store, backend: str, name: str,
+async def test_default_field_uses_the_full_text_index(loaded: ArticleStore, backend: str, name: str,
                                                       terms: tuple[str, ...], excluded: tuple[str, ...],
                                                       want: set[int]) -> None:
     needs_text_index(backend)
@@ -66,7 +66,7 @@ async def test_default_field_uses_the_full_text_index(loaded: Store, backend: st
     assert await loaded.count_articles(ArticleQuery(text=text), exact=True) == len(want)
 
 
-async def test_text_combines_with_filters_sorts_and_archived(loaded: Store, backend: str) -> None:
+async def test_text_combines_with_filters_sorts_and_archived(loaded: ArticleStore, backend: str) -> None:
     needs_text_index(backend)
     text = TextQuery(terms=("ransomware",))
     assert await matches(loaded, text, include_archived=True) == {1, 2, 4, 5, 6}
@@ -78,13 +78,13 @@ async def test_text_combines_with_filters_sorts_and_archived(loaded: Store, back
     assert [N[a.id] for a in rest] == [4, 5]
 
 
-async def test_exclusions_alone_keep_every_other_row(loaded: Store) -> None:
+async def test_exclusions_alone_keep_every_other_row(loaded: ArticleStore) -> None:
     # No positive term, so no index: every backend scans title and summary.
     assert await matches(loaded, TextQuery(terms=(), excluded=("phishing",))) == {1, 3, 4}
 
 
 @pytest.mark.parametrize(("name", "field", "terms", "excluded", "want"), SCANNED, ids=[c[0] for c in SCANNED])
-async def test_other_fields_match_word_prefixes(loaded: Store, name: str, field: str, terms: tuple[str, ...],
+async def test_other_fields_match_word_prefixes(loaded: ArticleStore, name: str, field: str, terms: tuple[str, ...],
                                                 excluded: tuple[str, ...], want: set[int]) -> None:
     text = TextQuery(terms=terms, excluded=excluded, field=field)
     assert await matches(loaded, text) == want

@@ -10,9 +10,9 @@ from pathlib import Path
 import orjson
 from conformance.factories import at, ioc
 
-from store.base import Store
 from store.codec import to_doc
 from store.mongo import MongoStore
+from store.ports import IocStore
 from store.query import IocQuery
 from store.records import Ioc, iso
 from store.sqlite import SqliteStore
@@ -27,42 +27,42 @@ def _key(i: Ioc) -> tuple[object, str, str]:
     return (i.first_seen, i.type, i.value)
 
 
-async def test_ids_keep_the_keyset_order_and_walk(store: Store) -> None:
-    await store.upsert_iocs(ROWS)
+async def test_ids_keep_the_keyset_order_and_walk(iocs: IocStore) -> None:
+    await iocs.upsert_iocs(ROWS)
     query = IocQuery(stix_ids=tuple(i.stix_id for i in WANTED), limit=2)
-    first = await store.all_iocs(query)
-    rest = await store.all_iocs(IocQuery(stix_ids=query.stix_ids, after=_key(first[-1]), limit=10))
+    first = await iocs.all_iocs(query)
+    rest = await iocs.all_iocs(IocQuery(stix_ids=query.stix_ids, after=_key(first[-1]), limit=10))
     assert first + rest == sorted(WANTED, key=_key)
-    batches = [b async for b in store.iter_iocs(IocQuery(stix_ids=query.stix_ids, limit=10), batch_size=3)]
+    batches = [b async for b in iocs.iter_iocs(IocQuery(stix_ids=query.stix_ids, limit=10), batch_size=3)]
     assert [len(b) for b in batches] == [1, 3]  # the first batch is a fifth of batch_size, at least a row
-    assert await store.count_iocs(query) == 4
+    assert await iocs.count_iocs(query) == 4
 
 
-async def test_spellings_of_one_cve_are_one_vulnerability(store: Store) -> None:
+async def test_spellings_of_one_cve_are_one_vulnerability(iocs: IocStore) -> None:
     spellings = [ioc("CVE-2024-3400", "cve"), ioc("cve-2024-3400", "cve"), ioc("CVE-2024-3401", "cve")]
-    await store.upsert_iocs(spellings)
-    rows = await store.all_iocs(IocQuery(stix_ids=(spellings[0].stix_id,), limit=10))
+    await iocs.upsert_iocs(spellings)
+    rows = await iocs.all_iocs(IocQuery(stix_ids=(spellings[0].stix_id,), limit=10))
     assert [r.value for r in rows] == ["CVE-2024-3400", "cve-2024-3400"]
 
 
-async def test_records_written_without_the_id_are_backfilled_at_open(store: Store) -> None:
-    await store.upsert_iocs(ROWS)
-    await _forget_stix_ids(store)
+async def test_records_written_without_the_id_are_backfilled_at_open(iocs: IocStore) -> None:
+    await iocs.upsert_iocs(ROWS)
+    await _forget_stix_ids(iocs)
     query = IocQuery(stix_ids=(WANTED[0].stix_id,), limit=10)
-    assert await store.all_iocs(query) == []  # as a database from before the column would answer
-    await store.open()
-    assert await store.all_iocs(query) == [WANTED[0]]
-    await store.open()  # idempotent: nothing left to backfill
-    assert await store.all_iocs(query) == [WANTED[0]]
+    assert await iocs.all_iocs(query) == []  # as a database from before the column would answer
+    await iocs.open()
+    assert await iocs.all_iocs(query) == [WANTED[0]]
+    await iocs.open()  # idempotent: nothing left to backfill
+    assert await iocs.all_iocs(query) == [WANTED[0]]
 
 
-async def _forget_stix_ids(store: Store) -> None:
-    if isinstance(store, MongoStore):
-        for row in ROWS:  # update_one: the mock adapter offers what the store calls, no update_many
-            await store.db["iocs"].update_one({"_id": f"{row.type}:{row.value}"}, {"$unset": {"stix_id": ""}})
+async def _forget_stix_ids(iocs: IocStore) -> None:
+    if isinstance(iocs, MongoStore):
+        for row in ROWS:  # update_one: the mock adapter offers what the iocs calls, no update_many
+            await iocs.db["iocs"].update_one({"_id": f"{row.type}:{row.value}"}, {"$unset": {"stix_id": ""}})
     else:
-        assert isinstance(store, SqliteStore)
-        await store._run(lambda db: db.execute("UPDATE iocs SET stix_id = NULL"))
+        assert isinstance(iocs, SqliteStore)
+        await iocs._run(lambda db: db.execute("UPDATE iocs SET stix_id = NULL"))
 
 
 def _old_database(path: Path, rows: list[Ioc]) -> None:
@@ -79,15 +79,15 @@ def _old_database(path: Path, rows: list[Ioc]) -> None:
 async def test_an_old_sqlite_database_gains_the_column_index_and_ids(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite3"
     _old_database(path, ROWS)
-    store = SqliteStore(path)
-    await store.open()
+    iocs = SqliteStore(path)
+    await iocs.open()
     try:
         wanted = IocQuery(stix_ids=tuple(i.stix_id for i in WANTED), limit=10)
-        assert await store.all_iocs(wanted) == sorted(WANTED, key=_key)
-        await store.upsert_iocs([ioc("new.example")])  # named columns: the appended column is written too
-        assert await store.all_iocs(IocQuery(stix_ids=(ioc("new.example").stix_id,))) == [ioc("new.example")]
-        plan = await store._all(f"EXPLAIN QUERY PLAN SELECT doc FROM iocs WHERE {ioc_where(wanted)[0]}",
+        assert await iocs.all_iocs(wanted) == sorted(WANTED, key=_key)
+        await iocs.upsert_iocs([ioc("new.example")])  # named columns: the appended column is written too
+        assert await iocs.all_iocs(IocQuery(stix_ids=(ioc("new.example").stix_id,))) == [ioc("new.example")]
+        plan = await iocs._all(f"EXPLAIN QUERY PLAN SELECT doc FROM iocs WHERE {ioc_where(wanted)[0]}",
                                 ioc_where(wanted)[1])
         assert any("iocs_stix_id" in row[3] for row in plan), [tuple(r) for r in plan]  # read by index
     finally:
-        await store.close()
+        await iocs.close()

@@ -11,30 +11,30 @@ from typing import Any
 import pytest
 from conformance.factories import BASE, at, ioc, replace
 
-from store.base import Store
 from store.codec import merge_ioc
+from store.ports import IocStore
 from store.query import IocQuery
 from store.records import Ioc
 
 
-async def test_round_trip_and_missing(store: Store) -> None:
+async def test_round_trip_and_missing(iocs: IocStore) -> None:
     record = ioc("evil.example", industries=["finance"], article_ids=["a1"], cves=["CVE-2024-1"],
                  techniques=["T1059"], threat_actors=["lazarus"], first_seen=at(minutes=-5))
-    assert await store.upsert_iocs([record]) == 1
-    assert await store.get_ioc("domain", "evil.example") == record
-    assert await store.get_ioc("ipv4", "evil.example") is None
-    assert await store.get_ioc("domain", "other.example") is None
+    assert await iocs.upsert_iocs([record]) == 1
+    assert await iocs.get_ioc("domain", "evil.example") == record
+    assert await iocs.get_ioc("ipv4", "evil.example") is None
+    assert await iocs.get_ioc("domain", "other.example") is None
 
 
-async def test_merge_keeps_the_earliest_first_seen_and_unions_lists(store: Store) -> None:
+async def test_merge_keeps_the_earliest_first_seen_and_unions_lists(iocs: IocStore) -> None:
     old = ioc("evil.example", first_seen=at(days=-3), last_seen=at(days=-1), modified=at(days=-1),
               sources=["Beta", "Gamma"], article_ids=["a2"], confidence="low")
     new = ioc("evil.example", first_seen=at(days=-2), last_seen=at(), modified=at(), sources=["Alpha", "Beta"],
               article_ids=["a1"], industries=["energy"], confidence="high", feed_name="Alpha",
               source_category="government")
-    await store.upsert_iocs([old])
-    await store.upsert_iocs([new])
-    merged = await store.get_ioc("domain", "evil.example")
+    await iocs.upsert_iocs([old])
+    await iocs.upsert_iocs([new])
+    merged = await iocs.get_ioc("domain", "evil.example")
     assert merged is not None
     assert merged.first_seen == at(days=-3)  # an incoming later first_seen never moves it
     assert (merged.last_seen, merged.modified) == (at(), at())
@@ -43,41 +43,41 @@ async def test_merge_keeps_the_earliest_first_seen_and_unions_lists(store: Store
     assert (merged.confidence, merged.feed_name, merged.source_category) == ("high", "Alpha", "government")
     assert merged == merge_ioc(old, new)
     earlier = replace(new, first_seen=at(days=-9), last_seen=at(days=-9), modified=at(days=-9))
-    await store.upsert_iocs([earlier])
-    again = await store.get_ioc("domain", "evil.example")
+    await iocs.upsert_iocs([earlier])
+    again = await iocs.get_ioc("domain", "evil.example")
     assert again is not None and again.first_seen == at(days=-9) and again.last_seen == at()
 
 
-async def test_upsert_is_idempotent_and_bumps_the_data_version(store: Store) -> None:
+async def test_upsert_is_idempotent_and_bumps_the_data_version(iocs: IocStore) -> None:
     batch = [ioc(f"d{n}.example", sources=["A"]) for n in range(5)]
-    start = await store.data_version()
-    assert await store.upsert_iocs(batch) == 5
-    first = await store.all_iocs(IocQuery(limit=100))
-    assert await store.upsert_iocs(batch) == 5
-    assert await store.all_iocs(IocQuery(limit=100)) == first
-    assert await store.data_version() == start + 2
-    assert await store.upsert_iocs([]) == 0
-    assert await store.data_version() == start + 2
+    start = await iocs.data_version()
+    assert await iocs.upsert_iocs(batch) == 5
+    first = await iocs.all_iocs(IocQuery(limit=100))
+    assert await iocs.upsert_iocs(batch) == 5
+    assert await iocs.all_iocs(IocQuery(limit=100)) == first
+    assert await iocs.data_version() == start + 2
+    assert await iocs.upsert_iocs([]) == 0
+    assert await iocs.data_version() == start + 2
 
 
-async def test_one_batch_with_repeated_keys_merges_them(store: Store) -> None:
+async def test_one_batch_with_repeated_keys_merges_them(iocs: IocStore) -> None:
     a = ioc("evil.example", first_seen=at(minutes=5), sources=["A"])
     b = ioc("evil.example", first_seen=at(minutes=1), sources=["B"])
-    assert await store.upsert_iocs(iter([a, b])) == 2
-    stored = await store.get_ioc("domain", "evil.example")
+    assert await iocs.upsert_iocs(iter([a, b])) == 2
+    stored = await iocs.get_ioc("domain", "evil.example")
     assert stored is not None and stored.first_seen == at(minutes=1) and stored.sources == ["A", "B"]
-    assert await store.count_iocs(IocQuery()) == 1
+    assert await iocs.count_iocs(IocQuery()) == 1
 
 
-async def test_concurrent_runs_converge_to_the_sequential_merge(store: Store) -> None:
+async def test_concurrent_runs_converge_to_the_sequential_merge(iocs: IocStore) -> None:
     reports = [[ioc(f"d{k}.example", first_seen=at(minutes=run * 3 - k), last_seen=at(minutes=run), modified=at(),
                     sources=[f"S{run}"], article_ids=[f"a{run}-{k}"]) for k in range(8)] for run in range(6)]
-    await asyncio.gather(*(store.upsert_iocs(batch) for batch in reports))
+    await asyncio.gather(*(iocs.upsert_iocs(batch) for batch in reports))
     for k in range(8):
         want = reports[0][k]
         for run in range(1, 6):
             want = merge_ioc(want, reports[run][k])
-        assert await store.get_ioc("domain", f"d{k}.example") == want
+        assert await iocs.get_ioc("domain", f"d{k}.example") == want
 
 
 CORPUS = [
@@ -122,13 +122,13 @@ CASES: list[Case] = [
 
 
 @pytest.fixture
-async def loaded(store: Store) -> Store:
-    await store.upsert_iocs(CORPUS)
-    return store
+async def loaded(iocs: IocStore) -> IocStore:
+    await iocs.upsert_iocs(CORPUS)
+    return iocs
 
 
 @pytest.mark.parametrize(("name", "filters", "pred"), CASES, ids=[c[0] for c in CASES])
-async def test_filters_and_order(loaded: Store, name: str, filters: dict[str, Any],
+async def test_filters_and_order(loaded: IocStore, name: str, filters: dict[str, Any],
                                  pred: Callable[[Ioc], bool]) -> None:
     want = [i for i in ORDER if pred(i)]
     assert want and (name == "all" or len(want) < len(ORDER)), "case must discriminate"
@@ -136,7 +136,7 @@ async def test_filters_and_order(loaded: Store, name: str, filters: dict[str, An
     assert await loaded.count_iocs(IocQuery(limit=1, offset=2, **filters)) == len(want)
 
 
-async def test_keyset_walk_and_batches(loaded: Store) -> None:
+async def test_keyset_walk_and_batches(loaded: IocStore) -> None:
     walked: list[Ioc] = []
     after = None
     while page := await loaded.all_iocs(IocQuery(limit=2, after=after)):
@@ -149,7 +149,7 @@ async def test_keyset_walk_and_batches(loaded: Store) -> None:
     assert await loaded.count_iocs(IocQuery(after=after)) == len(CORPUS)
 
 
-async def test_keyset_ties_on_first_seen_break_on_type_then_value(loaded: Store) -> None:
+async def test_keyset_ties_on_first_seen_break_on_type_then_value(loaded: IocStore) -> None:
     tied = [i for i in ORDER if i.first_seen == at(minutes=1)]
     assert [(i.type, i.value) for i in tied] == [("domain", "Evil-Login.example"), ("domain", "evil.example"),
                                                 ("ipv4", "203.0.113.5"), ("url", "http://evil.example/a")]
@@ -158,7 +158,7 @@ async def test_keyset_ties_on_first_seen_break_on_type_then_value(loaded: Store)
     assert rows == ORDER[ORDER.index(tied[1]) + 1:][:3]
 
 
-async def test_stats_over_records_modified_since(loaded: Store) -> None:
+async def test_stats_over_records_modified_since(loaded: IocStore) -> None:
     since = at(minutes=5)
     window = [i for i in CORPUS if i.modified >= since]
     stats = await loaded.ioc_stats(since, top=2)
@@ -171,18 +171,18 @@ async def test_stats_over_records_modified_since(loaded: Store) -> None:
     assert list(stats.by_type) == sorted(stats.by_type)
 
 
-async def test_stats_top_sources_break_ties_by_name_and_empty_window(loaded: Store) -> None:
+async def test_stats_top_sources_break_ties_by_name_and_empty_window(loaded: IocStore) -> None:
     stats = await loaded.ioc_stats(at(days=-2), top=10)
     assert stats.top_sources == [("Alpha", 4), ("Beta", 2), ("Gov", 2), ("Forum", 1)]
     empty = await loaded.ioc_stats(at(days=5))
     assert (empty.total, empty.by_type, empty.top_sources, empty.daily) == (0, {}, [], [])
 
 
-async def test_counts_follow_every_write_though_sqlite_reuses_them(store: Store) -> None:
+async def test_counts_follow_every_write_though_sqlite_reuses_them(iocs: IocStore) -> None:
     query = IocQuery(types=("domain",), limit=10)
-    await store.upsert_iocs([ioc("a-bad.com"), ioc("b-bad.com")])
-    assert await store.count_iocs(query) == 2 and await store.count_iocs(query) == 2
-    await store.upsert_iocs([ioc("c-bad.com")])
-    assert await store.count_iocs(query) == 3
-    await store.replace_iocs([ioc("d-bad.com")])
-    assert await store.count_iocs(query) == 1
+    await iocs.upsert_iocs([ioc("a-bad.com"), ioc("b-bad.com")])
+    assert await iocs.count_iocs(query) == 2 and await iocs.count_iocs(query) == 2
+    await iocs.upsert_iocs([ioc("c-bad.com")])
+    assert await iocs.count_iocs(query) == 3
+    await iocs.replace_iocs([ioc("d-bad.com")])
+    assert await iocs.count_iocs(query) == 1

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import orjson
 from conformance.factories import article, ioc
-from mongo_support import backend_store, server_backends
+from mongo_support import backend_stores, server_backends
 
 from exporters.articles import CSV_COLUMNS, csv_line
 from store.query import ArticleQuery, IocQuery
 from store.records import LIST_FORM_VERSION
-from store.sqlite import SqliteStore
+from store.sqlite import SqliteStore, sqlite_stores
 from store.sqlite.listforms import META_KEY
 
 
@@ -32,16 +32,16 @@ async def test_every_backend_returns_the_same_rows_in_every_format(tmp_path: Pat
     answers = {}
     for param in server_backends():
         backend = param.values[0]
-        store = backend_store(backend) or SqliteStore(tmp_path / "same.sqlite3")
-        await store.open()
+        stores = backend_stores(backend) or sqlite_stores(tmp_path / "same.sqlite3")
+        await stores.open()
         try:
-            await store.upsert_articles(records)
-            answers[backend] = {fmt: await _rows(store, fmt) for fmt in ("json", "ndjson", "csv")}
+            await stores.articles.upsert_articles(records)
+            answers[backend] = {fmt: await _rows(stores.articles, fmt) for fmt in ("json", "ndjson", "csv")}
             everything = ArticleQuery(limit=1000, include_archived=True)
-            stored = [line async for batch in store.iter_article_csv_rows(everything) for _, line in batch]
+            stored = [line async for batch in stores.articles.iter_article_csv_rows(everything) for _, line in batch]
             assert stored == answers[backend]["csv"], backend  # the stored CSV line is the list form's
         finally:
-            await store.close()
+            await stores.close()
     first = next(iter(answers.values()))
     assert len(first["json"]) == 40 and CSV_COLUMNS and len(answers) >= 2
     for backend, formats in answers.items():
@@ -88,15 +88,15 @@ async def test_every_backend_returns_the_same_ioc_rows(tmp_path: Path) -> None:
     answers = {}
     for param in server_backends():
         backend = param.values[0]
-        store = backend_store(backend) or SqliteStore(tmp_path / "iocs.sqlite3")
-        await store.open()
+        stores = backend_stores(backend) or sqlite_stores(tmp_path / "iocs.sqlite3")
+        await stores.open()
         try:
-            await store.upsert_iocs(records)
-            answers[backend] = await _ioc_rows(store)
-            decoded = [orjson.dumps(record.to_api()) for record in await store.all_iocs(IocQuery(limit=1000))]
+            await stores.iocs.upsert_iocs(records)
+            answers[backend] = await _ioc_rows(stores.iocs)
+            decoded = [orjson.dumps(record.to_api()) for record in await stores.iocs.all_iocs(IocQuery(limit=1000))]
             assert answers[backend] == decoded, backend  # the stored form is the record's API form
         finally:
-            await store.close()
+            await stores.close()
     first = next(iter(answers.values()))
     assert len(first) == 30 and len(answers) >= 2 and all(rows == first for rows in answers.values())
 

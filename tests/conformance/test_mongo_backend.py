@@ -16,8 +16,8 @@ from pymongo import AsyncMongoClient
 from support import free_port, make_settings
 
 from store.base import StoreUnavailable
-from store.factory import make_store
-from store.mongo import MongoStore
+from store.factory import make_stores
+from store.mongo import MongoStore, mongo_stores
 from store.mongo.documents import article_doc, ioc_doc
 from store.mongo.queries import (
     and_,
@@ -175,20 +175,21 @@ async def test_open_creates_the_indexes(mongo: MongoStore) -> None:
 async def test_unreachable_server_is_store_unavailable() -> None:
     client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(
         f"mongodb://127.0.0.1:{free_port()}", tz_aware=True, serverSelectionTimeoutMS=50, connect=False)
-    store = MongoStore(client, "ctiwire_unreachable")
+    stores = mongo_stores(client, "ctiwire_unreachable")
     try:
-        calls = (store.ping, lambda: store.upsert_iocs([ioc("x")]))
+        calls = (stores.ping, lambda: stores.iocs.upsert_iocs([ioc("x")]))
         for call in calls:
             with pytest.raises(StoreUnavailable):
                 await call()
         with pytest.raises(StoreUnavailable):
-            await store.all_articles(ArticleQuery())
+            await stores.articles.all_articles(ArticleQuery())
     finally:
-        await store.close()
+        await stores.close()
 
 
 async def test_factory_builds_a_mongo_store_from_settings(tmp_path: Path) -> None:
     settings = make_settings(tmp_path, mongodb_uri="mongodb://127.0.0.1:1", mongodb_db="ctiwire_x")
-    store = make_store(settings)
-    assert isinstance(store, MongoStore) and store.db_name == "ctiwire_x" and store.name == "mongodb"
-    await store.close()
+    stores = make_stores(settings)
+    store = stores.lifecycle
+    assert isinstance(store, MongoStore) and store.db_name == "ctiwire_x" and stores.name == "mongodb"
+    await stores.close()

@@ -11,6 +11,7 @@ import pytest
 from exporters import precompute
 from exporters.registry import EXPORTERS
 from ingest.demo import seed_store
+from store.ports import Stores
 from store.sqlite import SqliteStore
 
 DEMO_ARTICLES = 400
@@ -22,7 +23,7 @@ LIMIT = 120
 
 @pytest.fixture
 async def demo_store(store: SqliteStore, now: datetime) -> tuple[SqliteStore, int]:
-    _articles, records = await seed_store(store, DEMO_ARTICLES, now)
+    _articles, records = await seed_store(Stores.of(store), DEMO_ARTICLES, now)
     return store, records
 
 
@@ -33,7 +34,8 @@ async def test_demo_exports_pass_their_validators(demo_store: tuple[SqliteStore,
     validate = {"stix": check.stix, "misp": check.misp, "cef": check.cef, "openioc": check.openioc,
                 "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
     for fmt in EXPORTERS:
-        entry = await precompute.build_export(store, precompute.ExportRequest(fmt, "pro", "365d", limit=LIMIT), now, 1)
+        request = precompute.ExportRequest(fmt, "pro", "365d", limit=LIMIT)
+        entry = await precompute.build_export(Stores.of(store), request, now, 1)
         assert entry.meta.rows == LIMIT and entry.meta.media_type == EXPORTERS[fmt].media_type
         assert entry.meta.filename == EXPORTERS[fmt].filename(precompute.as_of(now))
         document = validate[fmt](entry.body)

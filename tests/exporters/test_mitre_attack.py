@@ -19,8 +19,8 @@ async def _seed(server: Any) -> None:
                        mitre_techniques=[MitreTechnique("T1059.001", "PowerShell"),
                                          MitreTechnique("t1566", "Phishing")],
                        iocs=[ArticleIoc("domain", f"c2-{n}.bad-host.net")]) for n in range(3)]
-    await server.ctx.store.upsert_articles(reports)
-    await server.ctx.store.upsert_iocs(aggregate(reports, {}))
+    await server.ctx.articles.upsert_articles(reports)
+    await server.ctx.iocs.upsert_iocs(aggregate(reports, {}))
 
 
 async def test_techniques_are_records_in_the_list_search_lookup_and_stats(server) -> None:

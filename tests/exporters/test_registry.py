@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from exporters import precompute
 from exporters.base import Exporter, indicator_id, stable_uuid
 from exporters.registry import EXPORTERS, UnknownFormat, get_exporter
+from store.ports import Stores
 from store.records import CTIWIRE_NAMESPACE, Ioc, iso, parse_iso
 from store.sqlite import SqliteStore
 
@@ -57,7 +58,8 @@ async def test_export_job_builds_every_format_from_a_store(store: SqliteStore, r
     validate = {"stix": check.stix, "misp": check.misp, "cef": check.cef, "openioc": check.openioc,
                 "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
     for fmt in EXPORTERS:
-        entry = await precompute.build_export(store, precompute.ExportRequest(fmt, "pro", "30d", limit=1000), now, 1)
+        request = precompute.ExportRequest(fmt, "pro", "30d", limit=1000)
+        entry = await precompute.build_export(Stores.of(store), request, now, 1)
         assert entry.meta.media_type == EXPORTERS[fmt].media_type and entry.meta.rows == len(records)
         assert entry.meta.filename == EXPORTERS[fmt].filename(now)
         validate[fmt](entry.body)

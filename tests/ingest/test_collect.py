@@ -14,6 +14,7 @@ from werkzeug import Request, Response
 from config.sources import SourceConfig
 from ingest.fetch import FetchLimits
 from ingest.pipeline import ingest_once
+from store.ports import Stores
 from store.query import ArticleQuery
 from store.sqlite import SqliteStore
 
@@ -90,7 +91,7 @@ async def test_good_feeds_are_collected_and_bad_ones_recorded(feeds: HTTPServer,
     sources = [_source(feeds, name, path) for name, path in (
         ("RSS", "/rss"), ("Atom", "/atom"), ("Broken", "/broken"), ("Fails", "/fails"), ("Huge", "/huge"),
         ("Slow", "/slow"), ("Loop", "/loop"))]
-    report = await ingest_once(store, sources, limits=LIMITS)
+    report = await ingest_once(Stores.of(store), sources, limits=LIMITS)
     articles = await store.all_articles(ArticleQuery(limit=100))
     assert sorted(a.title for a in articles) == ["Caf\u00e9 chain breach", "Hospital ransomware intrusion",
                                                   "Patch Tuesday roundup"]
@@ -105,7 +106,7 @@ async def test_good_feeds_are_collected_and_bad_ones_recorded(feeds: HTTPServer,
 
 
 async def test_enrichment_reaches_the_records(feeds: HTTPServer, store: SqliteStore) -> None:
-    await ingest_once(store, [_source(feeds, "RSS", "/rss")], limits=LIMITS)
+    await ingest_once(Stores.of(store), [_source(feeds, "RSS", "/rss")], limits=LIMITS)
     ransom = next(a for a in await store.all_articles(ArticleQuery(limit=10)) if "ransomware" in a.title)
     assert ("sha256", HASH) in [(i.type, i.value) for i in ransom.iocs]
     assert ransom.category and ransom.category_legacy and ransom.summary and 0 <= ransom.severity_score <= 10
@@ -115,9 +116,9 @@ async def test_enrichment_reaches_the_records(feeds: HTTPServer, store: SqliteSt
 
 async def test_a_second_run_changes_nothing(feeds: HTTPServer, store: SqliteStore) -> None:
     sources = [_source(feeds, "RSS", "/rss"), _source(feeds, "Atom", "/atom"), _source(feeds, "Moved", "/moved")]
-    first = await ingest_once(store, sources, limits=LIMITS)
+    first = await ingest_once(Stores.of(store), sources, limits=LIMITS)
     version = await store.data_version()
-    second = await ingest_once(store, sources, limits=LIMITS)
+    second = await ingest_once(Stores.of(store), sources, limits=LIMITS)
     assert first.articles_new == 3 and second.articles_changed == 0
     assert await store.data_version() == version
 
@@ -129,8 +130,8 @@ async def test_conditional_requests_use_the_validators(httpserver: HTTPServer, s
     httpserver.expect_request("/feed").respond_with_data(_rss(base, [("One", "/p/one")]),
                                                          headers={"ETag": '"v1"'}, content_type="application/rss+xml")
     source = _source(httpserver, "Cond", "/feed")
-    first = await ingest_once(store, [source], limits=LIMITS)
-    second = await ingest_once(store, [source], limits=LIMITS)
+    first = await ingest_once(Stores.of(store), [source], limits=LIMITS)
+    second = await ingest_once(Stores.of(store), [source], limits=LIMITS)
     assert (first.items_seen, second.items_seen) == (1, 0) and not second.failed
     held = (await store.list_sources())[0]
     assert held.etag == '"v1"' and held.last_success_at is not None
@@ -144,9 +145,9 @@ async def test_a_changed_page_updates_the_article(httpserver: HTTPServer, store:
     httpserver.expect_request("/p/s").respond_with_data(_page("Story", STORY + "\n\nUpdate: patched now."),
                                                         content_type="text/html")
     source = _source(httpserver, "Changing", "/feed")
-    await ingest_once(store, [source], limits=LIMITS)
+    await ingest_once(Stores.of(store), [source], limits=LIMITS)
     before = (await store.all_articles(ArticleQuery()))[0]
-    report = await ingest_once(store, [source], limits=LIMITS)
+    report = await ingest_once(Stores.of(store), [source], limits=LIMITS)
     after = (await store.all_articles(ArticleQuery()))[0]
     assert report.articles_updated == 1 and after.id == before.id
     assert after.modified_at >= before.modified_at and "patched now" in after.content
@@ -155,17 +156,17 @@ async def test_a_changed_page_updates_the_article(httpserver: HTTPServer, store:
 
 async def test_an_unknown_source_name_is_refused(feeds: HTTPServer, store: SqliteStore) -> None:
     with pytest.raises(ValueError, match="no source named"):
-        await ingest_once(store, [_source(feeds, "RSS", "/rss")], only="Nope", limits=LIMITS)
+        await ingest_once(Stores.of(store), [_source(feeds, "RSS", "/rss")], only="Nope", limits=LIMITS)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("mongomock", marks=pytest.mark.mongo)])
 async def test_collect_enrich_store_and_serve(feeds: HTTPServer, tmp_path: Path, backend: str) -> None:
-    from mongo_support import mock_store
+    from mongo_support import backend_stores
     from support import make_settings, start_server, stop_server
 
-    server = await start_server(make_settings(tmp_path), mock_store() if backend == "mongomock" else None)
+    server = await start_server(make_settings(tmp_path), backend_stores(backend))
     try:
-        await ingest_once(server.ctx.store, [_source(feeds, "RSS", "/rss"), _source(feeds, "Fails", "/fails")],
+        await ingest_once(server.ctx.stores, [_source(feeds, "RSS", "/rss"), _source(feeds, "Fails", "/fails")],
                           limits=LIMITS)
         async with server.client(server.pro_key) as http:
             listed = (await http.get("/api/v1/articles", params={"source": "RSS"})).json()["data"]

@@ -9,6 +9,7 @@ from typing import Any
 
 from ingest.aggregate import aggregate, technique_mentions
 from ingest.demo import generate, seed_store
+from store.ports import Stores
 from store.query import ArticleQuery, IocQuery
 from store.records import CATEGORIES, Article, ArticleIoc, utcnow
 from store.sqlite import SqliteStore
@@ -63,8 +64,8 @@ def test_confidence_rises_with_corroboration_and_government_sources() -> None:
 
 
 async def test_seeding_fills_the_store_idempotently(store: SqliteStore) -> None:
-    articles, iocs = await seed_store(store, 700)
-    again = await seed_store(store, 700)
+    articles, iocs = await seed_store(Stores.of(store), 700)
+    again = await seed_store(Stores.of(store), 700)
     stored = await store.count_articles(ArticleQuery(include_archived=True), exact=True)
     assert articles == stored == 700 and again[0] == 700
     assert await store.count_iocs(IocQuery()) == iocs > 0

@@ -55,7 +55,7 @@ async def test_every_transport_is_accepted(server, transport: str) -> None:
 
 
 async def test_deleted_key_is_expired_on_the_next_request(server) -> None:
-    store = server.ctx.store
+    store = server.ctx.accounts
     new = await delivered_key(store, "pro@test.local", "temp")
     assert (await _get(server, headers={"X-API-Key": new.secret})).status_code == 200
     await store.delete_key(new.record.user_id, "temp")
@@ -65,7 +65,7 @@ async def test_deleted_key_is_expired_on_the_next_request(server) -> None:
 
 
 async def test_deactivated_and_expired_keys_are_refused(server) -> None:
-    store = server.ctx.store
+    store = server.ctx.accounts
     new = await delivered_key(store, "free@test.local", "off")
     await store.set_key_active(new.record.user_id, "off", False)
     assert _error(await _get(server, headers={"X-API-Key": new.secret}))["code"] == "expired_api_key"
@@ -76,7 +76,7 @@ async def test_deactivated_and_expired_keys_are_refused(server) -> None:
 
 
 async def test_a_key_whose_secret_was_never_delivered_is_refused(server) -> None:
-    store = server.ctx.store
+    store = server.ctx.accounts
     pending = await accounts.create_key(store, "pro@test.local", "pending")
     assert _error(await _get(server, headers={"X-API-Key": pending.secret}))["code"] == "expired_api_key"
     await accounts.deliver_key(store, pending)
@@ -94,7 +94,7 @@ async def test_free_key_on_pro_route_is_insufficient_scope(server) -> None:
 
 
 async def test_key_without_scope_is_refused(server) -> None:
-    narrow = await delivered_key(server.ctx.store, "pro@test.local", "narrow", ["read:articles"])
+    narrow = await delivered_key(server.ctx.accounts, "pro@test.local", "narrow", ["read:articles"])
     response = await _get(server, headers={"X-API-Key": narrow.secret})
     assert response.status_code == 403
     assert _error(response)["details"] == {
@@ -104,7 +104,7 @@ async def test_key_without_scope_is_refused(server) -> None:
 
 
 async def test_keys_are_stored_only_as_hashes(server) -> None:
-    key = await server.ctx.store.key_by_hash(hash_key(server.pro_key))
+    key = await server.ctx.accounts.key_by_hash(hash_key(server.pro_key))
     assert key is not None
     assert server.pro_key not in repr(key)
     assert key.prefix.startswith("sk_live_") and len(key.prefix) < 16
@@ -114,9 +114,9 @@ async def test_key_quota_per_tier(server) -> None:
     from store.base import QuotaExceeded
 
     for n in range(2):
-        await delivered_key(server.ctx.store, "free@test.local", f"extra{n}")
+        await delivered_key(server.ctx.accounts, "free@test.local", f"extra{n}")
     with pytest.raises(QuotaExceeded):
-        await delivered_key(server.ctx.store, "free@test.local", "fourth")
+        await delivered_key(server.ctx.accounts, "free@test.local", "fourth")
 
 
 async def test_keys_never_reach_the_logs(server, caplog: pytest.LogCaptureFixture) -> None:

@@ -60,8 +60,8 @@ async def test_lookup_keeps_related_articles_inside_the_article_lookback(server)
     new = article(2, published_at=utcnow() - timedelta(days=1), title="A new report")
     for item in (old, new):
         item.iocs = [ArticleIoc("domain", "lookback-test.example")]
-    await server.ctx.store.upsert_articles([old, new])
-    await server.ctx.store.upsert_iocs([_ioc("domain", "lookback-test.example", [old.id, new.id])])
+    await server.ctx.articles.upsert_articles([old, new])
+    await server.ctx.iocs.upsert_iocs([_ioc("domain", "lookback-test.example", [old.id, new.id])])
     async with server.client(server.free_key) as http:
         free = (await http.get("/api/v1/lookup", params={"value": "lookback-test.example"})).json()
     async with server.client(server.pro_key) as http:
@@ -86,7 +86,7 @@ async def test_keyed_responses_are_not_stored_by_caches(server) -> None:
 async def test_csv_cells_cannot_become_formulas(server) -> None:
     hostile = article(3, title="=HYPERLINK(\"http://evil.example\",\"x\")", summary="+cmd|' /C calc'!A0",
                       published_at=utcnow() - timedelta(hours=1))
-    await server.ctx.store.upsert_articles([hostile])
+    await server.ctx.articles.upsert_articles([hostile])
     async with server.client(server.pro_key) as http:
         body = (await http.get("/api/v1/articles", params={"format": "csv", "limit": 50})).text
     assert "'=HYPERLINK" in body and "'+cmd" in body
@@ -104,7 +104,7 @@ async def test_a_refused_request_costs_one_unit_not_the_multiplier(server) -> No
 
 async def test_article_ids_are_case_insensitive(server) -> None:
     item = article(4, published_at=utcnow() - timedelta(hours=3))
-    await server.ctx.store.upsert_articles([item])
+    await server.ctx.articles.upsert_articles([item])
     async with server.client(server.pro_key) as http:
         lower = await http.get(f"/api/v1/articles/{item.id}")
         upper = await http.get(f"/api/v1/articles/{item.id.upper()}")

@@ -14,7 +14,7 @@ def _ioc(kind: str, value: str, hours: float = 2.0) -> Ioc:
 
 
 async def test_search_finds_defanged_queries_and_substrings(server) -> None:
-    await server.ctx.store.upsert_iocs([_ioc("domain", "c2.evil-host.net"), _ioc("ipv4", "198.51.100.9"),
+    await server.ctx.iocs.upsert_iocs([_ioc("domain", "c2.evil-host.net"), _ioc("ipv4", "198.51.100.9"),
                                         _ioc("url", "http://c2.evil-host.net/gate.php")])
     async with server.client(server.free_key) as http:
         exact = await http.get("/api/v1/iocs/search", params={"q": "198.51.100[.]9"})
@@ -29,7 +29,7 @@ async def test_search_finds_defanged_queries_and_substrings(server) -> None:
 
 
 async def test_lookup_explains_a_known_indicator(server) -> None:
-    await server.ctx.store.upsert_iocs([_ioc("domain", "c2.evil-host.net")])
+    await server.ctx.iocs.upsert_iocs([_ioc("domain", "c2.evil-host.net")])
     async with server.client(server.free_key) as http:
         found = await http.get("/api/v1/lookup", params={"value": "C2[.]EVIL-HOST[.]NET"})
     body = found.json()

@@ -19,7 +19,7 @@ async def test_exports_and_stats_survive_a_redis_outage(tmp_path: Path) -> None:
     redis_server = start_redis(tmp_path / "redis")
     server = await start_server(make_settings(tmp_path, redis_url=redis_server.url))
     now = utcnow()
-    await server.ctx.store.upsert_iocs([Ioc("domain", f"c2-{i}.bad-example.org", "high", "Feed", "commercial",
+    await server.ctx.iocs.upsert_iocs([Ioc("domain", f"c2-{i}.bad-example.org", "high", "Feed", "commercial",
                                             now - timedelta(hours=2), now, now) for i in range(20)])
     try:
         async with server.client(server.pro_key) as http:

@@ -21,7 +21,7 @@ async def test_healthz_needs_no_key_and_names_backends_to_a_pro_key(server) -> N
     assert response.headers["X-Request-Id"].startswith("req_")
     async with server.client(server.pro_key) as http:
         body = (await http.get("/healthz")).json()
-    assert body["database"]["backend"] == server.ctx.store.name
+    assert body["database"]["backend"] == server.ctx.stores.name
     assert body["cache"]["cache"] == "memory"
     async with server.client(server.free_key) as http:
         assert (await http.get("/healthz")).json()["database"] == {"status": "ok"}

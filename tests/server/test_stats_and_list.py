@@ -27,7 +27,7 @@ def _iocs(n: int, age_hours: float = 1.0) -> list[Ioc]:
 
 async def test_stats_come_from_the_cache_with_validators(server) -> None:
     rows = _iocs(30)
-    await server.ctx.store.upsert_iocs(rows)
+    await server.ctx.iocs.upsert_iocs(rows)
     async with server.client(server.pro_key) as http:
         first = await http.get("/api/v1/iocs/stats", params={"window": "7d"})
         second = await http.get("/api/v1/iocs/stats", params={"window": "7d"})
@@ -48,10 +48,10 @@ async def test_stats_come_from_the_cache_with_validators(server) -> None:
 
 
 async def test_a_write_makes_stats_current_again(server) -> None:
-    await server.ctx.store.upsert_iocs(_iocs(3))
+    await server.ctx.iocs.upsert_iocs(_iocs(3))
     async with server.client(server.pro_key) as http:
         before = await http.get("/api/v1/iocs/stats")
-        await server.ctx.store.upsert_iocs(_iocs(6))
+        await server.ctx.iocs.upsert_iocs(_iocs(6))
         after = await http.get("/api/v1/iocs/stats")
     assert after.headers["X-Cache"] == "miss"
     assert after.headers["ETag"] != before.headers["ETag"]
@@ -66,7 +66,7 @@ async def test_stats_window_is_validated(server) -> None:
 
 
 async def test_ioc_list_filters_and_free_lookback(server) -> None:
-    await server.ctx.store.upsert_iocs(_iocs(12, age_hours=1) + [
+    await server.ctx.iocs.upsert_iocs(_iocs(12, age_hours=1) + [
         Ioc("ipv4", "198.51.100.77", "high", "Old", "government", utcnow() - timedelta(days=3),
             utcnow() - timedelta(days=3), utcnow() - timedelta(days=3))])
     async with server.client(server.pro_key) as http:
@@ -96,13 +96,13 @@ async def test_ioc_list_rejects_malformed_parameters(server) -> None:
 
 async def test_a_small_page_is_kept_until_the_next_write(server) -> None:
     """Issue 17: a repeated small page comes from memory, whole, with its ETag; a write is seen at once."""
-    await server.ctx.store.upsert_iocs(_iocs(5))
+    await server.ctx.iocs.upsert_iocs(_iocs(5))
     async with server.client(server.pro_key) as http:
         first = await http.get("/api/v1/iocs", params={"limit": 3})
         again = await http.get("/api/v1/iocs", params={"limit": 3})
         not_modified = await http.get("/api/v1/iocs", params={"limit": 3},
                                       headers={"If-None-Match": first.headers["ETag"]})
-        await server.ctx.store.upsert_iocs(_iocs(9))
+        await server.ctx.iocs.upsert_iocs(_iocs(9))
         after = await http.get("/api/v1/iocs", params={"limit": 3})
     assert first.content == again.content and first.headers["ETag"] == again.headers["ETag"]
     assert int(first.headers["Content-Length"]) == len(first.content)  # one write, not chunks
@@ -114,7 +114,7 @@ async def test_a_small_page_is_kept_until_the_next_write(server) -> None:
 
 async def test_a_small_page_is_kept_across_a_clock_tick(server) -> None:
     """The lookback floor moves with the clock; without a write the page and its ETag stay, one entry."""
-    await server.ctx.store.upsert_iocs(_iocs(5))
+    await server.ctx.iocs.upsert_iocs(_iocs(5))
     async with server.client(server.pro_key) as http:
         first = await http.get("/api/v1/iocs", params={"limit": 3})
         await asyncio.sleep(1.1)  # into the next second: the floor, rounded to the second, has moved
@@ -126,7 +126,7 @@ async def test_a_small_page_is_kept_across_a_clock_tick(server) -> None:
 async def test_a_row_leaving_the_lookback_leaves_a_kept_page(server) -> None:
     """Free's 1-day lookback: a row a few seconds from its edge is listed, then not, with no write between."""
     edge = replace(_iocs(1, age_hours=24 - 6 / 3600)[0], value="edge.evil-host.net", type="domain")  # 6 s inside
-    await server.ctx.store.upsert_iocs([*_iocs(3), edge])
+    await server.ctx.iocs.upsert_iocs([*_iocs(3), edge])
     async with server.client(server.free_key) as http:
         first = (await http.get("/api/v1/iocs", params={"limit": 10})).json()
         while utcnow() - timedelta(days=1, seconds=1) <= edge.modified:  # wait for the floor to pass it
@@ -137,7 +137,7 @@ async def test_a_row_leaving_the_lookback_leaves_a_kept_page(server) -> None:
 
 
 async def test_a_large_page_streams_in_chunks(server) -> None:
-    await server.ctx.store.upsert_iocs(_iocs(250))
+    await server.ctx.iocs.upsert_iocs(_iocs(250))
     async with server.client(server.pro_key) as http:
         response = await http.get("/api/v1/iocs", params={"limit": 1000})
     assert response.headers.get("Transfer-Encoding") == "chunked" and "ETag" not in response.headers

@@ -99,11 +99,11 @@ async def _get(server: Any, key: str, url: str) -> Any:
 async def _key(server: Any, email: str, scopes: list[str]) -> str:
     """A key with exactly ``scopes``, written to the store as it stands, tier rules aside (a key whose
     user was downgraded, or a bug in the key rules, must still meet the plan gate)."""
-    user = await server.ctx.store.get_user(email=email)
+    user = await server.ctx.accounts.get_user(email=email)
     secret = generate_key()
     record = ApiKey(id=str(uuid.uuid4()), user_id=user.id, name=f"k{uuid.uuid4().hex[:8]}", key_hash=hash_key(secret),
                     prefix=display_prefix(secret), scopes=scopes, created_at=utcnow())
-    await server.ctx.store.create_key(record, 1_000)
+    await server.ctx.accounts.create_key(record, 1_000)
     return secret
 
 

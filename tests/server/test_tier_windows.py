@@ -35,7 +35,7 @@ def _ioc(value: str, age: timedelta) -> Ioc:
 
 @pytest.fixture
 async def seeded(server: Any) -> Any:
-    await server.ctx.store.upsert_iocs([_ioc(value, age) for value, age in AGES.items()])
+    await server.ctx.iocs.upsert_iocs([_ioc(value, age) for value, age in AGES.items()])
     return server
 
 
@@ -93,7 +93,7 @@ def pro_180(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("fmt", list(EXPORTERS))
 async def test_every_export_follows_a_changed_lookback(server: Any, pro_180: None, fmt: str) -> None:
-    await server.ctx.store.upsert_iocs([_ioc("in-180.example", timedelta(days=179)),
+    await server.ctx.iocs.upsert_iocs([_ioc("in-180.example", timedelta(days=179)),
                                         _ioc("out-180.example", timedelta(days=181))])
     url = f"/api/v1/iocs/{fmt}"
     for params in ({}, {"window": "180d"}, {"window": "30d"}):
@@ -115,7 +115,7 @@ async def test_the_stats_follow_a_changed_lookback(server: Any, pro_180: None) -
 
 async def test_the_precomputed_windows_follow_a_changed_lookback(server: Any, pro_180: None) -> None:
     """The schedule builds each window the tier may ask for, so the default export is a cache hit."""
-    await server.ctx.store.upsert_iocs([_ioc("in-180.example", timedelta(days=179))])
+    await server.ctx.iocs.upsert_iocs([_ioc("in-180.example", timedelta(days=179))])
     await scheduler.precompute_all(server.ctx)
     for fmt in EXPORTERS:
         for params in ({}, {"window": "180d"}, {"window": "1d"}):

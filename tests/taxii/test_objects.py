@@ -30,13 +30,13 @@ def _article(n: int) -> Article:
 async def _seed(server: Any, iocs: Any, count: int = 40) -> list[Ioc]:
     """``count`` records of every type, two days old, one second apart; every fifth cites articles."""
     articles = [_article(1), _article(2)]
-    await server.ctx.store.upsert_articles(articles)
+    await server.ctx.articles.upsert_articles(articles)
     rows = iocs(count)
     for n, row in enumerate(rows):
         row.modified += timedelta(milliseconds=n)  # distinct versions, for match[version]
         if n % 5 == 0:
             row.article_ids = [a.id for a in articles]
-    await server.ctx.store.upsert_iocs(rows)
+    await server.ctx.iocs.upsert_iocs(rows)
     return rows
 
 
@@ -122,7 +122,7 @@ async def test_added_after_polls_only_what_is_new(server, iocs, taxii_http) -> N
         last = first.headers["X-TAXII-Date-Added-Last"]
         empty = await http.get(COLLECTIONS + "all-iocs/objects/", params={"added_after": last})
         fresh = iocs(3, start=1000, first=utcnow())
-        await server.ctx.store.upsert_iocs(fresh)
+        await server.ctx.iocs.upsert_iocs(fresh)
         later = await http.get(COLLECTIONS + "all-iocs/objects/", params={"added_after": last})
     assert len(first.json()["objects"]) == 12
     assert empty.json() == {"more": False}
@@ -162,7 +162,7 @@ async def test_manifest_object_and_versions(server, iocs, bearer, taxii_http) ->
 async def test_id_requests_read_only_the_records_they_name(server, iocs, taxii_http, monkeypatch) -> None:
     rows = await _seed(server, iocs, 300)
     read: list[Ioc] = []
-    iter_iocs = server.ctx.store.iter_iocs
+    iter_iocs = server.ctx.iocs.iter_iocs
 
     def counting(query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
         async def batches() -> AsyncIterator[list[Ioc]]:
@@ -171,7 +171,7 @@ async def test_id_requests_read_only_the_records_they_name(server, iocs, taxii_h
                 yield batch
         return batches()
 
-    monkeypatch.setattr(server.ctx.store, "iter_iocs", counting)
+    monkeypatch.setattr(server.ctx.iocs, "iter_iocs", counting)
     first, last = rows[0], rows[-1]  # the last record is the one a scan would reach at the end
     async with taxii_http(server.pro_key) as http:
         one = await http.get(f"{COLLECTIONS}all-iocs/objects/{last.stix_id}/")
@@ -190,7 +190,7 @@ async def test_id_requests_read_only_the_records_they_name(server, iocs, taxii_h
 async def test_tier_lookback_applies(server, iocs, taxii_http) -> None:
     old = iocs(2, start=500, first=utcnow() - timedelta(days=400))
     recent = iocs(2, start=600)
-    await server.ctx.store.upsert_iocs(old + recent)
+    await server.ctx.iocs.upsert_iocs(old + recent)
     async with taxii_http(server.pro_key) as http:
         plain = await http.get(COLLECTIONS + "all-iocs/objects/")
         clamped = await http.get(COLLECTIONS + "all-iocs/objects/", params={"added_after": "2000-01-01T00:00:00Z"})

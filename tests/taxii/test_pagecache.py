@@ -64,12 +64,12 @@ def test_keys_name_every_part_of_the_request() -> None:
 
 
 async def test_repeated_pages_come_from_the_cache_until_a_write(server, iocs, taxii_http) -> None:
-    await server.ctx.store.upsert_iocs(iocs(30))
+    await server.ctx.iocs.upsert_iocs(iocs(30))
     url = "/api/taxii2/api/collections/all-iocs/objects/"
     async with taxii_http(server.pro_key) as http:
         first = await http.get(url, params={"limit": 10})
         second = await http.get(url, params={"limit": 10})
-        await server.ctx.store.upsert_iocs(iocs(1, start=99))
+        await server.ctx.iocs.upsert_iocs(iocs(1, start=99))
         third = await http.get(url, params={"limit": 10})
         unchanged = await http.get(url, params={"limit": 10}, headers={"If-None-Match": third.headers["ETag"]})
         missing = [await http.get(url + "indicator--00000000-0000-5000-8000-000000000000/") for _ in range(2)]
@@ -90,7 +90,7 @@ def _answer_headers(response: Any) -> dict[str, str]:
 async def test_a_repeated_uri_gets_the_answer_its_first_request_got(server, iocs, taxii_http) -> None:
     """Issue 17: a repeat skips the planning, never its outcome: the same bytes and window headers, follow-up
     pages too, and a forged token is refused every time (a refusal is never remembered)."""
-    await server.ctx.store.upsert_iocs(iocs(30))
+    await server.ctx.iocs.upsert_iocs(iocs(30))
     url = "/api/taxii2/api/collections/all-iocs/objects/"
     clamped = {"limit": 10, "added_after": "2001-01-01T00:00:00Z"}  # older than the Pro lookback
     async with taxii_http(server.pro_key) as http:
@@ -110,7 +110,7 @@ async def test_a_repeated_uri_is_planned_again_when_the_lookback_floor_moves(ser
                                                                             monkeypatch) -> None:
     """The remembered plan names the floor's second: once the lookback has passed the objects, the same URI
     answers without them (the floor is now minus 365 days for Pro)."""
-    await server.ctx.store.upsert_iocs(iocs(5))
+    await server.ctx.iocs.upsert_iocs(iocs(5))
     url = "/api/taxii2/api/collections/all-iocs/objects/"
     async with taxii_http(server.pro_key) as http:
         before = await http.get(url)

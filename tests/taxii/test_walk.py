@@ -28,7 +28,7 @@ async def test_walk_returns_each_object_once_while_records_arrive(server, iocs, 
     start = utcnow() - timedelta(days=30)
     seeded = iocs(TOTAL, first=start, step=timedelta(seconds=60))
     for at in range(0, TOTAL, 5000):
-        await server.ctx.store.upsert_iocs(seeded[at:at + 5000])
+        await server.ctx.iocs.upsert_iocs(seeded[at:at + 5000])
     loop = asyncio.get_running_loop()
     added: list[Ioc] = []
 
@@ -45,7 +45,7 @@ async def test_walk_returns_each_object_once_while_records_arrive(server, iocs, 
                 again = seeded[:50]
                 for r in again:
                     r.last_seen = r.modified = utcnow()
-                store(server.ctx.store.upsert_iocs(fresh + again))
+                store(server.ctx.iocs.upsert_iocs(fresh + again))
                 added.extend(fresh)
         return objects
 
@@ -59,7 +59,7 @@ async def test_walk_returns_each_object_once_while_records_arrive(server, iocs, 
 
 
 async def test_limit_never_exceeds_the_server_maximum(server, iocs, taxii_http) -> None:
-    await server.ctx.store.upsert_iocs(iocs(10_050, kinds=("ipv4",)))
+    await server.ctx.iocs.upsert_iocs(iocs(10_050, kinds=("ipv4",)))
     async with taxii_http(server.pro_key) as http:
         page = await http.get(COLLECTIONS + "ip-addresses/objects/", params={"limit": 50_000})
         rest = await http.get(COLLECTIONS + "ip-addresses/objects/", params={"next": page.json()["next"],

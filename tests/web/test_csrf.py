@@ -78,7 +78,7 @@ async def test_every_form_needs_its_own_sessions_token(site: RunningServer, form
             before_sign_in = await form_token(victim, form.page)
         else:  # idle long enough that any request counted as use would restart its idle clock
             session_id = sessions.session_hash(victim.cookies[sessions.COOKIE])
-            await site.ctx.store.touch_session(session_id, utcnow() - timedelta(minutes=30))
+            await site.ctx.accounts.touch_session(session_id, utcnow() - timedelta(minutes=30))
         state = await _state(site, victim)
         for label, token, planted in await _wrong_tokens(site, attacker, form, before_sign_in):
             refused = await _post(victim, form.path, {**form.body, **token}, planted)
@@ -107,9 +107,9 @@ async def _post(client: httpx.AsyncClient, path: str, data: dict[str, str], plan
 async def _accounts(site: RunningServer, victim: httpx.AsyncClient, attacker: httpx.AsyncClient) -> None:
     await sign_up(victim, VICTIM)
     await sign_up(attacker, ATTACKER)
-    await accounts.create_key(site.ctx.store, VICTIM, "kept")
-    await accounts.create_key(site.ctx.store, VICTIM, "paused")
-    await site.ctx.store.set_key_active((await site.ctx.store.get_user(email=VICTIM)).id, "paused", False)
+    await accounts.create_key(site.ctx.accounts, VICTIM, "kept")
+    await accounts.create_key(site.ctx.accounts, VICTIM, "paused")
+    await site.ctx.accounts.set_key_active((await site.ctx.accounts.get_user(email=VICTIM)).id, "paused", False)
 
 
 async def _wrong_tokens(site: RunningServer, attacker: httpx.AsyncClient, form: Form, before_sign_in: str
@@ -130,7 +130,7 @@ async def _wrong_tokens(site: RunningServer, attacker: httpx.AsyncClient, form: 
 
 async def _state(site: RunningServer, client: httpx.AsyncClient) -> tuple[Any, ...]:
     """What a form could change: the victim's keys, the browser's session and its idle clock, the newcomer."""
-    store = site.ctx.store
+    store = site.ctx.accounts
     keys = [(key.name, key.active) for key in await store.list_keys((await store.get_user(email=VICTIM)).id)]
     cookie = client.cookies.get(sessions.COOKIE)
     found = await store.session_with_user(sessions.session_hash(cookie)) if cookie else None

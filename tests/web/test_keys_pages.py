@@ -52,7 +52,7 @@ async def test_scopes_expiry_and_quota(site: RunningServer) -> None:
         beyond = await create_key(client, "x", scopes="read:misp")
         assert beyond.status_code == 400 and "does not include" in beyond.text
         await create_key(client, "narrow", scopes="read:iocs", expires_in_days="30")
-        keys = {k.name: k for k in await site.ctx.store.list_keys((await site.ctx.store.get_user(
+        keys = {k.name: k for k in await site.ctx.accounts.list_keys((await site.ctx.accounts.get_user(
             email="cy@corp.example")).id)}
         assert keys["narrow"].scopes == ["read:iocs"] and keys["narrow"].expires_at is not None
         bad_days = await create_key(client, "y", expires_in_days="0")
@@ -72,8 +72,8 @@ async def test_csrf_is_required_and_nothing_changes_without_it(site: RunningServ
         assert refused.status_code == 403
         forged = await client.post("/account/keys", data={"name": "sneaky", "_xsrf": "2|00|00|00"})
         assert forged.status_code == 403
-        user = await site.ctx.store.get_user(email="di@corp.example")
-        assert await site.ctx.store.list_keys(user.id) == []
+        user = await site.ctx.accounts.get_user(email="di@corp.example")
+        assert await site.ctx.accounts.list_keys(user.id) == []
         assert (await client.post("/account/signout")).status_code == 403
 
 
@@ -144,11 +144,11 @@ async def test_usage_shows_the_counters_the_api_charges(site: RunningServer) -> 
 async def test_dashboard_matches_the_stats_api(site: RunningServer) -> None:
     from web.insights import windows_for
 
-    await site.ctx.store.upsert_iocs(_iocs())
-    user = await site.ctx.store.get_user(email="pro@test.local")
+    await site.ctx.iocs.upsert_iocs(_iocs())
+    user = await site.ctx.accounts.get_user(email="pro@test.local")
     from store import accounts
 
-    await accounts.set_password(site.ctx.store, user.email, "pro password long")
+    await accounts.set_password(site.ctx.accounts, user.email, "pro password long")
     async with browser(site) as client:
         await post_form(client, "/account/signin", {"email": user.email, "password": "pro password long"})
         page = await client.get("/account/dashboard", params={"window": "7d"})

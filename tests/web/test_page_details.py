@@ -47,7 +47,7 @@ async def test_an_ended_session_sends_to_sign_in_with_the_reason(site: RunningSe
         assert (await client.get("/account/keys")).status_code == 200  # shows the welcome message, as a browser
         session_id = sessions.session_hash(client.cookies[sessions.COOKIE])
         idle = utcnow() - timedelta(minutes=site.ctx.settings.session_idle_minutes, seconds=5)
-        await site.ctx.store.touch_session(session_id, idle)
+        await site.ctx.accounts.touch_session(session_id, idle)
         ended = await client.get("/account/usage")
         assert ended.status_code == 302
         assert ended.headers["location"] == "/account/signin?next=/account/usage&reason=session-ended"

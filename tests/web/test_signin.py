@@ -25,7 +25,7 @@ async def test_sign_up_signs_in_with_a_hardened_cookie(site: RunningServer) -> N
         assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" not in cookie
         page = await client.get("/account/keys")
         assert page.status_code == 200 and "ana@corp.example" in page.text and "Free" in page.text
-    user = await site.ctx.store.get_user(email="ana@corp.example")
+    user = await site.ctx.accounts.get_user(email="ana@corp.example")
     assert user.tier == "free" and user.password_hash and user.password_hash.startswith("$argon2id$")
     assert PASSWORD not in user.password_hash
 
@@ -55,7 +55,7 @@ async def test_a_known_e_mail_is_answered_like_a_new_one(site: RunningServer) ->
             assert sessions.COOKIE not in client.cookies  # signing up does not sign in
     assert answers[0] == answers[1] and answers[0][:3] == (302, "/account/signin", 200)
     assert "Sign in with the e-mail and password you chose" in answers[0][3]
-    assert [u.email for u in await site.ctx.store.list_users() if u.email.startswith("new@")] == ["new@corp.example"]
+    assert [u.email for u in await site.ctx.accounts.list_users() if u.email.startswith("new@")] == ["new@corp.example"]
     async with browser(site) as client:
         assert (await sign_in(client, "new@corp.example", "the intruder's password")).status_code == 400
         assert (await sign_in(client, "new@corp.example")).status_code == 302
@@ -68,13 +68,13 @@ async def test_sign_ups_are_throttled_per_address(site: RunningServer) -> None:
         refused = await register(client, "one-more@corp.example")
         assert refused.status_code == 429 and "Try again in" in refused.text
     with pytest.raises(NotFound):  # refused before any work: no account
-        await site.ctx.store.get_user(email="one-more@corp.example")
+        await site.ctx.accounts.get_user(email="one-more@corp.example")
 
 
 async def test_sign_ups_are_throttled_in_total(site: RunningServer) -> None:
     now = utcnow()
     for n in range(throttle.SIGNUP_TOTAL_LIMIT - 1):
-        assert await throttle.sign_up(site.ctx.store, f"10.0.{n // 250}.{n % 250}", now) == 0
+        assert await throttle.sign_up(site.ctx.accounts, f"10.0.{n // 250}.{n % 250}", now) == 0
     async with browser(site) as client:
         assert (await register(client, "last@corp.example")).status_code == 302  # the 100th of the hour
         refused = await register(client, "late@corp.example")
@@ -93,7 +93,7 @@ async def test_closed_sign_up_answers_403_and_hides_its_links(site: RunningServe
         for path in ("/", "/account/signin"):
             page = await client.get(path)
             assert page.status_code == 200 and "/account/signup" not in page.text
-    assert not any(u.email == "q@corp.example" for u in await site.ctx.store.list_users())
+    assert not any(u.email == "q@corp.example" for u in await site.ctx.accounts.list_users())
 
 
 async def test_too_many_waiting_hashes_answer_busy(site: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -148,20 +148,20 @@ async def test_new_session_id_at_sign_in_and_sign_out_ends_it(site: RunningServe
         await sign_in(client, "ed@corp.example")
         issued = client.cookies.get(sessions.COOKIE)
         assert issued and issued != "attacker-chosen-value"
-        stored = await site.ctx.store.session_with_user(sessions.session_hash(issued))
+        stored = await site.ctx.accounts.session_with_user(sessions.session_hash(issued))
         assert stored is not None and stored[0].id != issued  # only the hash is stored
         await post_form(client, "/account/signout", {}, page="/account/keys")
     async with browser(site) as replay:
         replay.cookies.set(sessions.COOKIE, issued, domain="127.0.0.1")
         assert (await replay.get("/account/keys")).status_code == 302  # the old cookie opens nothing
-    assert await site.ctx.store.session_with_user(sessions.session_hash(issued)) is None
+    assert await site.ctx.accounts.session_with_user(sessions.session_hash(issued)) is None
 
 
 async def test_password_change_ends_every_session(site: RunningServer) -> None:
     async with browser(site) as one, browser(site) as two:
         await sign_up(one, "fa@corp.example")
         await sign_in(two, "fa@corp.example")
-        await accounts.set_password(site.ctx.store, "fa@corp.example", "another long password")
+        await accounts.set_password(site.ctx.accounts, "fa@corp.example", "another long password")
         assert (await one.get("/account/keys")).status_code == 302
         assert (await two.get("/account/keys")).status_code == 302
         assert (await sign_in(two, "fa@corp.example", "another long password")).status_code == 302
@@ -173,17 +173,17 @@ async def test_idle_and_absolute_expiry(site: RunningServer) -> None:
         await sign_up(client, "gu@corp.example")
         session_id = sessions.session_hash(client.cookies[sessions.COOKIE])
         idle = utcnow() - timedelta(minutes=settings.session_idle_minutes, seconds=5)
-        await site.ctx.store.touch_session(session_id, idle)
+        await site.ctx.accounts.touch_session(session_id, idle)
         assert (await client.get("/account/keys")).status_code == 302
     async with browser(site) as client:
         await sign_in(client, "gu@corp.example")
         token = client.cookies[sessions.COOKIE]
-        found = await site.ctx.store.session_with_user(sessions.session_hash(token))
+        found = await site.ctx.accounts.session_with_user(sessions.session_hash(token))
         assert found is not None
         old = found[0]
-        await site.ctx.store.delete_sessions(session_id=old.id)
+        await site.ctx.accounts.delete_sessions(session_id=old.id)
         old.created_at = utcnow() - timedelta(hours=settings.session_max_hours, minutes=1)
-        await site.ctx.store.create_session(old)  # active a second ago, signed in too long ago
+        await site.ctx.accounts.create_session(old)  # active a second ago, signed in too long ago
         assert (await client.get("/account/keys")).status_code == 302
 
 
@@ -203,7 +203,7 @@ async def test_account_throttle_refuses_even_the_right_password(site: RunningSer
 async def test_address_throttle_only_after_many_attempts(site: RunningServer) -> None:
     now = utcnow()
     for n in range(throttle.ADDRESS_LIMIT - 1):
-        assert await throttle.sign_in(site.ctx.store, f"user{n}@corp.example", "127.0.0.1", now) == 0
+        assert await throttle.sign_in(site.ctx.accounts, f"user{n}@corp.example", "127.0.0.1", now) == 0
     async with browser(site) as client:
         await register(client, "jo@corp.example")
         assert (await sign_in(client, "jo@corp.example")).status_code == 302  # the 30th: still evaluated
@@ -215,11 +215,11 @@ async def test_address_throttle_only_after_many_attempts(site: RunningServer) ->
 async def test_rehash_when_parameters_change(site: RunningServer) -> None:
     from argon2 import PasswordHasher
 
-    user = await accounts.create_user(site.ctx.store, "ka@corp.example", "free")
+    user = await accounts.create_user(site.ctx.accounts, "ka@corp.example", "free")
     user.password_hash = PasswordHasher(time_cost=1, memory_cost=8192).hash(PASSWORD)
-    await site.ctx.store.update_user(user)
-    assert await accounts.check_password(site.ctx.store, "ka@corp.example", PASSWORD) is not None
-    upgraded = (await site.ctx.store.get_user(email="ka@corp.example")).password_hash
+    await site.ctx.accounts.update_user(user)
+    assert await accounts.check_password(site.ctx.accounts, "ka@corp.example", PASSWORD) is not None
+    upgraded = (await site.ctx.accounts.get_user(email="ka@corp.example")).password_hash
     assert upgraded and upgraded != user.password_hash and "m=8192" not in upgraded
 
 
@@ -243,7 +243,7 @@ async def test_a_session_in_use_is_refreshed_within_a_quarter_of_the_idle_time(s
         await sign_up(client, "mo@corp.example")
         session_id = sessions.session_hash(client.cookies[sessions.COOKIE])
         twenty_seconds_ago = utcnow() - timedelta(seconds=20)
-        await site.ctx.store.touch_session(session_id, twenty_seconds_ago)
+        await site.ctx.accounts.touch_session(session_id, twenty_seconds_ago)
         assert (await client.get("/account/keys")).status_code == 200
-        found = await site.ctx.store.session_with_user(session_id)
+        found = await site.ctx.accounts.session_with_user(session_id)
         assert found is not None and found[0].last_seen_at > twenty_seconds_ago

@@ -50,11 +50,11 @@ async def test_worker_builds_are_served_byte_identical_to_on_demand(worker_env, 
     try:
         async with server.client(server.pro_key) as http:
             served = {f: await http.get(f"/api/v1/iocs/{f}", params={"window": "7d"}) for f in FORMATS}
-        version = await server.ctx.store.data_version()
+        version = await server.ctx.iocs.data_version()
         for fmt, response in served.items():
             assert response.status_code == 200 and response.headers["X-Cache"] == "hit", (fmt, response.text[:200])
             request = precompute.ExportRequest(fmt, "pro", "7d", limit=DEFAULT_LIMIT[fmt])
-            fresh = await precompute.build_export(server.ctx.store, request, utcnow(), version)
+            fresh = await precompute.build_export(server.ctx.stores, request, utcnow(), version)
             assert response.content == fresh.body, f"{fmt}: the cached export differs from an on-demand build"
     finally:
         await stop_server(server)

@@ -1,0 +1,59 @@
+"""The storage seam, one interface per concern (medallion's backend seam, without HTTP concerns or paging).
+
+``ArticleStore``, ``IocStore``, ``SourceStore`` and ``AccountStore`` (itself ``UserStore``, ``KeyStore``,
+``SessionStore`` and ``AttemptStore``) each declare one method per operation; ``Lifecycle`` opens, closes
+and probes the connection they share. A backend (``store.sqlite``, ``store.mongo``) implements every
+concern with the same behaviour, and ``tests/conformance`` runs each concern's suite on each backend.
+``Stores`` bundles one backend's parts; callers hold only the concerns they use.
+
+Reserved: ``EventLog``, the append-only log of changes the live feed will read (one more concern in the
+bundle, with its own conformance suite), is not declared until the feed needs it.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any
+
+from store.ports.accounts import AccountStore, AttemptStore, KeyStore, SessionStore, UserStore
+from store.ports.articles import ArticleStore
+from store.ports.iocs import IocStore
+from store.ports.lifecycle import Lifecycle, Versioned
+from store.ports.sources import SourceStore
+
+__all__ = ["AccountStore", "ArticleStore", "AttemptStore", "Backend", "IocStore", "KeyStore", "Lifecycle",
+           "SessionStore", "SourceStore", "Stores", "UserStore", "Versioned"]
+
+
+class Backend(Lifecycle, ArticleStore, IocStore, SourceStore, AccountStore, abc.ABC):
+    """One database answering every concern on one connection."""
+
+
+@dataclass(frozen=True, slots=True)
+class Stores:
+    """One backend's concerns, opened and closed together (``store.factory.make_stores``)."""
+
+    lifecycle: Lifecycle
+    articles: ArticleStore
+    iocs: IocStore
+    sources: SourceStore
+    accounts: AccountStore
+
+    @classmethod
+    def of(cls, backend: Backend) -> Stores:
+        """The bundle of a backend that implements every concern."""
+        return cls(backend, backend, backend, backend, backend)
+
+    @property
+    def name(self) -> str:
+        return self.lifecycle.name
+
+    async def open(self) -> None:
+        await self.lifecycle.open()
+
+    async def close(self) -> None:
+        await self.lifecycle.close()
+
+    async def ping(self) -> dict[str, Any]:
+        return await self.lifecycle.ping()

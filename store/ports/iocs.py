@@ -1,0 +1,56 @@
+"""IOCs: one record per (type, value), merged across the articles that present it."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator, Iterable
+from datetime import datetime
+
+import orjson
+
+from store.base import IocStats
+from store.ports.lifecycle import Versioned
+from store.query import IocQuery
+from store.records import Ioc
+
+
+class IocStore(Versioned):
+    """Async storage of IOC records (the IOC pages, TAXII, exports, statistics)."""
+
+    @abc.abstractmethod
+    async def upsert_iocs(self, iocs: Iterable[Ioc]) -> int:
+        """Insert or merge by (type, value); first_seen never moves later. Bumps the data version."""
+
+    @abc.abstractmethod
+    async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
+        """Make these the only records (a re-enrichment recomputes every record from the articles, so a
+        value no article presents any more disappears). Bumps the data version."""
+
+    @abc.abstractmethod
+    def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
+        """Records matching ``query`` ordered by (first_seen, type, value), ``query.limit`` at most."""
+
+    async def iter_ioc_rows(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[bytes]]:
+        """Like ``iter_iocs``, as API forms encoded as JSON: the list and search pages stream the bytes
+        without decoding records. Backends that keep the encoding stored override this."""
+        async for batch in self.iter_iocs(query, batch_size):
+            yield [orjson.dumps(i.to_api()) for i in batch]
+
+    @abc.abstractmethod
+    async def count_iocs(self, query: IocQuery) -> int:
+        """How many records match ``query`` (offset and limit ignored)."""
+
+    @abc.abstractmethod
+    async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
+        """One record, or None."""
+
+    @abc.abstractmethod
+    async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
+        """Totals of records modified since ``since``, with a daily series of first_seen."""
+
+    async def all_iocs(self, query: IocQuery) -> list[Ioc]:
+        """Every record of ``query`` in one list."""
+        rows: list[Ioc] = []
+        async for batch in self.iter_iocs(query):
+            rows.extend(batch)
+        return rows
