@@ -33,7 +33,7 @@ import benchlib  # noqa: E402
 from support import cli_env, free_port, spawn_server  # noqa: E402
 
 from store.query import IocQuery  # noqa: E402
-from store.sqlite import SqliteStore  # noqa: E402
+from store.sqlite import sqlite_stores  # noqa: E402
 
 # The ceiling of the small page: the same bytes from memory (argv: port, file holding the body).
 BARE_SERVER = r'''
@@ -65,19 +65,19 @@ def page_rate(client: benchlib.LeanClient, limit: int, repeats: int) -> float:
 
 async def ceiling(path: Path, limit: int, repeats: int) -> float:
     """Rows/s of reading ``limit`` records from the database file and encoding them, in one process."""
-    store = SqliteStore(path)
-    await store.open()
+    stores = sqlite_stores(path)
+    await stores.open()
     rates = []
     try:
         for _ in range(repeats):
             start, rows = time.perf_counter(), 0
-            async for batch in store.iter_iocs(IocQuery(limit=limit)):
+            async for batch in stores.iocs.iter_iocs(IocQuery(limit=limit)):
                 for ioc in batch:
                     orjson.dumps(ioc.to_api())
                 rows += len(batch)
             rates.append(rows / (time.perf_counter() - start))
     finally:
-        await store.close()
+        await stores.close()
     return statistics.median(rates)
 
 

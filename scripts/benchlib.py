@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from store.records import Ioc, utcnow
-from store.sqlite import SqliteStore
+from store.sqlite import sqlite_stores
 
 
 class LeanClient:
@@ -98,11 +98,11 @@ def synthetic_iocs(n: int, minutes_ago: Callable[[int], float], technique_every:
 
 async def seed_iocs(data_dir: Path, rows: list[Ioc]) -> None:
     """Write ``rows`` into the embedded database of ``data_dir``."""
-    store = SqliteStore(data_dir / "ctiwire.sqlite3")
-    await store.open()
+    stores = sqlite_stores(data_dir / "ctiwire.sqlite3")
+    await stores.open()
     for start in range(0, len(rows), 5000):
-        await store.upsert_iocs(rows[start:start + 5000])
-    await store.close()
+        await stores.iocs.upsert_iocs(rows[start:start + 5000])
+    await stores.close()
 
 
 def pro_key(env: dict[str, str]) -> str:

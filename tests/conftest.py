@@ -9,7 +9,8 @@ import pytest
 from hypothesis import settings
 from support import RedisServer, RunningServer, make_settings, start_redis, start_server, stop_server
 
-from store.sqlite import SqliteStore
+from store.ports import Stores
+from store.sqlite import sqlite_stores
 
 # Hypothesis keeps no example database in the checkout (issue 16: the tests never write into it).
 settings.register_profile("ctiwire", database=None)
@@ -50,9 +51,9 @@ async def server(tmp_path: Path) -> AsyncIterator[RunningServer]:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    """An open SQLite store in the test's own folder (tests/conformance overrides it, once per backend)."""
-    opened = SqliteStore(tmp_path / "ctiwire.sqlite3")
+async def stores(tmp_path: Path) -> AsyncIterator[Stores]:
+    """Open SQLite stores in the test's own folder (tests/conformance overrides it, once per backend)."""
+    opened = sqlite_stores(tmp_path / "ctiwire.sqlite3")
     await opened.open()
     yield opened
     await opened.close()

@@ -21,7 +21,7 @@ import mongomock_ng
 from mongomock_ng.filtering import filter_applies
 from pymongo import AsyncMongoClient
 
-from store.mongo import MongoStore
+from store.mongo import MongoStore, mongo_stores
 from store.ports import Stores
 
 NO_TEXT_ON_MOCK = "mongomock does not implement $text; runs with CTIWIRE_TEST_MONGODB_URI"
@@ -200,8 +200,11 @@ def mock_store() -> MongoStore:
 
 def real_store(uri: str) -> MongoStore:
     """A MongoStore on a fresh database of the real server at ``uri`` (not yet opened)."""
-    client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(uri, tz_aware=True, serverSelectionTimeoutMS=5000)
-    return MongoStore(client, unique_db_name())
+    return MongoStore(_real_client(uri), unique_db_name())
+
+
+def _real_client(uri: str) -> AsyncMongoClient[dict[str, Any]]:
+    return AsyncMongoClient(uri, tz_aware=True, serverSelectionTimeoutMS=5000)
 
 
 async def dispose(store: MongoStore) -> None:
@@ -222,9 +225,9 @@ def server_backends() -> list[Any]:
 def backend_stores(backend: str) -> Stores | None:
     """The stores for ``backend`` (None: the settings' own SQLite stores), not yet opened."""
     if backend == "mongomock":
-        return Stores.of(mock_store())
+        return mongo_stores(AsyncMockClient(), unique_db_name())  # type: ignore[arg-type]
     if backend == "mongodb":
-        return Stores.of(real_store(real_mongodb_uri() or ""))
+        return mongo_stores(_real_client(real_mongodb_uri() or ""), unique_db_name())
     return None
 
 

@@ -1,6 +1,6 @@
-"""The account web's records on MongoDB: users' passwords and tiers, sessions, throttled attempts.
+"""Accounts on MongoDB: users with their passwords and tiers, API keys, sessions, throttled attempts.
 
-A mixin of :class:`store.mongo.backend.MongoStore`. Sessions live in the database, so every server
+Sessions live in the database, so every server
 process (and every API container) sees a sign-in and a sign-out at once; a throttled subject's document
 expires by a TTL index a day after its last attempt (``store.mongo.indexes``).
 """
@@ -13,11 +13,14 @@ from datetime import datetime
 from typing import Any
 
 from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import DuplicateKeyError
 
-from store.base import NotFound
+from store.base import Conflict, NotFound, QuotaExceeded
 from store.mongo.documents import Doc, from_keyed, keyed_doc
 from store.mongo.errors import guarded
-from store.records import Session, User, ms, utcnow
+from store.mongo.part import MongoPart
+from store.ports import AccountStore
+from store.records import ApiKey, Session, User, ms, utcnow
 
 Collection = AsyncCollection[dict[str, Any]]
 
@@ -35,11 +38,84 @@ async def with_owner(collection: Collection, match: dict[str, Any]) -> tuple[Doc
     return found[0], owner
 
 
-class MongoAccounts:
-    """Users, sessions and throttled attempts; ``_c`` (a collection by name) is the backend's."""
+class MongoAccounts(MongoPart, AccountStore):
+    """Users, API keys, sessions and throttled attempts (one object: deleting a user ends its keys and sessions)."""
 
-    def _c(self, name: str) -> Collection:
-        raise NotImplementedError
+    @guarded
+    async def create_user(self, user: User) -> User:
+        doc = keyed_doc(user)
+        doc["email"] = user.email.lower()
+        try:
+            await self._c("users").insert_one(doc)
+        except DuplicateKeyError as exc:
+            raise Conflict(f"a user with e-mail {user.email!r} exists") from exc
+        return user
+
+    @guarded
+    async def get_user(self, *, user_id: str | None = None, email: str | None = None) -> User:
+        name, value = ("_id", user_id) if user_id is not None else ("email", (email or "").lower())
+        doc = await self._c("users").find_one({name: value})
+        if doc is None:
+            raise NotFound(f"no user with {name.strip('_')} {value!r}")
+        return from_keyed(User, doc)
+
+    @guarded
+    async def create_key(self, key: ApiKey, max_keys: int) -> ApiKey:
+        """Count, insert, count again: two concurrent creations that would pass the quota together both
+        see the second count above it and withdraw their own key, so the quota is never exceeded (at
+        worst both are refused and a retry succeeds). No transaction needed, so no replica set either."""
+        keys = self._c("api_keys")
+        if await self._c("users").find_one({"_id": key.user_id}, {"_id": 1}) is None:
+            raise Conflict(f"no user {key.user_id!r} to own the key")  # SQLite: the foreign key refuses it
+        if await keys.count_documents({"user_id": key.user_id}) >= max_keys:
+            raise QuotaExceeded(f"this plan allows at most {max_keys} API keys")
+        try:
+            await keys.insert_one(keyed_doc(key))
+        except DuplicateKeyError as exc:
+            raise Conflict(f"a key named {key.name!r} exists") from exc
+        if await keys.count_documents({"user_id": key.user_id}) > max_keys:
+            await keys.delete_one({"_id": key.id})
+            raise QuotaExceeded(f"this plan allows at most {max_keys} API keys")
+        return key
+
+    @guarded
+    async def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        doc = await self._c("api_keys").find_one({"key_hash": key_hash})
+        return None if doc is None else from_keyed(ApiKey, doc)
+
+    @guarded
+    async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
+        """One round trip per authenticated request: the key and, by $lookup, its owner."""
+        found = await with_owner(self._c("api_keys"), {"key_hash": key_hash})
+        return None if found is None else (from_keyed(ApiKey, found[0]), from_keyed(User, found[1]))
+
+    @guarded
+    async def list_keys(self, user_id: str) -> list[ApiKey]:
+        cursor = self._c("api_keys").find({"user_id": user_id}).sort([("created_at", 1), ("name", 1)])
+        return [from_keyed(ApiKey, d) async for d in cursor]
+
+    @guarded
+    async def delete_key(self, user_id: str, name: str) -> None:
+        keys = self._c("api_keys")
+        doc = await keys.find_one({"user_id": user_id, "name": name})
+        if doc is None:
+            raise NotFound(f"no key named {name!r}")
+        # Revoked first: the hash is never both gone and unknown (expired_api_key, not invalid_api_key).
+        await self._c("revoked_keys").update_one(
+            {"_id": doc["key_hash"]}, {"$set": {"revoked_at": utcnow()}}, upsert=True)
+        if not (await keys.delete_one({"_id": doc["_id"]})).deleted_count:
+            raise NotFound(f"no key named {name!r}")
+
+    @guarded
+    async def set_key_active(self, user_id: str, name: str, active: bool) -> None:
+        change = {"active": True, "pending": False} if active else {"active": False}  # activating delivers
+        result = await self._c("api_keys").update_one({"user_id": user_id, "name": name}, {"$set": change})
+        if not result.matched_count:
+            raise NotFound(f"no key named {name!r}")
+
+    @guarded
+    async def is_revoked(self, key_hash: str) -> bool:
+        return await self._c("revoked_keys").find_one({"_id": key_hash}) is not None
 
     @guarded
     async def list_users(self) -> list[User]:

@@ -12,7 +12,6 @@ bundle, with its own conformance suite), is not declared until the feed needs it
 
 from __future__ import annotations
 
-import abc
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,12 +21,8 @@ from store.ports.iocs import IocStore
 from store.ports.lifecycle import Lifecycle, Versioned
 from store.ports.sources import SourceStore
 
-__all__ = ["AccountStore", "ArticleStore", "AttemptStore", "Backend", "IocStore", "KeyStore", "Lifecycle",
+__all__ = ["AccountStore", "ArticleStore", "AttemptStore", "IocStore", "KeyStore", "Lifecycle",
            "SessionStore", "SourceStore", "Stores", "UserStore", "Versioned"]
-
-
-class Backend(Lifecycle, ArticleStore, IocStore, SourceStore, AccountStore, abc.ABC):
-    """One database answering every concern on one connection."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +34,6 @@ class Stores:
     iocs: IocStore
     sources: SourceStore
     accounts: AccountStore
-
-    @classmethod
-    def of(cls, backend: Backend) -> Stores:
-        """The bundle of a backend that implements every concern."""
-        return cls(backend, backend, backend, backend, backend)
 
     @property
     def name(self) -> str:

@@ -1,22 +1,23 @@
-"""The account web's records on SQLite: users' passwords and tiers, sessions, throttled attempts.
+"""Accounts on SQLite: users with their passwords and tiers, API keys, sessions, throttled attempts.
 
-A mixin of :class:`store.sqlite.backend.SqliteStore`, kept apart so the backend module stays about the
-articles and IOCs. Every write is one transaction (``SqliteStore._write``); deleting a user revokes its
+Every write is one transaction (``SqliteStore._write``); deleting a user revokes its
 keys first, so a deleted account's key answers ``expired_api_key`` like any deleted key.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 import orjson
 
-from store.base import NotFound
+from store.base import Conflict, NotFound, QuotaExceeded
 from store.codec import from_doc
-from store.records import Session, User, iso, parse_iso, utcnow
+from store.ports import AccountStore
+from store.records import ApiKey, Session, User, iso, parse_iso, utcnow
+from store.sqlite.part import SqlitePart, _json
 
 T = TypeVar("T")
 # Attempts older than any throttle's window (the longest is an hour) no longer count anywhere.
@@ -33,18 +34,88 @@ def _limit_th(db: sqlite3.Connection, subject: str, limit: int, since: datetime)
     return None if row is None else parse_iso(row[0])
 
 
-class SqliteAccounts:
-    """Users, sessions and throttled attempts; the plumbing (``_run``, ``_point``, ``_write``) is the backend's."""
+class SqliteAccounts(SqlitePart, AccountStore):
+    """Users, API keys, sessions and throttled attempts (one object: deleting a user ends its keys and sessions)."""
 
-    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        raise NotImplementedError
+    async def create_user(self, user: User) -> User:
+        def insert(db: sqlite3.Connection) -> None:
+            db.execute("INSERT INTO users (id, email, tier, created_at, password_hash) VALUES (?, ?, ?, ?, ?)",
+                       (user.id, user.email.lower(), user.tier, iso(user.created_at), user.password_hash))
 
-    async def _point(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
-        raise NotImplementedError
+        try:
+            await self._run(lambda db: self._write(db, insert))
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"a user with e-mail {user.email!r} exists") from exc
+        return user
+
+    async def get_user(self, *, user_id: str | None = None, email: str | None = None) -> User:
+        column, value = ("id", user_id) if user_id is not None else ("email", (email or "").lower())
+        row = await self._point(f"SELECT * FROM users WHERE {column} = ?", (value,))
+        if row is None:
+            raise NotFound(f"no user with {column} {value!r}")
+        return from_doc(User, dict(row))
+
+    async def create_key(self, key: ApiKey, max_keys: int) -> ApiKey:
+        def insert(db: sqlite3.Connection) -> None:
+            count = db.execute("SELECT count(*) FROM api_keys WHERE user_id = ?", (key.user_id,)).fetchone()[0]
+            if count >= max_keys:
+                raise QuotaExceeded(f"this plan allows at most {max_keys} API keys")
+            db.execute(
+                f"INSERT INTO api_keys ({', '.join(_KEY_COLUMNS)}) VALUES ({', '.join('?' * len(_KEY_COLUMNS))})",
+                (key.id, key.user_id, key.name, key.key_hash, key.prefix, _json(key.scopes).decode(),
+                 iso(key.created_at), int(key.active), key.expires_at and iso(key.expires_at), None,
+                 int(key.pending)),
+            )
+
+        try:
+            await self._run(lambda db: self._write(db, insert))
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"a key named {key.name!r} exists") from exc
+        return key
 
     @staticmethod
-    def _write(db: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], bump: bool = False) -> T:
-        raise NotImplementedError
+    def _key(row: sqlite3.Row | dict[str, Any]) -> ApiKey:
+        doc = dict(row)
+        doc["scopes"] = orjson.loads(doc["scopes"])
+        doc["active"] = bool(doc["active"])
+        doc["pending"] = bool(doc.get("pending"))
+        return from_doc(ApiKey, doc)
+
+    async def key_by_hash(self, key_hash: str) -> ApiKey | None:
+        row = await self._point("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,))
+        return None if row is None else self._key(row)
+
+    async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
+        # Every authenticated request asks; the answer is remembered until the next commit to the file.
+        return self._remembered(_KEY_WITH_USER, (key_hash,), lambda row: None if row is None else _key_and_user(row))
+
+    async def list_keys(self, user_id: str) -> list[ApiKey]:
+        rows = await self._all(
+            "SELECT * FROM api_keys WHERE user_id = ? ORDER BY created_at, name", (user_id,))
+        return [self._key(r) for r in rows]
+
+    async def delete_key(self, user_id: str, name: str) -> None:
+        def delete(db: sqlite3.Connection) -> int:
+            row = db.execute("SELECT key_hash FROM api_keys WHERE user_id = ? AND name = ?",
+                             (user_id, name)).fetchone()
+            if row is None:
+                return 0
+            db.execute("INSERT OR REPLACE INTO revoked_keys VALUES (?, ?)", (row[0], iso(utcnow())))
+            return db.execute("DELETE FROM api_keys WHERE user_id = ? AND name = ?", (user_id, name)).rowcount
+
+        if not await self._run(lambda db: self._write(db, delete)):
+            raise NotFound(f"no key named {name!r}")
+
+    async def set_key_active(self, user_id: str, name: str, active: bool) -> None:
+        changed = await self._run(lambda db: self._write(db, lambda d: d.execute(
+            "UPDATE api_keys SET active = ?, pending = CASE WHEN ? THEN 0 ELSE pending END "
+            "WHERE user_id = ? AND name = ?", (int(active), int(active), user_id, name)).rowcount))
+        if not changed:
+            raise NotFound(f"no key named {name!r}")
+
+    async def is_revoked(self, key_hash: str) -> bool:
+        row = await self._point("SELECT 1 FROM revoked_keys WHERE key_hash = ?", (key_hash,))
+        return row is not None
 
     async def _change(self, sql: str, params: tuple[Any, ...]) -> int:
         """One statement in its own transaction; the number of rows it changed."""
@@ -113,3 +184,16 @@ class SqliteAccounts:
                                      (orjson.dumps(scopes).decode(), user_id, name))
         if not changed:
             raise NotFound(f"no key named {name!r}")
+
+
+_KEY_COLUMNS = ("id", "user_id", "name", "key_hash", "prefix", "scopes", "created_at", "active", "expires_at",
+                "last_used_at", "pending")
+_KEY_WITH_USER = (f"SELECT {', '.join('k.' + c for c in _KEY_COLUMNS)}, u.email, u.tier, u.created_at "
+                  "FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?")
+
+
+def _key_and_user(row: sqlite3.Row) -> tuple[ApiKey, User]:
+    n = len(_KEY_COLUMNS)
+    key = SqliteAccounts._key(dict(zip(_KEY_COLUMNS, row[:n], strict=True)))
+    email, tier, created_at = row[n:]
+    return key, User(key.user_id, email, tier, parse_iso(created_at))

@@ -12,10 +12,10 @@ from conformance.factories import at, ioc
 
 from store.codec import to_doc
 from store.mongo import MongoStore
-from store.ports import IocStore
+from store.ports import IocStore, Lifecycle, Stores
 from store.query import IocQuery
 from store.records import Ioc, iso
-from store.sqlite import SqliteStore
+from store.sqlite import SqliteStore, sqlite_stores
 from store.sqlite.queries import ioc_where
 from store.sqlite.schema import SCHEMA
 
@@ -45,24 +45,25 @@ async def test_spellings_of_one_cve_are_one_vulnerability(iocs: IocStore) -> Non
     assert [r.value for r in rows] == ["CVE-2024-3400", "cve-2024-3400"]
 
 
-async def test_records_written_without_the_id_are_backfilled_at_open(iocs: IocStore) -> None:
+async def test_records_written_without_the_id_are_backfilled_at_open(stores: Stores) -> None:
+    iocs = stores.iocs
     await iocs.upsert_iocs(ROWS)
-    await _forget_stix_ids(iocs)
+    await _forget_stix_ids(stores.lifecycle)
     query = IocQuery(stix_ids=(WANTED[0].stix_id,), limit=10)
     assert await iocs.all_iocs(query) == []  # as a database from before the column would answer
-    await iocs.open()
+    await stores.open()
     assert await iocs.all_iocs(query) == [WANTED[0]]
-    await iocs.open()  # idempotent: nothing left to backfill
+    await stores.open()  # idempotent: nothing left to backfill
     assert await iocs.all_iocs(query) == [WANTED[0]]
 
 
-async def _forget_stix_ids(iocs: IocStore) -> None:
-    if isinstance(iocs, MongoStore):
-        for row in ROWS:  # update_one: the mock adapter offers what the iocs calls, no update_many
-            await iocs.db["iocs"].update_one({"_id": f"{row.type}:{row.value}"}, {"$unset": {"stix_id": ""}})
+async def _forget_stix_ids(conn: Lifecycle) -> None:
+    if isinstance(conn, MongoStore):
+        for row in ROWS:  # update_one: the mock adapter offers what the store calls, no update_many
+            await conn.db["iocs"].update_one({"_id": f"{row.type}:{row.value}"}, {"$unset": {"stix_id": ""}})
     else:
-        assert isinstance(iocs, SqliteStore)
-        await iocs._run(lambda db: db.execute("UPDATE iocs SET stix_id = NULL"))
+        assert isinstance(conn, SqliteStore)
+        await conn._run(lambda db: db.execute("UPDATE iocs SET stix_id = NULL"))
 
 
 def _old_database(path: Path, rows: list[Ioc]) -> None:
@@ -79,15 +80,16 @@ def _old_database(path: Path, rows: list[Ioc]) -> None:
 async def test_an_old_sqlite_database_gains_the_column_index_and_ids(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite3"
     _old_database(path, ROWS)
-    iocs = SqliteStore(path)
-    await iocs.open()
+    stores = sqlite_stores(path)
+    await stores.open()
+    iocs = stores.iocs
     try:
         wanted = IocQuery(stix_ids=tuple(i.stix_id for i in WANTED), limit=10)
         assert await iocs.all_iocs(wanted) == sorted(WANTED, key=_key)
         await iocs.upsert_iocs([ioc("new.example")])  # named columns: the appended column is written too
         assert await iocs.all_iocs(IocQuery(stix_ids=(ioc("new.example").stix_id,))) == [ioc("new.example")]
-        plan = await iocs._all(f"EXPLAIN QUERY PLAN SELECT doc FROM iocs WHERE {ioc_where(wanted)[0]}",
+        plan = await stores.lifecycle._all(f"EXPLAIN QUERY PLAN SELECT doc FROM iocs WHERE {ioc_where(wanted)[0]}",
                                 ioc_where(wanted)[1])
         assert any("iocs_stix_id" in row[3] for row in plan), [tuple(r) for r in plan]  # read by index
     finally:
-        await iocs.close()
+        await stores.close()

@@ -14,7 +14,7 @@ from mongo_support import backend_stores, server_backends
 from exporters.articles import CSV_COLUMNS, csv_line
 from store.query import ArticleQuery, IocQuery
 from store.records import LIST_FORM_VERSION
-from store.sqlite import SqliteStore, sqlite_stores
+from store.sqlite import SqliteArticles, SqliteStore, sqlite_stores
 from store.sqlite.listforms import META_KEY
 
 
@@ -50,17 +50,18 @@ async def test_every_backend_returns_the_same_rows_in_every_format(tmp_path: Pat
 
 async def test_an_older_stored_form_is_rebuilt_at_open(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite3"
-    store = SqliteStore(path)
-    await store.open()
-    await store.upsert_articles([article(n) for n in range(5)])
-    await store.close()
+    stores = sqlite_stores(path)
+    await stores.open()
+    await stores.articles.upsert_articles([article(n) for n in range(5)])
+    await stores.close()
     with sqlite3.connect(path) as db:  # as a release with another list shape left it
         db.execute("UPDATE articles SET list_json = ?, csv_line = ?", (orjson.dumps({"stale": True}), b"stale\r\n"))
         db.execute("UPDATE meta SET value = ? WHERE key = ?", (LIST_FORM_VERSION - 1, META_KEY))
     seen: list[tuple[int, int]] = []
-    store = SqliteStore(path)
-    store.on_rebuild = lambda done, total: seen.append((done, total))
-    await store.open()
+    conn = SqliteStore(path)
+    conn.on_rebuild = lambda done, total: seen.append((done, total))
+    await conn.open()
+    store = SqliteArticles(conn)
     try:
         rows = await _rows(store, "json")
         assert rows and all(b"stale" not in row for row in rows)
@@ -71,11 +72,11 @@ async def test_an_older_stored_form_is_rebuilt_at_open(tmp_path: Path) -> None:
                     for _, line in batch]
         assert csv_rows == await _rows(store, "csv")
     finally:
-        await store.close()
-    store = SqliteStore(path)  # a second open finds nothing to do
-    store.on_rebuild = lambda done, total: seen.append((done, total))
-    await store.open()
-    await store.close()
+        await conn.close()
+    conn = SqliteStore(path)  # a second open finds nothing to do
+    conn.on_rebuild = lambda done, total: seen.append((done, total))
+    await conn.open()
+    await conn.close()
     assert seen == [(5, 10), (10, 10)]
 
 
@@ -103,18 +104,18 @@ async def test_every_backend_returns_the_same_ioc_rows(tmp_path: Path) -> None:
 
 async def test_ioc_api_forms_of_an_older_version_or_missing_are_rebuilt_at_open(tmp_path: Path) -> None:
     path = tmp_path / "old-iocs.sqlite3"
-    store = SqliteStore(path)
-    await store.open()
-    await store.upsert_iocs([ioc(f"c2-{n}.bad-host.net") for n in range(4)])
-    await store.close()
+    stores = sqlite_stores(path)
+    await stores.open()
+    await stores.iocs.upsert_iocs([ioc(f"c2-{n}.bad-host.net") for n in range(4)])
+    await stores.close()
     with sqlite3.connect(path) as db:  # one row as a release with another API shape left it, one from before
         db.execute("UPDATE iocs SET api_json = ? WHERE value = 'c2-0.bad-host.net'", (b'{"stale":true}',))
         db.execute("UPDATE iocs SET api_json = NULL WHERE value = 'c2-1.bad-host.net'")
         db.execute("UPDATE meta SET value = ? WHERE key = ?", (LIST_FORM_VERSION - 1, META_KEY))
-    store = SqliteStore(path)
-    await store.open()
+    stores = sqlite_stores(path)
+    await stores.open()
     try:
-        rows = await _ioc_rows(store)
+        rows = await _ioc_rows(stores.iocs)
         assert len(rows) == 4 and all(b"stale" not in row and orjson.loads(row)["stix_id"] for row in rows)
     finally:
-        await store.close()
+        await stores.close()

@@ -17,7 +17,7 @@ from support import free_port, make_settings
 
 from store.base import StoreUnavailable
 from store.factory import make_stores
-from store.mongo import MongoStore, mongo_stores
+from store.mongo import MongoArticles, MongoStore, mongo_stores
 from store.mongo.documents import article_doc, ioc_doc
 from store.mongo.queries import (
     and_,
@@ -142,7 +142,7 @@ async def test_the_regex_half_of_a_text_query_requires_every_stem(mongo: MongoSt
                                                                   terms: tuple[str, ...], excluded: tuple[str, ...],
                                                                   want: set[int]) -> None:
     """Without ``$text`` (mongomock), the per-term clauses alone already give the indexed results."""
-    await mongo.upsert_articles(ROWS)
+    await MongoArticles(mongo).upsert_articles(ROWS)
     _, clauses = text_filter(TextQuery(terms=terms))
     collection: Any = mongo.db["articles"]
     found = await collection.find(and_([*clauses, {"is_archived": False}])).to_list()

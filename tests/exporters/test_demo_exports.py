@@ -22,20 +22,20 @@ LIMIT = 120
 
 
 @pytest.fixture
-async def demo_store(store: SqliteStore, now: datetime) -> tuple[SqliteStore, int]:
-    _articles, records = await seed_store(Stores.of(store), DEMO_ARTICLES, now)
-    return store, records
+async def demo_store(stores: Stores, now: datetime) -> tuple[Stores, int]:
+    _articles, records = await seed_store(stores, DEMO_ARTICLES, now)
+    return stores, records
 
 
 async def test_demo_exports_pass_their_validators(demo_store: tuple[SqliteStore, int], now: datetime,
                                                   check: Any) -> None:
-    store, records = demo_store
+    stores, records = demo_store
     assert records > LIMIT
     validate = {"stix": check.stix, "misp": check.misp, "cef": check.cef, "openioc": check.openioc,
                 "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
     for fmt in EXPORTERS:
         request = precompute.ExportRequest(fmt, "pro", "365d", limit=LIMIT)
-        entry = await precompute.build_export(Stores.of(store), request, now, 1)
+        entry = await precompute.build_export(stores, request, now, 1)
         assert entry.meta.rows == LIMIT and entry.meta.media_type == EXPORTERS[fmt].media_type
         assert entry.meta.filename == EXPORTERS[fmt].filename(precompute.as_of(now))
         document = validate[fmt](entry.body)

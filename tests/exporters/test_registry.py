@@ -15,7 +15,6 @@ from exporters.base import Exporter, indicator_id, stable_uuid
 from exporters.registry import EXPORTERS, UnknownFormat, get_exporter
 from store.ports import Stores
 from store.records import CTIWIRE_NAMESPACE, Ioc, iso, parse_iso
-from store.sqlite import SqliteStore
 
 
 def test_every_use_of_the_formats_derives_from_the_registry() -> None:
@@ -52,14 +51,14 @@ def test_dated_file_names() -> None:
     assert all(name.endswith(cls.extension) for name, cls in zip(names.values(), EXPORTERS.values(), strict=True))
 
 
-async def test_export_job_builds_every_format_from_a_store(store: SqliteStore, records: list[Ioc], now: datetime,
+async def test_export_job_builds_every_format_from_a_store(stores: Stores, records: list[Ioc], now: datetime,
                                                           check: Any) -> None:
-    await store.upsert_iocs(records)
+    await stores.iocs.upsert_iocs(records)
     validate = {"stix": check.stix, "misp": check.misp, "cef": check.cef, "openioc": check.openioc,
                 "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
     for fmt in EXPORTERS:
         request = precompute.ExportRequest(fmt, "pro", "30d", limit=1000)
-        entry = await precompute.build_export(Stores.of(store), request, now, 1)
+        entry = await precompute.build_export(stores, request, now, 1)
         assert entry.meta.media_type == EXPORTERS[fmt].media_type and entry.meta.rows == len(records)
         assert entry.meta.filename == EXPORTERS[fmt].filename(now)
         validate[fmt](entry.body)

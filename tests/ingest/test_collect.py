@@ -16,7 +16,6 @@ from ingest.fetch import FetchLimits
 from ingest.pipeline import ingest_once
 from store.ports import Stores
 from store.query import ArticleQuery
-from store.sqlite import SqliteStore
 
 HASH = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 LIMITS = FetchLimits(timeout=1.0, max_bytes=200_000, max_redirects=2, retries=1, backoff=0.01)
@@ -87,16 +86,16 @@ def _source(server: HTTPServer, name: str, path: str) -> SourceConfig:
     return SourceConfig(name, server.url_for("/"), server.url_for(path), "rss", 2, "commercial", True)
 
 
-async def test_good_feeds_are_collected_and_bad_ones_recorded(feeds: HTTPServer, store: SqliteStore) -> None:
+async def test_good_feeds_are_collected_and_bad_ones_recorded(feeds: HTTPServer, stores: Stores) -> None:
     sources = [_source(feeds, name, path) for name, path in (
         ("RSS", "/rss"), ("Atom", "/atom"), ("Broken", "/broken"), ("Fails", "/fails"), ("Huge", "/huge"),
         ("Slow", "/slow"), ("Loop", "/loop"))]
-    report = await ingest_once(Stores.of(store), sources, limits=LIMITS)
-    articles = await store.all_articles(ArticleQuery(limit=100))
+    report = await ingest_once(stores, sources, limits=LIMITS)
+    articles = await stores.articles.all_articles(ArticleQuery(limit=100))
     assert sorted(a.title for a in articles) == ["Caf\u00e9 chain breach", "Hospital ransomware intrusion",
                                                   "Patch Tuesday roundup"]
     assert set(report.failed) == {"Broken", "Fails", "Huge", "Slow", "Loop"}
-    health = {s.name: s for s in await store.list_sources()}
+    health = {s.name: s for s in await stores.sources.list_sources()}
     assert "500" in (health["Fails"].last_error or "") and "cap" in (health["Huge"].last_error or "")
     assert "timed out" in (health["Slow"].last_error or "") and "redirect" in (health["Loop"].last_error or "")
     assert health["RSS"].last_success_at is not None and health["RSS"].last_error is None
@@ -105,39 +104,39 @@ async def test_good_feeds_are_collected_and_bad_ones_recorded(feeds: HTTPServer,
     assert "caf\u00e9 chain's" in latin.content
 
 
-async def test_enrichment_reaches_the_records(feeds: HTTPServer, store: SqliteStore) -> None:
-    await ingest_once(Stores.of(store), [_source(feeds, "RSS", "/rss")], limits=LIMITS)
-    ransom = next(a for a in await store.all_articles(ArticleQuery(limit=10)) if "ransomware" in a.title)
+async def test_enrichment_reaches_the_records(feeds: HTTPServer, stores: Stores) -> None:
+    await ingest_once(stores, [_source(feeds, "RSS", "/rss")], limits=LIMITS)
+    ransom = next(a for a in await stores.articles.all_articles(ArticleQuery(limit=10)) if "ransomware" in a.title)
     assert ("sha256", HASH) in [(i.type, i.value) for i in ransom.iocs]
     assert ransom.category and ransom.category_legacy and ransom.summary and 0 <= ransom.severity_score <= 10
-    record = await store.get_ioc("sha256", HASH)
+    record = await stores.iocs.get_ioc("sha256", HASH)
     assert record is not None and record.article_ids == [ransom.id] and record.feed_name == "RSS"
 
 
-async def test_a_second_run_changes_nothing(feeds: HTTPServer, store: SqliteStore) -> None:
+async def test_a_second_run_changes_nothing(feeds: HTTPServer, stores: Stores) -> None:
     sources = [_source(feeds, "RSS", "/rss"), _source(feeds, "Atom", "/atom"), _source(feeds, "Moved", "/moved")]
-    first = await ingest_once(Stores.of(store), sources, limits=LIMITS)
-    version = await store.data_version()
-    second = await ingest_once(Stores.of(store), sources, limits=LIMITS)
+    first = await ingest_once(stores, sources, limits=LIMITS)
+    version = await stores.iocs.data_version()
+    second = await ingest_once(stores, sources, limits=LIMITS)
     assert first.articles_new == 3 and second.articles_changed == 0
-    assert await store.data_version() == version
+    assert await stores.iocs.data_version() == version
 
 
-async def test_conditional_requests_use_the_validators(httpserver: HTTPServer, store: SqliteStore) -> None:
+async def test_conditional_requests_use_the_validators(httpserver: HTTPServer, stores: Stores) -> None:
     base = httpserver.url_for("").rstrip("/")
     httpserver.expect_request("/p/one").respond_with_data(_page("One", STORY), content_type="text/html")
     httpserver.expect_request("/feed", headers={"If-None-Match": '"v1"'}).respond_with_data(b"", status=304)
     httpserver.expect_request("/feed").respond_with_data(_rss(base, [("One", "/p/one")]),
                                                          headers={"ETag": '"v1"'}, content_type="application/rss+xml")
     source = _source(httpserver, "Cond", "/feed")
-    first = await ingest_once(Stores.of(store), [source], limits=LIMITS)
-    second = await ingest_once(Stores.of(store), [source], limits=LIMITS)
+    first = await ingest_once(stores, [source], limits=LIMITS)
+    second = await ingest_once(stores, [source], limits=LIMITS)
     assert (first.items_seen, second.items_seen) == (1, 0) and not second.failed
-    held = (await store.list_sources())[0]
+    held = (await stores.sources.list_sources())[0]
     assert held.etag == '"v1"' and held.last_success_at is not None
 
 
-async def test_a_changed_page_updates_the_article(httpserver: HTTPServer, store: SqliteStore) -> None:
+async def test_a_changed_page_updates_the_article(httpserver: HTTPServer, stores: Stores) -> None:
     base = httpserver.url_for("").rstrip("/")
     httpserver.expect_request("/feed").respond_with_data(_rss(base, [("Story", "/p/s")]),
                                                          content_type="application/rss+xml")
@@ -145,18 +144,18 @@ async def test_a_changed_page_updates_the_article(httpserver: HTTPServer, store:
     httpserver.expect_request("/p/s").respond_with_data(_page("Story", STORY + "\n\nUpdate: patched now."),
                                                         content_type="text/html")
     source = _source(httpserver, "Changing", "/feed")
-    await ingest_once(Stores.of(store), [source], limits=LIMITS)
-    before = (await store.all_articles(ArticleQuery()))[0]
-    report = await ingest_once(Stores.of(store), [source], limits=LIMITS)
-    after = (await store.all_articles(ArticleQuery()))[0]
+    await ingest_once(stores, [source], limits=LIMITS)
+    before = (await stores.articles.all_articles(ArticleQuery()))[0]
+    report = await ingest_once(stores, [source], limits=LIMITS)
+    after = (await stores.articles.all_articles(ArticleQuery()))[0]
     assert report.articles_updated == 1 and after.id == before.id
     assert after.modified_at >= before.modified_at and "patched now" in after.content
     assert after.fetched_at == before.fetched_at
 
 
-async def test_an_unknown_source_name_is_refused(feeds: HTTPServer, store: SqliteStore) -> None:
+async def test_an_unknown_source_name_is_refused(feeds: HTTPServer, stores: Stores) -> None:
     with pytest.raises(ValueError, match="no source named"):
-        await ingest_once(Stores.of(store), [_source(feeds, "RSS", "/rss")], only="Nope", limits=LIMITS)
+        await ingest_once(stores, [_source(feeds, "RSS", "/rss")], only="Nope", limits=LIMITS)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("mongomock", marks=pytest.mark.mongo)])

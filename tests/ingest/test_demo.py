@@ -12,7 +12,6 @@ from ingest.demo import generate, seed_store
 from store.ports import Stores
 from store.query import ArticleQuery, IocQuery
 from store.records import CATEGORIES, Article, ArticleIoc, utcnow
-from store.sqlite import SqliteStore
 
 
 def _rows(n: int) -> list[Article]:
@@ -63,10 +62,10 @@ def test_confidence_rises_with_corroboration_and_government_sources() -> None:
     assert aggregate(articles[:1], {"S0": "government"})[0].confidence == "high"
 
 
-async def test_seeding_fills_the_store_idempotently(store: SqliteStore) -> None:
-    articles, iocs = await seed_store(Stores.of(store), 700)
-    again = await seed_store(Stores.of(store), 700)
-    stored = await store.count_articles(ArticleQuery(include_archived=True), exact=True)
+async def test_seeding_fills_the_store_idempotently(stores: Stores) -> None:
+    articles, iocs = await seed_store(stores, 700)
+    again = await seed_store(stores, 700)
+    stored = await stores.articles.count_articles(ArticleQuery(include_archived=True), exact=True)
     assert articles == stored == 700 and again[0] == 700
-    assert await store.count_iocs(IocQuery()) == iocs > 0
-    assert len(await store.list_sources()) >= 30
+    assert await stores.iocs.count_iocs(IocQuery()) == iocs > 0
+    assert len(await stores.sources.list_sources()) >= 30

@@ -9,14 +9,15 @@ from pathlib import Path
 import pytest
 from conformance.factories import api_key, user
 
+from store.ports import Stores
 from store.records import Ioc, utcnow
-from store.sqlite import SqliteStore
+from store.sqlite import sqlite_stores
 
 
 @pytest.fixture
-async def two(tmp_path: Path) -> AsyncIterator[tuple[SqliteStore, SqliteStore]]:
+async def two(tmp_path: Path) -> AsyncIterator[tuple[Stores, Stores]]:
     """Two stores on one file, as the server and the CLI (or two server processes) hold it."""
-    stores = (SqliteStore(tmp_path / "ctiwire.sqlite3"), SqliteStore(tmp_path / "ctiwire.sqlite3"))
+    stores = (sqlite_stores(tmp_path / "ctiwire.sqlite3"), sqlite_stores(tmp_path / "ctiwire.sqlite3"))
     for store in stores:
         await store.open()
     yield stores
@@ -24,34 +25,34 @@ async def two(tmp_path: Path) -> AsyncIterator[tuple[SqliteStore, SqliteStore]]:
         await store.close()
 
 
-async def test_another_process_deleting_a_key_stops_it_at_the_next_read(two: tuple[SqliteStore, SqliteStore]) -> None:
+async def test_another_process_deleting_a_key_stops_it_at_the_next_read(two: tuple[Stores, Stores]) -> None:
     server, cli = two
-    ana = await cli.create_user(user())
-    key = await cli.create_key(api_key(ana, "main"), 3)
-    assert await server.key_with_user(key.key_hash) == (key, ana)
-    assert await server.key_with_user(key.key_hash) == (key, ana)  # remembered: no change meanwhile
-    await cli.set_key_active(ana.id, "main", False)
-    found = await server.key_with_user(key.key_hash)
+    ana = await cli.accounts.create_user(user())
+    key = await cli.accounts.create_key(api_key(ana, "main"), 3)
+    assert await server.accounts.key_with_user(key.key_hash) == (key, ana)
+    assert await server.accounts.key_with_user(key.key_hash) == (key, ana)  # remembered: no change meanwhile
+    await cli.accounts.set_key_active(ana.id, "main", False)
+    found = await server.accounts.key_with_user(key.key_hash)
     assert found is not None and found[0].active is False
-    await cli.delete_key(ana.id, "main")
-    assert await server.key_with_user(key.key_hash) is None
+    await cli.accounts.delete_key(ana.id, "main")
+    assert await server.accounts.key_with_user(key.key_hash) is None
 
 
 async def test_an_unknown_key_becomes_known_when_another_process_creates_it(
-        two: tuple[SqliteStore, SqliteStore]) -> None:
+        two: tuple[Stores, Stores]) -> None:
     server, cli = two
-    ana = await cli.create_user(user())
+    ana = await cli.accounts.create_user(user())
     key = api_key(ana, "later")
-    assert await server.key_with_user(key.key_hash) is None  # the miss is remembered too...
-    await cli.create_key(key, 3)
-    assert await server.key_with_user(key.key_hash) == (key, ana)  # ...until the next commit
+    assert await server.accounts.key_with_user(key.key_hash) is None  # the miss is remembered too...
+    await cli.accounts.create_key(key, 3)
+    assert await server.accounts.key_with_user(key.key_hash) == (key, ana)  # ...until the next commit
 
 
-async def test_the_data_version_follows_writes_of_either_process(two: tuple[SqliteStore, SqliteStore]) -> None:
+async def test_the_data_version_follows_writes_of_either_process(two: tuple[Stores, Stores]) -> None:
     server, cli = two
-    start = await server.data_version()
+    start = await server.iocs.data_version()
     now = utcnow()
-    await cli.upsert_iocs([Ioc("ipv4", "203.0.113.9", "high", "Feed", "government", now, now, now)])
-    assert await server.data_version() == start + 1
-    await server.upsert_iocs([Ioc("ipv4", "203.0.113.10", "high", "Feed", "government", now, now, now)])
-    assert await server.data_version() == await cli.data_version() == start + 2
+    await cli.iocs.upsert_iocs([Ioc("ipv4", "203.0.113.9", "high", "Feed", "government", now, now, now)])
+    assert await server.iocs.data_version() == start + 1
+    await server.iocs.upsert_iocs([Ioc("ipv4", "203.0.113.10", "high", "Feed", "government", now, now, now)])
+    assert await server.iocs.data_version() == await cli.iocs.data_version() == start + 2

@@ -16,7 +16,7 @@ from support import cli_env, spawn_server
 from taxii2client.v21 import Collection, as_pages
 
 from store.records import Ioc, utcnow
-from store.sqlite import SqliteStore
+from store.sqlite import sqlite_stores
 from taxii.collections import stix_type_of
 from taxii.media import TAXII_21
 
@@ -70,10 +70,10 @@ async def test_limit_never_exceeds_the_server_maximum(server, iocs, taxii_http) 
 
 
 async def _seed_dir(data_dir: Path, rows: list[Any]) -> None:
-    store = SqliteStore(data_dir / "ctiwire.sqlite3")
-    await store.open()
-    await store.upsert_iocs(rows)
-    await store.close()
+    stores = sqlite_stores(data_dir / "ctiwire.sqlite3")
+    await stores.open()
+    await stores.iocs.upsert_iocs(rows)
+    await stores.close()
 
 
 @pytest.mark.slow  # several server processes

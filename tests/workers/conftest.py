@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from support import REPO, RedisServer, cli_env
 
-from store.sqlite import SqliteStore
+from store.ports import Stores
+from store.sqlite import SqliteStore, sqlite_stores
 
 
 @dataclass
@@ -40,8 +41,8 @@ class WorkerEnv:
         client.send_task(name, args=list(args))
         client.close()
 
-    def store(self) -> SqliteStore:
-        return SqliteStore(self.data_dir / "ctiwire.sqlite3")
+    def store(self) -> Stores:
+        return sqlite_stores(self.data_dir / "ctiwire.sqlite3")
 
 
 @pytest.fixture

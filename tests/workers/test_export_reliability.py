@@ -23,15 +23,15 @@ FORMATS = ("stix", "misp", "cef", "openioc", "sigma")
 DEFAULT_LIMIT = {fmt: 10_000 if fmt == "misp" else precompute.DEFAULT_EXPORT_LIMIT for fmt in FORMATS}
 
 
-async def _seed(store, n: int) -> None:
-    await store.open()
+async def _seed(stores, n: int) -> None:
+    await stores.open()
     now = utcnow()
     values = [(f"c2-{i}.bad-example.org", f"45.{i // 65536}.{i // 256 % 256}.{i % 256}", f"{i:064x}")[i % 3]
               for i in range(n)]
     rows = [Ioc(("domain", "ipv4", "sha256")[i % 3], value, "high", "Feed", "commercial",
                 now - timedelta(hours=1, seconds=i), now, now, sources=["Feed"]) for i, value in enumerate(values)]
-    await store.upsert_iocs(rows)
-    await store.close()
+    await stores.iocs.upsert_iocs(rows)
+    await stores.close()
 
 
 def _live_keys(client: redis.Redis, fmt: str) -> list[bytes]:

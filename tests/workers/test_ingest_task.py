@@ -16,12 +16,12 @@ pytestmark = [pytest.mark.redis, pytest.mark.slow]  # real Celery workers
 SHA = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
 
-async def _articles(store) -> list:
-    await store.open()
+async def _articles(stores) -> list:
+    await stores.open()
     try:
-        return await store.all_articles(ArticleQuery(limit=10))
+        return await stores.articles.all_articles(ArticleQuery(limit=10))
     finally:
-        await store.close()
+        await stores.close()
 
 
 async def test_the_per_source_task_collects_and_rebuilds(worker_env, httpserver: HTTPServer) -> None:

@@ -14,12 +14,12 @@ from store.records import Ioc, utcnow
 pytestmark = [pytest.mark.redis, pytest.mark.slow]  # real Celery workers
 
 
-async def _seed(store, n: int) -> None:
-    await store.open()
+async def _seed(stores, n: int) -> None:
+    await stores.open()
     now = utcnow()
-    await store.upsert_iocs([Ioc("domain", f"c2-{i}.bad-example.org", "high", "Feed", "commercial",
+    await stores.iocs.upsert_iocs([Ioc("domain", f"c2-{i}.bad-example.org", "high", "Feed", "commercial",
                                  now - timedelta(hours=i), now, now, sources=["Feed"]) for i in range(n)])
-    await store.close()
+    await stores.close()
 
 
 async def test_worker_precomputes_stats_and_server_serves_them(worker_env, tmp_path) -> None:

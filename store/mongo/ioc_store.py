@@ -1,0 +1,60 @@
+"""IOC records on MongoDB: one document per (type, value) in ``iocs`` (the writes are ``store.mongo.iocs``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Iterable
+from datetime import datetime
+
+from store.base import IocStats, keyset_pages
+from store.mongo import iocs as ioc_ops
+from store.mongo.documents import from_ioc, ioc_key
+from store.mongo.errors import guarded, translated
+from store.mongo.part import MongoPart
+from store.mongo.queries import IOC_SORT, ioc_filter
+from store.ports import IocStore
+from store.query import IocQuery
+from store.records import Ioc
+
+
+class MongoIocs(MongoPart, IocStore):
+    """IOC records in the ``iocs`` collection."""
+
+    @guarded
+    async def upsert_iocs(self, iocs: Iterable[Ioc]) -> int:
+        incoming = list(iocs)
+        if not incoming:
+            return 0
+        try:
+            await ioc_ops.upsert(self._c("iocs"), incoming)
+        finally:
+            await self._bump()
+        return len(incoming)
+
+    @guarded
+    async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
+        try:
+            return await ioc_ops.replace_all(self._c("iocs"), iocs)
+        finally:
+            await self._bump()
+
+    async def _ioc_page(self, q: IocQuery, size: int) -> list[Ioc]:
+        cursor = self._c("iocs").find(ioc_filter(q)).sort(IOC_SORT).skip(q.offset).limit(size)
+        with translated():
+            return [from_ioc(d) for d in await cursor.to_list()]
+
+    def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
+        return keyset_pages(query, batch_size, self._ioc_page, lambda i: (i.first_seen, i.type, i.value))
+
+    @guarded
+    async def count_iocs(self, query: IocQuery) -> int:
+        return await self._c("iocs").count_documents(ioc_filter(dataclasses.replace(query, after=None)))
+
+    @guarded
+    async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
+        doc = await self._c("iocs").find_one({"_id": ioc_key(ioc_type, value)})
+        return None if doc is None else from_ioc(doc)
+
+    @guarded
+    async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
+        return await ioc_ops.stats(self._c("iocs"), since, top)
