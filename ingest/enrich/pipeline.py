@@ -48,7 +48,8 @@ class _Guard:
     counted in ``ctiwire_enrich_failures_total{extractor}`` and listed in ``Enrichment.errors``.
     """
 
-    article: str
+    article_id: str
+    title: str
     errors: list[str] = field(default_factory=list)
 
     def run(self, extractor: str, empty: T, call: Callable[[], T]) -> T:
@@ -56,8 +57,9 @@ class _Guard:
             return call()
         except Exception as exc:  # any defect of one extractor, on any text
             message = f"{type(exc).__name__}: {exc}"[:_MAX_ERROR]
-            log.warning("enrichment of article %s: extractor %s failed: %s", self.article, extractor, message)
-            log.debug("extractor %s failed on article %s", extractor, self.article, exc_info=True)
+            article = _article_key(self.article_id, self.title)
+            log.warning("enrichment of article %s: extractor %s failed: %s", article, extractor, message)
+            log.debug("extractor %s failed on article %s", extractor, article, exc_info=True)
             metrics().enrich_failures.labels(extractor).inc()
             self.errors.append(f"{extractor}: {message}")
             return empty
@@ -100,7 +102,7 @@ def enrich(title: str, text: str, *, html: str | None = None, source_name: str =
     the HTML. ``source_name`` is accepted for callers that know it (not used by the rules yet);
     ``article_id`` names the article in the log when an extractor fails.
     """
-    guard = _Guard(_article_key(article_id, title))
+    guard = _Guard(article_id, title)
     if not text.strip() and html:
         html_title, text = guard.run("html", ("", ""), lambda: html_to_text(html))
         title = title or html_title
