@@ -301,7 +301,8 @@ def _source_row(source: Source, article_count: int) -> dict[str, Any]:
             "category": source.category, "homepage": source.homepage, "feed_url": source.feed_url,
             "enabled": source.enabled, "article_count": article_count,
             "health": {"last_attempt_at": when(source.last_attempt_at), "last_success_at": when(source.last_success_at),
-                       "last_error": source.last_error, "items_seen": source.items_seen}}
+                       "last_error": source.last_error, "items_seen": source.items_seen,
+                       "failed_articles": source.failed_articles}}
 
 
 def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
@@ -433,7 +434,9 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
             "feed_url": _S, "enabled": _FLAG, "article_count": {"type": "integer"},
             "health": {"type": "object", "properties": {
                 "last_attempt_at": {**_DT, "nullable": True}, "last_success_at": {**_DT, "nullable": True},
-                "last_error": {"type": "string", "nullable": True}, "items_seen": {"type": "integer"}}}}}}}},
+                "last_error": {"type": "string", "nullable": True}, "items_seen": {"type": "integer"},
+                "failed_articles": {"type": "integer", "description": "articles skipped (page unreadable) or "
+                                    "stored with an extractor's fields empty, over every run"}}}}}}}},
 }
 
 OPENAPI_PATHS: dict[str, Any] = {

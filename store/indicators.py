@@ -20,6 +20,8 @@ _DEFANG_SUBS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\s?(?:\[\.\]|\(\.\)|\{\.\}|\[dot\]|\(dot\)|\{dot\}|\[d\])\s?", re.IGNORECASE), "."),
     (re.compile(r"\s?(?:\[@\]|\(@\)|\{@\}|\[at\]|\(at\)|\{at\})\s?", re.IGNORECASE), "@"),
     (re.compile(r"\[/\]"), "/"),
+    # Half of a bracket pair lost in copying ("evil.]com", "evil[.com"): still the defanged dot.
+    (re.compile(r"(?<=\w)(?:\[\.|\.\])(?=\w)"), "."),
 )
 
 

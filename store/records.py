@@ -344,6 +344,7 @@ class Source:
     last_success_at: datetime | None = None
     last_error: str | None = None
     items_seen: int = 0
+    failed_articles: int = 0  # articles skipped, or stored with an extractor's fields empty, by every run
     etag: str | None = None
     last_modified: str | None = None
 

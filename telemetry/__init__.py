@@ -32,6 +32,7 @@ class Metrics:
     ingest_last_success: Gauge
     ingest_failures: Counter
     task_outcomes: Counter
+    enrich_failures: Counter
 
 
 @cache
@@ -53,6 +54,8 @@ def metrics() -> Metrics:
                                   multiprocess_mode="max"),
         ingest_failures=Counter("ctiwire_ingest_failures_total", "Failed collections of a source", ["source"]),
         task_outcomes=Counter("ctiwire_task_outcomes_total", "Celery task outcomes", ["task", "outcome"]),
+        enrich_failures=Counter("ctiwire_enrich_failures_total",
+                                "Extractors that failed on one article (their output left empty)", ["extractor"]),
     )
 
 

@@ -40,6 +40,7 @@ class Enrichment:
     categorized_by: str
     categorized_at: datetime
     technique_evidence: list[str] = field(default_factory=list)  # "T1003.001: phrase: ...", one per technique
+    errors: list[str] = field(default_factory=list)  # "extractor: ExceptionType: message", one per failed extractor
 
     @property
     def severity_label(self) -> str:
@@ -64,6 +65,8 @@ class Enrichment:
             "severity_label": self.severity_label,
             "severity_score": self.severity_score,
         }
+        if self.errors:
+            shape["error"] = "; ".join(self.errors)
         if explain:
             shape |= {"severity_reasons": list(self.severity_reasons), "attack_evidence": list(self.technique_evidence)}
         return shape
