@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from config.tiers import Tier
-from exporters.precompute import default_window, tier_windows
+from exporters.precompute import tier_windows
 from exporters.registry import EXPORTERS, format_cost
 from server.article_params import next_cursor
 from server.cached_responses import write_entry
@@ -41,8 +41,13 @@ IOC_PAGE = 50
 # Parameters of the API the pages set themselves (a page is always a JSON page of the web's size).
 ARTICLE_FIXED = ("format", "fields", "expand", "count_strategy", "limit", "offset", "api_key")
 IOC_FIXED = ("since", "limit", "api_key", "window")
-ARTICLE_CHOICES = {"category": CATEGORIES, "severity": SEVERITY_LABELS, "sort": tuple(ARTICLE_SORTS)}
-IOC_CHOICES = {"type": IOC_TYPES, "confidence": CONFIDENCES, "category": SOURCE_CATEGORIES, "industry": INDUSTRY_TAGS}
+# (value, label) of each select; the sorts are named as a person says them.
+SORT_LABELS = {"published:desc": "Newest first", "published:asc": "Oldest first", "modified:desc": "Recently updated",
+               "severity:desc": "Most severe", "engagement:desc": "Most discussed"}
+ARTICLE_CHOICES = {"category": [(c, c) for c in CATEGORIES], "severity": [(s, s) for s in SEVERITY_LABELS],
+                   "sort": [(s, SORT_LABELS.get(s, s)) for s in ARTICLE_SORTS]}
+IOC_CHOICES = {name: [(v, v) for v in values] for name, values in (
+    ("type", IOC_TYPES), ("confidence", CONFIDENCES), ("category", SOURCE_CATEGORIES), ("industry", INDUSTRY_TAGS))}
 
 
 class ArticlesHandler(ReadPage):
@@ -93,7 +98,7 @@ class IocsHandler(ReadPage):
     async def get(self) -> None:
         args, windows = self._args(), tier_windows(self.tier)
         asked = args.get("window", "")
-        window = asked if asked in windows else default_window(self.tier.name)
+        window = asked if asked in windows else next(iter(windows))  # the most recent day by default
         args["window"] = window
         values: dict[str, Any] = {"args": args, "choices": IOC_CHOICES, "windows": windows, "rows": [], "total": 0,
                                   "offset": 0, "size": IOC_PAGE, "formats": _formats(self.tier), "error": None}

@@ -14,7 +14,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
+import httpx
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -29,7 +31,9 @@ AXE = Path(__file__).resolve().parents[2] / ".cache" / "axe-core" / "axe.min.js"
 SIZES = {"phone": (390, 844), "laptop": (1366, 900)}
 SIGNED_OUT = {"landing": "/", "signin": "/account/signin", "signup": "/account/signup",
               "error": "/account/nope", "docs": "/api/docs"}
-SIGNED_IN = {"keys": "/account/keys", "usage": "/account/usage", "dashboard": "/account/dashboard?window=30d"}
+SIGNED_IN = {"keys": "/account/keys", "usage": "/account/usage", "dashboard": "/account/dashboard?window=30d",
+             "search-empty": "/search", "search-refused": "/search?q=%3Cb%3Enot+an+indicator%3C%2Fb%3E",
+             "articles": "/articles", "iocs": "/iocs"}
 # Swagger UI is a third-party bundle (swagger-ui-bundle): axe finds its own markup's faults there (an unnamed
 # "Servers" select, buttons nested in operation summaries, its pale version stamps and method labels), which
 # only a fork could fix; so on the docs page axe checks our parts (header, intro, footer) and the scroll
@@ -52,6 +56,31 @@ def viewport(browser: Any) -> Iterator[Any]:
     browser.set_window_size(1280, 900)  # the chrome fixture's size
     browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
     browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+
+@pytest.fixture(scope="module")
+def lookup_pages(web_server: Site) -> dict[str, str]:
+    """The look-up pages of a demo record: an indicator that has a related article (searched in its defanged
+    form), a CVE, that article's page, and the second page of the article list."""
+    server, demo = web_server
+    return {name: path for name, path in demo_records(server.url, demo["pro"]).items() if name != "value"}
+
+
+def demo_records(url: str, key: str) -> dict[str, str]:
+    """Paths (and ``value``, the indicator) of demo records, found through the API with the Pro demo key."""
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=30) as api:
+        page = api.get("/api/v1/articles", params={"has_iocs": "true", "limit": 100}).json()
+        articles = [a for a in page["data"] if a.get("cve_ids")] or page["data"]
+        found = api.get("/api/v1/lookup", params={"value": _first_ioc(api, articles[0]["id"])}).json()
+    value = found["value"]
+    defanged = value.replace(".", "[.]").replace("http", "hxxp", 1)
+    cve = articles[0].get("cve_ids", ["CVE-2024-3400"])[0] if articles[0].get("cve_ids") else "CVE-2024-3400"
+    return {"value": value, "search": "/search?" + urlencode({"q": defanged}), "search-cve": f"/search?q={cve}",
+            "article": f"/articles/{articles[0]['id']}", "iocs-filtered": "/iocs?window=7d&type=domain"}
+
+
+def _first_ioc(api: httpx.Client, article_id: str) -> str:
+    return str(api.get(f"/api/v1/articles/{article_id}").json()["iocs"][0]["value"])
 
 
 def emulate(driver: Any, size: str, scheme: str) -> None:
@@ -121,7 +150,7 @@ def sign_in_and_create_key(driver: Any, url: str, account: dict[str, str], key_n
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("size", list(SIZES))
 def test_every_page_fits_and_passes_axe(viewport: Any, web_server: Site, axe_source: str, tmp_path: Path,
-                                        size: str, scheme: str) -> None:
+                                        lookup_pages: dict[str, str], size: str, scheme: str) -> None:
     server, demo = web_server
     emulate(viewport, size, scheme)
     problems: list[str] = []
@@ -130,7 +159,7 @@ def test_every_page_fits_and_passes_axe(viewport: Any, web_server: Site, axe_sou
         problems += check_page(viewport, axe_source, f"{name}-{size}-{scheme}", tmp_path, SIZES[size][0])
     sign_in_and_create_key(viewport, server.url, demo["accounts"]["pro"], f"{LONG_NAME}-{size}-{scheme}")
     problems += check_page(viewport, axe_source, f"keys-new-secret-{size}-{scheme}", tmp_path, SIZES[size][0])
-    for name, path in {**SIGNED_IN, "error-signed-in": "/account/keys/x/y"}.items():
+    for name, path in {**SIGNED_IN, **lookup_pages, "error-signed-in": "/account/keys/x/y"}.items():
         open_page(viewport, server.url + path, name)
         problems += check_page(viewport, axe_source, f"{name}-{size}-{scheme}", tmp_path, SIZES[size][0])
     assert not problems, "\n".join(problems) + f"\nscreenshots: {tmp_path}"

@@ -96,7 +96,8 @@ async def test_free_rows_stay_inside_the_free_lookback_and_pro_rows_reach_furthe
     async with browser(site) as free, browser(site) as pro:
         await sign_up(free, "free-rows@corp.example")
         await sign_in_pro(site, pro)
-        free_iocs, pro_iocs = await free.get("/iocs"), await pro.get("/iocs")
+        week = {"window": "7d"}  # Free's plan has no such window: its one day
+        free_iocs, pro_iocs = await free.get("/iocs", params=week), await pro.get("/iocs", params=week)
         free_articles, pro_articles = await free.get("/articles"), await pro.get("/articles")
         free_old, pro_old = await free.get(f"/articles/{old_id}"), await pro.get(f"/articles/{old_id}")
     assert free_iocs.status_code == pro_iocs.status_code == 200
@@ -129,7 +130,8 @@ async def test_pro_downloads_the_apis_export_and_free_sees_the_pro_note(site: Ru
     async with browser(site) as free, browser(site) as pro:
         await sign_up(free, "no-export@corp.example")
         await sign_in_pro(site, pro)
-        free_page, pro_page = await free.get("/iocs"), await pro.get("/iocs", params={"confidence": "high"})
+        free_page = await free.get("/iocs")
+        pro_page = await pro.get("/iocs", params={"confidence": "high", "window": "7d"})
         refused = await free.get("/iocs/download/stix")
         link = re.search(r'href="(/iocs/download/stix\?[^"]*)"', pro_page.text)
         assert link, pro_page.text
@@ -142,6 +144,7 @@ async def test_pro_downloads_the_apis_export_and_free_sees_the_pro_note(site: Ru
     bundle = stix2.parse(download.text, allow_custom=True)
     patterns = [o.pattern for o in bundle.objects if o.type == "indicator"]
     assert patterns == ["[domain-name:value = 'c2.evil-host.net']"]  # high only: the filter on screen
+    assert "window=7d" in link[1] and "confidence=high" in link[1]
     pro_user = await site.ctx.store.get_user(email="pro@test.local")
     usage = await site.ctx.limiter.usage(web_budget(pro_user.id), PRO)
     assert usage is not None and usage[0][1] == 1 + 5  # the list page, then the export's multiplier
