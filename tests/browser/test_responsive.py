@@ -8,27 +8,19 @@ from disk and injected into the page, never downloaded here. Without it the test
 
 from __future__ import annotations
 
-import base64
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
-import httpx
 import pytest
+from browser_support import SIZES, Site, demo_records, emulate, save_page, sign_in_and_create_key, wait
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
-from support import ServerProcess
 
 pytestmark = pytest.mark.slow  # a real Chromium and a server process
 
-Site = tuple[ServerProcess, dict[str, Any]]
 AXE = Path(__file__).resolve().parents[2] / ".cache" / "axe-core" / "axe.min.js"
-SIZES = {"phone": (390, 844), "laptop": (1366, 900)}
 SIGNED_OUT = {"landing": "/", "signin": "/account/signin", "signup": "/account/signup",
               "error": "/account/nope", "docs": "/api/docs"}
 SIGNED_IN = {"keys": "/account/keys", "usage": "/account/usage", "dashboard": "/account/dashboard?window=30d",
@@ -49,58 +41,12 @@ def axe_source() -> str:
     return AXE.read_text()
 
 
-@pytest.fixture
-def viewport(browser: Any) -> Iterator[Any]:
-    """The browser with its viewport and colour scheme set by the test; both are reset afterwards."""
-    yield browser
-    browser.set_window_size(1280, 900)  # the chrome fixture's size
-    browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
-
-
 @pytest.fixture(scope="module")
 def lookup_pages(web_server: Site) -> dict[str, str]:
     """The look-up pages of a demo record: an indicator that has a related article (searched in its defanged
-    form), a CVE, that article's page, and the second page of the article list."""
+    form), a CVE, that article's page and a filtered IOC list."""
     server, demo = web_server
     return {name: path for name, path in demo_records(server.url, demo["pro"]).items() if name != "value"}
-
-
-def demo_records(url: str, key: str) -> dict[str, str]:
-    """Paths (and ``value``, the indicator) of demo records, found through the API with the Pro demo key."""
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}, timeout=30) as api:
-        page = api.get("/api/v1/articles", params={"has_iocs": "true", "limit": 100}).json()
-        articles = [a for a in page["data"] if a.get("cve_ids")] or page["data"]
-        found = api.get("/api/v1/lookup", params={"value": _first_ioc(api, articles[0]["id"])}).json()
-    value = found["value"]
-    defanged = value.replace(".", "[.]").replace("http", "hxxp", 1)
-    cve = articles[0].get("cve_ids", ["CVE-2024-3400"])[0] if articles[0].get("cve_ids") else "CVE-2024-3400"
-    return {"value": value, "search": "/search?" + urlencode({"q": defanged}), "search-cve": f"/search?q={cve}",
-            "article": f"/articles/{articles[0]['id']}", "iocs-filtered": "/iocs?window=7d&type=domain"}
-
-
-def _first_ioc(api: httpx.Client, article_id: str) -> str:
-    return str(api.get(f"/api/v1/articles/{article_id}").json()["iocs"][0]["value"])
-
-
-def emulate(driver: Any, size: str, scheme: str) -> None:
-    width, height = SIZES[size]
-    driver.set_window_size(width, height)
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": size == "phone"})
-    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
-        "features": [{"name": "prefers-color-scheme", "value": scheme}]})
-
-
-def save_page(driver: Any, folder: Path, name: str) -> Path:
-    """A full-page PNG (not only the viewport) in ``folder`` and in ``CTIWIRE_SCREENSHOTS`` when set."""
-    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
-    data = base64.b64decode(shot["data"])
-    targets = [folder] + ([Path(os.environ["CTIWIRE_SCREENSHOTS"])] if os.environ.get("CTIWIRE_SCREENSHOTS") else [])
-    for target in targets:
-        target.mkdir(parents=True, exist_ok=True)
-        (target / f"{name}.png").write_bytes(data)
-    return folder / f"{name}.png"
 
 
 def axe_problems(driver: Any, source: str, context: dict[str, Any] | None = None) -> list[str]:
@@ -126,25 +72,10 @@ def check_page(driver: Any, source: str, name: str, folder: Path, width: int) ->
     return problems + [f"{name}: {p}" for p in axe_problems(driver, source, OWN_PARTS.get(page))]
 
 
-def wait(driver: Any, seconds: float = 30) -> WebDriverWait:  # type: ignore[type-arg]
-    return WebDriverWait(driver, seconds)
-
-
 def open_page(driver: Any, url: str, name: str) -> None:
     driver.get(url)
     if name == "docs":
         wait(driver).until(ec.visibility_of_element_located((By.CSS_SELECTOR, ".swagger-ui .info .title")))
-
-
-def sign_in_and_create_key(driver: Any, url: str, account: dict[str, str], key_name: str) -> None:
-    driver.get(url + "/account/signin")
-    driver.find_element(By.NAME, "email").send_keys(account["email"])
-    driver.find_element(By.NAME, "password").send_keys(account["password"])
-    driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
-    wait(driver).until(ec.url_contains("/account/keys"))
-    driver.find_element(By.CSS_SELECTOR, "[data-testid=create-key-form] [name=name]").send_keys(key_name)
-    driver.find_element(By.CSS_SELECTOR, "[data-testid=create-key]").click()
-    wait(driver).until(ec.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=new-key-secret]")))
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
