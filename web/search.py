@@ -24,7 +24,7 @@ MAX_QUERY = 2048
 # spaces and the punctuation of group names (APT29, Lazarus Group, TA505, Scattered-Spider).
 ACTOR_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9 ._\-]{1,63}$")
 # The article filter of the API that lists a subject's articles.
-ARTICLE_FILTERS = {"cve": ("cve_text_search", "CVE"), "mitre-attack": ("mitre_technique", "ATT&CK technique"),
+ARTICLE_FILTERS = {"cve": ("cve_text_search", ""), "mitre-attack": ("mitre_technique", "technique"),
                    None: ("threat_actor", "threat actor")}
 
 
