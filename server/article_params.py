@@ -14,7 +14,7 @@ from config.tiers import Tier
 from exporters.articles import EXPANSIONS
 from server.errors import BadRequest, bad_param
 from server.params import Params
-from server.tokens import InvalidToken, verify
+from server.tokens import InvalidToken, sign, verify
 from server.windows import Window, cap_limit, clamp_since, window_headers
 from store.query import ARTICLE_SORTS, TEXT_FIELDS, TIME_FIELDS, ArticleQuery, TextQuery
 from store.records import CATEGORIES, INDUSTRY_TAGS, SEVERITY_LABELS, iso, parse_iso
@@ -151,6 +151,12 @@ def decode_cursor(params: Params, secret: str, sort: str) -> tuple[Any, str] | N
 
 def encode_position(value: Any) -> Any:
     return iso(value) if isinstance(value, datetime) else value
+
+
+def next_cursor(secret: str, sort: str, end: tuple[Any, str]) -> str:
+    """The signed cursor of the page after the one whose last row sits at ``end`` (sort value, id)."""
+    value, last_id = end
+    return sign(secret, cursor_kind(sort), {"v": encode_position(value), "id": last_id})
 
 
 def _lists(params: Params) -> dict[str, Any]:

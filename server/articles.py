@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -29,8 +29,7 @@ from server.article_params import (
     MAX_OFFSET,
     MAX_Q_TERMS,
     ArticleRequest,
-    cursor_kind,
-    encode_position,
+    next_cursor,
     parse_article_request,
 )
 from server.base import BaseHandler, public_base
@@ -50,7 +49,7 @@ from server.openapi_parts import (
 from server.params import MAX_INTEGER
 from server.readahead import ReadAhead
 from server.streaming import ChunkWriter, ClientGone
-from server.tokens import sign
+from server.windows import within_lookback
 from store.base import Position, Store
 from store.query import ARTICLE_SORTS, TEXT_FIELDS, TIME_FIELDS, ArticleQuery
 from store.records import CATEGORIES, INDUSTRY_TAGS, SEVERITY_LABELS, Source, iso, utcnow
@@ -185,9 +184,7 @@ class ArticleListHandler(BaseHandler):
         self._read_ahead().start(await self._ahead_key(following), _ahead(self.ctx.store, following))
 
     def _next(self, request: ArticleRequest, end: Position) -> str:
-        value, last_id = end
-        token = sign(self.ctx.settings.secret_key, cursor_kind(request.query.sort),
-                     {"v": encode_position(value), "id": last_id})
+        token = next_cursor(self.ctx.settings.secret_key, request.query.sort, end)
         self.set_header("X-Next-Cursor", token)
         return self._url(drop=("cursor", "offset"), add=[("cursor", token)])
 
@@ -272,7 +269,7 @@ class ArticleHandler(BaseHandler):
             raise NotFoundError(f"no article with id {article_id!r}") from exc
         article = await self.ctx.store.get_article(article_id)
         # The tier's article lookback holds here too (issue 4: no way around the window).
-        if article.published_at < utcnow() - timedelta(days=self.principal.tier.article_lookback_days):
+        if not within_lookback(article.published_at, self.principal.tier.article_lookback_days, utcnow()):
             raise NotFoundError(f"no article with id {article_id!r} in the {self.principal.tier.name} window")
         self.write_json(single_form(article))
 

@@ -134,7 +134,7 @@ class IocStatsHandler(BaseHandler):
             raise bad_param("window", f"exceeds the {tier.name} lookback")
         entry, status = await cached_stats(self.ctx.store, self.ctx.cache, tier.name, window,
                                            utcnow(), self.ctx.settings.cache_ttl_seconds)
-        await write_entry(self, entry, status, attachment=False)
+        await write_entry(self, entry, status, attachment=False, fmt=self.format_id())
 
 
 def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:

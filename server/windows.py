@@ -28,6 +28,11 @@ def lookback_floor(lookback_days: int, now: datetime) -> datetime:
     return floor.replace(microsecond=0) + timedelta(seconds=1) if floor.microsecond else floor
 
 
+def within_lookback(moment: datetime, lookback_days: int, now: datetime) -> bool:
+    """Whether a record dated ``moment`` lies inside a tier's lookback (a single read obeys it too)."""
+    return moment >= now - timedelta(days=lookback_days)
+
+
 def clamp_since(since: datetime | None, lookback_days: int, now: datetime) -> Window:
     """Clamp ``since`` to the lookback floor (:func:`lookback_floor`); no ``since`` means the whole lookback."""
     floor = lookback_floor(lookback_days, now)

@@ -16,6 +16,7 @@ from exporters.ioc_stats import cached_stats
 from exporters.precompute import known_windows
 from store.records import utcnow
 from web.base import PageHandler
+from web.reads import web_budget
 
 
 class UsageHandler(PageHandler):
@@ -29,7 +30,8 @@ class UsageHandler(PageHandler):
         for key in keys:
             usage = await self.ctx.limiter.usage(key.id, tier)
             rows.append((key, usage))
-        self.page("usage.html", rows=rows, tier=tier)
+        web = await self.ctx.limiter.usage(web_budget(user.id), tier)
+        self.page("usage.html", rows=rows, tier=tier, web=web)
 
 
 def windows_for(lookback_days: int) -> list[tuple[str, bool]]:

@@ -9,9 +9,11 @@ from tornado.web import HTTPError, RedirectHandler, RequestHandler, StaticFileHa
 from server.context import AppContext
 from web.account import LandingHandler, SignInHandler, SignOutHandler, SignUpHandler
 from web.base import STATIC, PageHandler
+from web.browse import ArticlePageHandler, ArticlesHandler, IocDownloadHandler, IocsHandler
 from web.docs import SWAGGER_UI, DocsHandler
 from web.insights import DashboardHandler, UsageHandler
 from web.keys import KeyActionHandler, KeysHandler
+from web.search import SearchHandler
 
 REGEX_SYNTAX = set("\\.^$*+?{}[]()|")
 
@@ -70,4 +72,9 @@ def pages(page: dict[str, Any]) -> list[Any]:
         (r"/account/usage", UsageHandler, page),
         (r"/account/dashboard", DashboardHandler, page),
         (r"/api/docs/?", DocsHandler, page),
+        (r"/search", SearchHandler, page),
+        (r"/articles", ArticlesHandler, page),
+        (r"/articles/([^/]+)", ArticlePageHandler, page),
+        (r"/iocs", IocsHandler, page),
+        (r"/iocs/download/([a-z]+)", IocDownloadHandler, page),
     ]
