@@ -45,9 +45,6 @@ class ArticleRequest:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-__all__ = ["MAX_Q_TERMS", "ArticleRequest", "parse_article_request"]
-
-
 def parse_q(raw: str | None, q_field: str) -> TextQuery | None:
     """Spec rule for ``q``: keep alphanumerics, spaces, ``.``, ``,``, ``-``; then at least 2 characters and
     one alphabetic token of 3+ letters, else ``q_invalid``. ``-term`` excludes a term."""
@@ -92,6 +89,7 @@ def read_filter(params: Params, entry: ArticleFilter) -> Any:
 
 
 # The parameter table's groups: parameters read together because one limits or replaces another.
+WINDOW = "window"  # the time group's extra key, not a field: the clamped window, for the response headers
 Group = Callable[[Params, Tier, datetime], dict[str, Any]]
 
 
@@ -113,7 +111,7 @@ def _cve(params: Params, tier: Tier, now: datetime) -> dict[str, Any]:
 
 
 def _text(params: Params, tier: Tier, now: datetime) -> dict[str, Any]:
-    return {"text": parse_q(params.raw("q"), read_filter(params, by_name("q_field")))}
+    return {"text": parse_q(read_filter(params, by_name("q")), read_filter(params, by_name("q_field")))}
 
 
 def _time(params: Params, tier: Tier, now: datetime) -> dict[str, Any]:
@@ -132,7 +130,6 @@ def _time(params: Params, tier: Tier, now: datetime) -> dict[str, Any]:
             WINDOW: window}
 
 
-WINDOW = "window"  # not a field: the clamped window, for the response headers
 GROUPS: dict[str, Group] = {"severity": _severity, "cve": _cve, "text": _text, "time": _time}
 
 
