@@ -27,7 +27,6 @@ from server.article_params import (
     COUNT_STRATEGIES,
     FORMATS,
     MAX_OFFSET,
-    MAX_Q_TERMS,
     ArticleRequest,
     next_cursor,
     parse_article_request,
@@ -50,9 +49,11 @@ from server.params import MAX_INTEGER
 from server.readahead import ReadAhead
 from server.streaming import ChunkWriter, ClientGone
 from server.windows import within_lookback
+from store import article_filters
+from store.article_filters import ArticleFilter
 from store.base import Position, Store
-from store.query import ARTICLE_SORTS, TEXT_FIELDS, TIME_FIELDS, ArticleQuery
-from store.records import CATEGORIES, INDUSTRY_TAGS, SEVERITY_LABELS, Source, iso, utcnow
+from store.query import ARTICLE_SORTS, ArticleQuery
+from store.records import SEVERITY_LABELS, Source, iso, utcnow
 
 MEDIA = {"json": "application/json; charset=utf-8", "ndjson": "application/x-ndjson",
          "csv": "text/csv; charset=utf-8"}
@@ -316,46 +317,32 @@ _S = {"type": "string"}
 _SL = {"type": "array", "items": _S}
 _DT = DATE_TIME_PARAM
 _FLAG = {"type": "boolean"}
-_CVE = {"type": "string", "pattern": "^[Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,7}$"}  # article_params.CVE_PATTERN
+
+
+def _schema(entry: ArticleFilter) -> dict[str, Any]:
+    """The OpenAPI schema of a filter: its own, else derived from its kind, allowed values and default."""
+    if entry.schema is not None:
+        return dict(entry.schema)
+    by_kind: dict[str, dict[str, Any]] = {
+        "choice": {"type": "string", "enum": list(entry.values)}, "flag": _FLAG, "date-time": _DT,
+        "number": {"type": "number", "minimum": entry.bounds[0], "maximum": entry.bounds[1]}}
+    schema = dict(by_kind.get(entry.kind, _S))
+    return schema if entry.default is None else {**schema, "default": entry.default}
+
+
+def filter_params() -> list[dict[str, Any]]:
+    """The OpenAPI parameters of store.article_filters, in table order."""
+    out = []
+    for entry in article_filters.ARTICLE_FILTERS:
+        text = entry.description.format(lookback=per_tier("article_lookback_days", " days"))
+        spec = csv_param(entry.name, text, entry.values or None) if entry.kind == "csv" else \
+            param(entry.name, _schema(entry), text)
+        out.append({**spec, "deprecated": True} if entry.deprecated else spec)
+    return out
+
 
 _PARAMS = [
-    csv_param("source", "Exact source names (see /api/v1/sources), any-match."),
-    param("source_type", {"type": "string", "enum": ["rss", "community"]}, "Source type."),
-    csv_param("source_tier", "Source tiers 1-4.", ("1", "2", "3", "4")),
-    csv_param("category", "Category slugs.", CATEGORIES),
-    csv_param("content_type", "Content types (e.g. security, educational, news); all by default."),
-    csv_param("tech_tags", "Technology tags, any-match."),
-    csv_param("industry_tags", "Industry tags, any-match.", INDUSTRY_TAGS),
-    csv_param("threat_actor", "Lowercase canonical actor names, any-match."),
-    param("min_severity", {"type": "number", "minimum": 0, "maximum": 10},
-          "Exclude articles scoring below. Exclusive with `severity` (both: 400 conflicting_parameters)."),
-    csv_param("severity", "Severity buckets (critical 9-10, high 7-8.9, medium 4-6.9, low below 4). Exclusive "
-              "with `min_severity` (both: 400 conflicting_parameters).", SEVERITY_LABELS),
-    param("has_iocs", _FLAG, "true/false/1/0."),
-    param("cve_text_search", _CVE,
-          "Substring match on title and AI summary (a shorter id also matches a longer one)."),
-    {**param("cve", _CVE, "Deprecated alias of cve_text_search; responses carry Deprecation and Sunset headers."),
-     "deprecated": True},
-    param("mitre_technique", {"type": "string", "pattern": "^[Tt][0-9]{4}(\\.[0-9]{3})?$"},
-          "One ATT&CK technique id (case-insensitive)."),
-    param("has_ai_summary", _FLAG, "true/false/1/0."),
-    param("has_audio", _FLAG, "true/false/1/0."),
-    param("is_archived", {"type": "boolean", "default": False}, "Include archived articles."),
-    param("submission_type", {"type": "string", "enum": ["rss_auto", "user_submitted"]}, "Submission type."),
-    param("q", _S, "Full-text query: every term must match (stemmed, case-insensitive); -term excludes. Only "
-          "letters, digits, spaces, '.', ',' and '-' are kept; then at least 2 characters and one alphabetic word "
-          f"of 3+ letters, and at most {MAX_Q_TERMS} distinct terms (repeats count once), else 400 q_invalid."),
-    param("q_field", {"type": "string", "enum": list(TEXT_FIELDS), "default": "default"},
-          "default: title and summary through the full-text index; title, summary, ai_summary: word-prefix "
-          "scans (slower)."),
-    param("time_field", {"type": "string", "enum": list(TIME_FIELDS), "default": "published_at"},
-          "The field since and until apply to. With `modified_since`, only modified_at is allowed (another "
-          "value: 400 conflicting_parameters)."),
-    param("since", _DT, f"Lower bound; older than the tier lookback ({per_tier('article_lookback_days', ' days')}) it "
-          "is clamped and X-Tier-Lookback-Clamped is set."),
-    param("until", _DT, "Upper bound; in the future: 400."),
-    param("modified_since", _DT, "Alias for time_field=modified_at with since (delta polling); with a "
-          "`time_field` other than modified_at: 400 conflicting_parameters."),
+    *filter_params(),
     param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": 50},
           f"Page size; above the tier cap ({article_caps_sentence()}) it is reduced, X-Limit-Capped."),
     param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0},
