@@ -109,14 +109,29 @@ async def rename_key(store: Store, email: str, name: str, new_name: str) -> str:
     return new_name
 
 
-async def set_scopes(store: Store, email: str, name: str, scopes: Sequence[str]) -> list[str]:
-    """Give the key ``name`` these scopes (at least one, each of the user's tier); the scopes it now has."""
+def _chosen_scopes(tier: str, scopes: Sequence[str]) -> list[str]:
+    """Scopes chosen for an existing key: at least one, each of ``tier``."""
     if not scopes:
         raise AccountError("Choose at least one scope.")
+    return _scopes_for(tier, scopes)
+
+
+async def set_scopes(store: Store, email: str, name: str, scopes: Sequence[str]) -> list[str]:
+    """Give the key ``name`` these scopes (at least one, each of the user's tier); the scopes it now has."""
     user = await store.get_user(email=email)
-    kept = _scopes_for(user.tier, scopes)
+    kept = _chosen_scopes(user.tier, scopes)
     await store.set_key_scopes(user.id, name, kept)
     return kept
+
+
+async def edit_key(store: Store, email: str, name: str, new_name: str, scopes: Sequence[str]) -> str:
+    """Rename the key ``name`` and replace its scopes, both checked before either is written; the new name."""
+    user = await store.get_user(email=email)
+    key_name(new_name)
+    _chosen_scopes(user.tier, scopes)
+    saved = await rename_key(store, email, name, new_name)
+    await set_scopes(store, email, saved, scopes)
+    return saved
 
 
 async def deliver_key(store: Store, new: NewKey) -> None:

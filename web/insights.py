@@ -14,6 +14,7 @@ import orjson
 from config.tiers import TIERS
 from exporters.ioc_stats import cached_stats
 from exporters.precompute import known_windows
+from store.accounts import expires_soon
 from store.records import utcnow
 from web.base import PageHandler
 
@@ -29,7 +30,8 @@ class UsageHandler(PageHandler):
         for key in keys:
             usage = await self.ctx.limiter.usage(key.id, tier)
             rows.append((key, usage))
-        self.page("usage.html", rows=rows, tier=tier)
+        soon = {key.id for key in keys if expires_soon(key, utcnow())}  # flagged, like on the keys page
+        self.page("usage.html", rows=rows, tier=tier, soon=soon)
 
 
 def windows_for(lookback_days: int) -> list[tuple[str, bool]]:
