@@ -36,6 +36,7 @@ SIGNED_IN = {"keys": "/account/keys", "usage": "/account/usage", "dashboard": "/
 # width covers the whole page.
 OWN_PARTS = {"docs": {"include": [["header.top"], ["main > p"], ["footer"]]}}
 LONG_NAME = "a-rather-long-key-name-for-the-siem-in-production"
+KEY_PAGES = ("delete", "edit", "rotate")  # one key's own pages, for the key the test creates
 
 
 @pytest.fixture(scope="module")
@@ -107,13 +108,16 @@ def open_page(driver: Any, url: str, name: str) -> None:
         wait(driver).until(ec.visibility_of_element_located((By.CSS_SELECTOR, ".swagger-ui .info .title")))
 
 
-def sign_in_and_create_key(driver: Any, url: str, account: dict[str, str], key_name: str) -> None:
+def sign_in_and_create_key(driver: Any, url: str, account: dict[str, str], key_name: str,
+                           expires_in_days: str = "") -> None:
     driver.get(url + "/account/signin")
     driver.find_element(By.NAME, "email").send_keys(account["email"])
     driver.find_element(By.NAME, "password").send_keys(account["password"])
     driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
     wait(driver).until(ec.url_contains("/account/keys"))
     driver.find_element(By.CSS_SELECTOR, "[data-testid=create-key-form] [name=name]").send_keys(key_name)
+    driver.find_element(By.CSS_SELECTOR, "[data-testid=create-key-form] [name=expires_in_days]").send_keys(
+        expires_in_days)
     driver.find_element(By.CSS_SELECTOR, "[data-testid=create-key]").click()
     wait(driver).until(ec.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=new-key-secret]")))
 
@@ -128,11 +132,16 @@ def test_every_page_fits_and_passes_axe(viewport: Any, web_server: Site, axe_sou
     for name, path in SIGNED_OUT.items():
         open_page(viewport, server.url + path, name)
         problems += check_page(viewport, axe_source, f"{name}-{size}-{scheme}", tmp_path, SIZES[size][0])
-    sign_in_and_create_key(viewport, server.url, demo["accounts"]["pro"], f"{LONG_NAME}-{size}-{scheme}")
+    key_name = f"{LONG_NAME}-{size}-{scheme}"
+    sign_in_and_create_key(viewport, server.url, demo["accounts"]["pro"], key_name, expires_in_days="3")
     problems += check_page(viewport, axe_source, f"keys-new-secret-{size}-{scheme}", tmp_path, SIZES[size][0])
-    for name, path in {**SIGNED_IN, "error-signed-in": "/account/keys/x/y"}.items():
+    one_key = {f"key-{action}": f"/account/keys/{key_name}/{action}" for action in KEY_PAGES}
+    for name, path in {**SIGNED_IN, "error-signed-in": "/account/keys/x/y", **one_key}.items():
         open_page(viewport, server.url + path, name)
         problems += check_page(viewport, axe_source, f"{name}-{size}-{scheme}", tmp_path, SIZES[size][0])
+    viewport.find_element(By.CSS_SELECTOR, "[data-testid=confirm-rotate]").click()  # the rotate page was last
+    wait(viewport).until(ec.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=old-until]")))
+    problems += check_page(viewport, axe_source, f"keys-rotated-{size}-{scheme}", tmp_path, SIZES[size][0])
     assert not problems, "\n".join(problems) + f"\nscreenshots: {tmp_path}"
 
 
