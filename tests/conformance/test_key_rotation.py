@@ -4,9 +4,11 @@ gets a new secret; the former one works until its grace ends, then answers like 
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
+from cli import bootstrap
 from store import accounts
 from store.apikeys import hash_key, matches, works
 from store.base import Conflict, NotFound, Store
@@ -122,3 +124,12 @@ def test_keys_expiring_within_seven_days_are_flagged() -> None:
                              (now + timedelta(days=7, seconds=1), False), (now, False)):
         key.expires_at = expires
         assert accounts.expires_soon(key, now) == flagged, expires
+
+
+async def test_the_demo_status_says_a_rotated_demo_key_and_prints_no_old_secret(store: Store, tmp_path: Path) -> None:
+    demo = await bootstrap.create_demo(store, tmp_path)
+    free = await store.get_user(email="demo-free@ctiwire.local")
+    await accounts.rotate_key(store, free.email, bootstrap.DEMO_KEY_NAME, "24h")
+    lines = "\n".join(await bootstrap.demo_status(store, tmp_path))
+    assert "demo Free key: rotated by an operator" in lines and demo["free"] not in lines
+    assert demo["pro"] in lines  # the untouched one still printed
