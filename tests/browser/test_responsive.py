@@ -94,6 +94,12 @@ def check_page(driver: Any, source: str, name: str, folder: Path, width: int) ->
     save_page(driver, folder, name)
     scroll = driver.execute_script("return document.documentElement.scrollWidth")
     problems = [f"{name}: scrollWidth {scroll} > viewport {width}"] if scroll > width else []
+    spill = driver.execute_script(  # a table wider than the page's column (the keys table's action buttons)
+        "var main = document.querySelector('main'), m = main.getBoundingClientRect().right"
+        " - parseFloat(getComputedStyle(main).paddingRight);"
+        "return Array.from(document.querySelectorAll('main table')).some(function (t) {"
+        "  return t.getBoundingClientRect().right > m + 1; });")
+    problems += [f"{name}: a table spills past the main column"] if spill else []
     page = name.split("-")[0]
     return problems + [f"{name}: {p}" for p in axe_problems(driver, source, OWN_PARTS.get(page))]
 
