@@ -34,7 +34,7 @@ from server.errors import (
     UriTooLong,
 )
 from server.params import Params
-from store.apikeys import hash_key, hashes_equal, looks_like_key
+from store.apikeys import hash_key, looks_like_key, matches, works
 from store.base import NotFound, StoreUnavailable
 from store.records import ApiKey, User, utcnow
 from telemetry import metrics
@@ -192,14 +192,14 @@ class BaseHandler(RequestHandler):
             raise AuthError("an API key is required: send 'Authorization: Bearer <API_KEY>'", code="missing_api_key")
         digest = hash_key(raw)
         found = await self.ctx.store.key_with_user(digest) if looks_like_key(raw) else None
-        if found is None or not hashes_equal(found[0].key_hash, digest):
+        if found is None or not matches(found[0], digest):
             if looks_like_key(raw) and await self.ctx.store.is_revoked(digest):
                 raise AuthError("this API key was deleted", code="expired_api_key")
             raise AuthError("the API key matches no active key", code="invalid_api_key")
         key, user = found
-        if not key.active or _expired(key.expires_at):
-            raise AuthError("this API key is deactivated or expired", code="expired_api_key")
         now = utcnow()
+        if not works(key, digest, now):  # a rotated key's former secret, too, once its grace is over
+            raise AuthError("this API key is deactivated or expired", code="expired_api_key")
         if key.last_used_at is None or now - key.last_used_at >= LAST_USED_PRECISION:
             await self._note_use(key, now)
         return Principal(key, user)
@@ -300,10 +300,6 @@ def _translate(exc: BaseException | None) -> BaseException | None:
     if isinstance(exc, NotFound):
         return NotFoundError(str(exc))
     return exc
-
-
-def _expired(expires_at: datetime | None) -> bool:
-    return expires_at is not None and expires_at <= utcnow()
 
 
 class NotFoundHandler(BaseHandler):

@@ -6,7 +6,7 @@ import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from config.tiers import SCOPES, TIERS
 from store import passwords
@@ -15,6 +15,10 @@ from store.base import NotFound, Store, StoreError
 from store.records import ApiKey, User, utcnow
 
 EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}")
+# How long a rotated key's former secret keeps working, by the name the web form and the CLI use.
+GRACES = {"none": timedelta(0), "1h": timedelta(hours=1), "24h": timedelta(hours=24)}
+EXPIRY_WARNING = timedelta(days=7)  # keys expiring sooner are flagged in the list and on the usage page
+MAX_KEY_NAME = 100
 
 
 class AccountError(StoreError):
@@ -81,6 +85,64 @@ async def create_key(store: Store, email: str, name: str, scopes: Sequence[str] 
     return NewKey(record=record, secret=secret)
 
 
+async def rotate_key(store: Store, email: str, name: str, grace: str = "none",
+                     now: datetime | None = None) -> NewKey:
+    """A new secret for the key ``name``; the old one works for ``grace`` more (``GRACES``), then answers
+    ``expired_api_key``. Pending like a new key: call :func:`deliver_key` once the secret was handed out."""
+    if grace not in GRACES:
+        raise AccountError(f"unknown grace period {grace!r}; choose one of {', '.join(GRACES)}")
+    user = await store.get_user(email=email)
+    key = next((k for k in await store.list_keys(user.id) if k.name == name), None)
+    if key is not None and not key.active and not key.pending:
+        raise AccountError(f"key {name!r} is deactivated: activate it before rotating it")
+    secret = generate_key()
+    record = await store.rotate_key(user.id, name, hash_key(secret), display_prefix(secret),
+                                    (now or utcnow()) + GRACES[grace])
+    return NewKey(record=record, secret=secret)
+
+
+def key_name(name: str) -> str:
+    """A key's name as typed, trimmed; refused when empty or too long."""
+    name = name.strip()
+    if not name or len(name) > MAX_KEY_NAME:
+        raise AccountError(f"A key's name has 1 to {MAX_KEY_NAME} characters.")
+    return name
+
+
+async def rename_key(store: Store, email: str, name: str, new_name: str) -> str:
+    """Rename the key ``name``; the name it now has (trimmed)."""
+    user = await store.get_user(email=email)
+    new_name = key_name(new_name)
+    if new_name != name:
+        await store.rename_key(user.id, name, new_name)
+    return new_name
+
+
+def _chosen_scopes(tier: str, scopes: Sequence[str]) -> list[str]:
+    """Scopes chosen for an existing key: at least one, each of ``tier``."""
+    if not scopes:
+        raise AccountError("Choose at least one scope.")
+    return _scopes_for(tier, scopes)
+
+
+async def set_scopes(store: Store, email: str, name: str, scopes: Sequence[str]) -> list[str]:
+    """Give the key ``name`` these scopes (at least one, each of the user's tier); the scopes it now has."""
+    user = await store.get_user(email=email)
+    kept = _chosen_scopes(user.tier, scopes)
+    await store.set_key_scopes(user.id, name, kept)
+    return kept
+
+
+async def edit_key(store: Store, email: str, name: str, new_name: str, scopes: Sequence[str]) -> str:
+    """Rename the key ``name`` and replace its scopes, both checked before either is written; the new name."""
+    user = await store.get_user(email=email)
+    key_name(new_name)
+    _chosen_scopes(user.tier, scopes)
+    saved = await rename_key(store, email, name, new_name)
+    await set_scopes(store, email, saved, scopes)
+    return saved
+
+
 async def deliver_key(store: Store, new: NewKey) -> None:
     """The secret of ``new`` was printed or shown: the key works from now on."""
     await store.set_key_active(new.record.user_id, new.record.name, True)
@@ -137,8 +199,13 @@ async def set_tier(store: Store, email: str, tier: str) -> list[str]:
 def key_state(key: ApiKey, now: datetime) -> str:
     """``active``, ``deactivated``, ``expired`` or ``never delivered`` (saved, but its secret was never
     handed out, so it does not authenticate): what the API would make of the key now."""
-    if key.pending and not key.active:
+    if key.pending:  # a new key, or a rotation's new secret, never handed out
         return "never delivered"
     if not key.active:
         return "deactivated"
     return "expired" if key.expires_at is not None and key.expires_at <= now else "active"
+
+
+def expires_soon(key: ApiKey, now: datetime) -> bool:
+    """True when the key still works but expires within ``EXPIRY_WARNING``: time to make or rotate one."""
+    return key.expires_at is not None and now < key.expires_at <= now + EXPIRY_WARNING

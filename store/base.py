@@ -147,7 +147,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def key_by_hash(self, key_hash: str) -> ApiKey | None:
-        """The key (active or not) whose hash is ``key_hash``, or None."""
+        """The key (active or not) whose hash, or former hash (``previous_hash``), is ``key_hash``, or None."""
 
     async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
         """The key whose hash is ``key_hash`` and its owner, or None: what authenticating a request reads.
@@ -195,6 +195,17 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def set_key_scopes(self, user_id: str, name: str, scopes: list[str]) -> None:
         """Replace the scopes of one key (a downgrade trims them); NotFound for an unknown name."""
+
+    @abc.abstractmethod
+    async def rotate_key(self, user_id: str, name: str, key_hash: str, prefix: str,
+                         previous_expires_at: datetime) -> ApiKey:
+        """A new secret for one key: ``key_hash`` and ``prefix`` replace the key's, whose hash becomes
+        ``previous_hash`` until ``previous_expires_at``; the key turns ``pending`` (the new secret works once
+        delivered). A former hash still kept is revoked. The updated key; NotFound for an unknown name."""
+
+    @abc.abstractmethod
+    async def rename_key(self, user_id: str, name: str, new_name: str) -> None:
+        """Rename one key; NotFound for an unknown name, Conflict when ``new_name`` is taken."""
 
     @abc.abstractmethod
     async def create_session(self, session: Session) -> None:

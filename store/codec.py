@@ -21,7 +21,7 @@ _DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
     Source: frozenset({"last_attempt_at", "last_success_at"}),
     Session: frozenset({"created_at", "last_seen_at"}),
     User: frozenset({"created_at"}),
-    ApiKey: frozenset({"created_at", "expires_at", "last_used_at"}),
+    ApiKey: frozenset({"created_at", "expires_at", "last_used_at", "previous_expires_at"}),
 }
 
 

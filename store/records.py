@@ -327,6 +327,10 @@ class ApiKey:
     # Saved but its secret not yet handed out (printed or shown): inactive until then, so a creation cut
     # short (a killed CLI) leaves no working key nobody holds; ``keys list`` says "never delivered".
     pending: bool = False
+    # A rotated key's former secret (its SHA-256) and when it stops working: the grace a client gets to
+    # switch to the new one. ``previous_expires_at`` at or before now: the old secret answers expired_api_key.
+    previous_hash: str | None = None
+    previous_expires_at: datetime | None = None
 
 
 @dataclass(slots=True)

@@ -51,9 +51,12 @@ def sign_in(driver: Any, url: str, account: dict[str, str]) -> None:
     wait(driver).until(ec.url_contains("/account/keys"))
 
 
-def sign_in_and_create_key(driver: Any, url: str, account: dict[str, str], key_name: str) -> None:
+def sign_in_and_create_key(driver: Any, url: str, account: dict[str, str], key_name: str,
+                           expires_in_days: str = "") -> None:
     sign_in(driver, url, account)
     driver.find_element(By.CSS_SELECTOR, "[data-testid=create-key-form] [name=name]").send_keys(key_name)
+    driver.find_element(By.CSS_SELECTOR, "[data-testid=create-key-form] [name=expires_in_days]").send_keys(
+        expires_in_days)
     driver.find_element(By.CSS_SELECTOR, "[data-testid=create-key]").click()
     wait(driver).until(ec.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=new-key-secret]")))
 

@@ -14,6 +14,7 @@ import orjson
 from config.tiers import TIERS
 from exporters.ioc_stats import cached_stats
 from exporters.precompute import known_windows
+from store.accounts import expires_soon
 from store.records import utcnow
 from web.base import PageHandler
 from web.reads import web_budget
@@ -30,8 +31,9 @@ class UsageHandler(PageHandler):
         for key in keys:
             usage = await self.ctx.limiter.usage(key.id, tier)
             rows.append((key, usage))
+        soon = {key.id for key in keys if expires_soon(key, utcnow())}  # flagged, like on the keys page
         web = await self.ctx.limiter.usage(web_budget(user.id), tier)
-        self.page("usage.html", rows=rows, tier=tier, web=web)
+        self.page("usage.html", rows=rows, tier=tier, web=web, soon=soon)
 
 
 def windows_for(lookback_days: int) -> list[tuple[str, bool]]:

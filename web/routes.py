@@ -12,6 +12,7 @@ from web.base import STATIC, PageHandler
 from web.browse import ArticlePageHandler, ArticlesHandler, IocDownloadHandler, IocsHandler
 from web.docs import SWAGGER_UI, DocsHandler
 from web.insights import DashboardHandler, UsageHandler
+from web.keyforms import KeyDeleteHandler, KeyEditHandler, KeyRotateHandler
 from web.keys import KeyActionHandler, KeysHandler
 from web.search import SearchHandler
 
@@ -68,7 +69,10 @@ def pages(page: dict[str, Any]) -> list[Any]:
         (r"/account/signup", SignUpHandler, page),
         (r"/account/signout", SignOutHandler, page),
         (r"/account/keys", KeysHandler, page),
-        (r"/account/keys/([^/]+)/(delete|deactivate|activate)", KeyActionHandler, page),
+        (r"/account/keys/([^/]+)/(deactivate|activate)", KeyActionHandler, page),
+        (r"/account/keys/([^/]+)/delete", KeyDeleteHandler, page),
+        (r"/account/keys/([^/]+)/rotate", KeyRotateHandler, page),
+        (r"/account/keys/([^/]+)/edit", KeyEditHandler, page),
         (r"/account/usage", UsageHandler, page),
         (r"/account/dashboard", DashboardHandler, page),
         (r"/api/docs/?", DocsHandler, page),

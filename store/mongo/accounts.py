@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from pymongo import ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.errors import DuplicateKeyError
 
-from store.base import NotFound
+from store.base import Conflict, NotFound
 from store.mongo.documents import Doc, from_keyed, keyed_doc
 from store.mongo.errors import guarded
-from store.records import Session, User, ms, utcnow
+from store.records import ApiKey, Session, User, ms, utcnow
 
 Collection = AsyncCollection[dict[str, Any]]
 
@@ -33,6 +35,11 @@ async def with_owner(collection: Collection, match: dict[str, Any]) -> tuple[Doc
         return None
     owner = found[0].pop("owner")[0]
     return found[0], owner
+
+
+def by_hash(key_hash: str) -> Doc:
+    """The key whose secret, or former secret during a rotation's grace, has this hash."""
+    return {"$or": [{"key_hash": key_hash}, {"previous_hash": key_hash}]}
 
 
 class MongoAccounts:
@@ -54,10 +61,8 @@ class MongoAccounts:
 
     @guarded
     async def delete_user(self, user_id: str) -> None:
-        keys = [d["key_hash"] async for d in self._c("api_keys").find({"user_id": user_id}, {"key_hash": 1})]
-        for key_hash in keys:  # revoked first: a deleted account's key answers expired_api_key
-            await self._c("revoked_keys").update_one({"_id": key_hash}, {"$set": {"revoked_at": utcnow()}},
-                                                     upsert=True)
+        async for doc in self._c("api_keys").find({"user_id": user_id}):
+            await self.revoke(doc["key_hash"], doc.get("previous_hash"))  # a deleted account's keys: expired
         await self._c("api_keys").delete_many({"user_id": user_id})
         await self._c("sessions").delete_many({"user_id": user_id})
         if not (await self._c("users").delete_one({"_id": user_id})).deleted_count:
@@ -121,5 +126,39 @@ class MongoAccounts:
     @guarded
     async def set_key_scopes(self, user_id: str, name: str, scopes: list[str]) -> None:
         result = await self._c("api_keys").update_one({"user_id": user_id, "name": name}, {"$set": {"scopes": scopes}})
+        if not result.matched_count:
+            raise NotFound(f"no key named {name!r}")
+
+    async def revoke(self, *key_hashes: str | None) -> None:
+        """Remember deleted or replaced secrets: they answer ``expired_api_key``, not ``invalid_api_key``."""
+        for key_hash in key_hashes:
+            if key_hash is not None:
+                await self._c("revoked_keys").update_one({"_id": key_hash}, {"$set": {"revoked_at": utcnow()}},
+                                                         upsert=True)
+
+    @guarded
+    async def rotate_key(self, user_id: str, name: str, key_hash: str, prefix: str,
+                         previous_expires_at: datetime) -> ApiKey:
+        keys = self._c("api_keys")
+        doc = await keys.find_one({"user_id": user_id, "name": name})
+        if doc is None:
+            raise NotFound(f"no key named {name!r}")
+        await self.revoke(doc.get("previous_hash"))  # the secret before the previous one: its grace ends now
+        change = {"previous_hash": doc["key_hash"], "previous_expires_at": previous_expires_at,
+                  "key_hash": key_hash, "prefix": prefix, "pending": True}
+        # Only if no other rotation came between: the hash read above is the one moved aside.
+        updated = await keys.find_one_and_update({"_id": doc["_id"], "key_hash": doc["key_hash"]}, {"$set": change},
+                                                 return_document=ReturnDocument.AFTER)
+        if updated is None:
+            raise Conflict(f"key {name!r} was rotated at the same moment; try again")
+        return from_keyed(ApiKey, updated)
+
+    @guarded
+    async def rename_key(self, user_id: str, name: str, new_name: str) -> None:
+        try:
+            result = await self._c("api_keys").update_one({"user_id": user_id, "name": name},
+                                                          {"$set": {"name": new_name}})
+        except DuplicateKeyError as exc:
+            raise Conflict(f"a key named {new_name!r} exists") from exc
         if not result.matched_count:
             raise NotFound(f"no key named {name!r}")

@@ -18,13 +18,13 @@ from pymongo.errors import DuplicateKeyError
 
 from store.base import Conflict, IocStats, NotFound, QuotaExceeded, Store, keyset_pages
 from store.mongo import iocs as ioc_ops
-from store.mongo.accounts import MongoAccounts, with_owner
+from store.mongo.accounts import MongoAccounts, by_hash, with_owner
 from store.mongo.documents import Doc, article_doc, from_ioc, from_keyed, from_source, ioc_key, keyed_doc, source_doc
 from store.mongo.errors import guarded, translated
 from store.mongo.indexes import INDEXES
 from store.mongo.queries import IOC_SORT, article_query, article_sort, ioc_filter
 from store.query import ArticleQuery, IocQuery
-from store.records import ApiKey, Article, Ioc, Source, User, utcnow
+from store.records import ApiKey, Article, Ioc, Source, User
 
 Collection = AsyncCollection[dict[str, Any]]
 _ESTIMATE_CAP = 10_000  # the "planned" count stops here, as the SQLite backend's does
@@ -109,13 +109,13 @@ class MongoStore(MongoAccounts, Store):
 
     @guarded
     async def key_by_hash(self, key_hash: str) -> ApiKey | None:
-        doc = await self._c("api_keys").find_one({"key_hash": key_hash})
+        doc = await self._c("api_keys").find_one(by_hash(key_hash))
         return None if doc is None else from_keyed(ApiKey, doc)
 
     @guarded
     async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
         """One round trip per authenticated request: the key and, by $lookup, its owner."""
-        found = await with_owner(self._c("api_keys"), {"key_hash": key_hash})
+        found = await with_owner(self._c("api_keys"), by_hash(key_hash))
         return None if found is None else (from_keyed(ApiKey, found[0]), from_keyed(User, found[1]))
 
     @guarded
@@ -130,8 +130,7 @@ class MongoStore(MongoAccounts, Store):
         if doc is None:
             raise NotFound(f"no key named {name!r}")
         # Revoked first: the hash is never both gone and unknown (expired_api_key, not invalid_api_key).
-        await self._c("revoked_keys").update_one(
-            {"_id": doc["key_hash"]}, {"$set": {"revoked_at": utcnow()}}, upsert=True)
+        await self.revoke(doc["key_hash"], doc.get("previous_hash"))
         if not (await keys.delete_one({"_id": doc["_id"]})).deleted_count:
             raise NotFound(f"no key named {name!r}")
 

@@ -35,6 +35,7 @@ TEXT_INDEX = IndexSpec(
 INDEXES: tuple[IndexSpec, ...] = (
     _unique("users", "email"),
     _unique("api_keys", "key_hash"),
+    _plain("api_keys", "previous_hash"),  # a rotated key's former secret, during its grace
     _unique("api_keys", "user_id", "name"),  # Conflict on a duplicate key name (Store.create_key)
     _plain("api_keys", "user_id", "created_at"),
     _plain("sessions", "user_id"),

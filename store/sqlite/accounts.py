@@ -14,9 +14,9 @@ from typing import Any, TypeVar
 
 import orjson
 
-from store.base import NotFound
+from store.base import Conflict, NotFound
 from store.codec import from_doc
-from store.records import Session, User, iso, parse_iso, utcnow
+from store.records import ApiKey, Session, User, iso, parse_iso, utcnow
 
 T = TypeVar("T")
 # Attempts older than any throttle's window (the longest is an hour) no longer count anywhere.
@@ -33,6 +33,12 @@ def _limit_th(db: sqlite3.Connection, subject: str, limit: int, since: datetime)
     return None if row is None else parse_iso(row[0])
 
 
+def revoke(db: sqlite3.Connection, *key_hashes: str | None) -> None:
+    """Remember deleted or replaced secrets: they answer ``expired_api_key``, not ``invalid_api_key``."""
+    db.executemany("INSERT OR REPLACE INTO revoked_keys VALUES (?, ?)",
+                   [(key_hash, iso(utcnow())) for key_hash in key_hashes if key_hash is not None])
+
+
 class SqliteAccounts:
     """Users, sessions and throttled attempts; the plumbing (``_run``, ``_point``, ``_write``) is the backend's."""
 
@@ -44,6 +50,10 @@ class SqliteAccounts:
 
     @staticmethod
     def _write(db: sqlite3.Connection, fn: Callable[[sqlite3.Connection], T], bump: bool = False) -> T:
+        raise NotImplementedError
+
+    @staticmethod
+    def _key(row: sqlite3.Row | dict[str, Any]) -> ApiKey:
         raise NotImplementedError
 
     async def _change(self, sql: str, params: tuple[Any, ...]) -> int:
@@ -62,8 +72,8 @@ class SqliteAccounts:
 
     async def delete_user(self, user_id: str) -> None:
         def delete(db: sqlite3.Connection) -> int:
-            db.execute("INSERT OR REPLACE INTO revoked_keys SELECT key_hash, ? FROM api_keys WHERE user_id = ?",
-                       (iso(utcnow()), user_id))
+            for row in db.execute("SELECT key_hash, previous_hash FROM api_keys WHERE user_id = ?", (user_id,)):
+                revoke(db, *row)
             return db.execute("DELETE FROM users WHERE id = ?", (user_id,)).rowcount  # keys, sessions cascade
 
         if not await self._run(lambda db: self._write(db, delete)):
@@ -111,5 +121,32 @@ class SqliteAccounts:
     async def set_key_scopes(self, user_id: str, name: str, scopes: list[str]) -> None:
         changed = await self._change("UPDATE api_keys SET scopes = ? WHERE user_id = ? AND name = ?",
                                      (orjson.dumps(scopes).decode(), user_id, name))
+        if not changed:
+            raise NotFound(f"no key named {name!r}")
+
+    async def rotate_key(self, user_id: str, name: str, key_hash: str, prefix: str,
+                         previous_expires_at: datetime) -> ApiKey:
+        def rotate(db: sqlite3.Connection) -> sqlite3.Row | None:
+            row = db.execute("SELECT previous_hash FROM api_keys WHERE user_id = ? AND name = ?",
+                             (user_id, name)).fetchone()
+            if row is None:
+                return None
+            revoke(db, row[0])  # the secret before the previous one: its grace ends now
+            return db.execute(  # type: ignore[no-any-return]
+                "UPDATE api_keys SET previous_hash = key_hash, previous_expires_at = ?, key_hash = ?, prefix = ?, "
+                "pending = 1 WHERE user_id = ? AND name = ? RETURNING *",
+                (iso(previous_expires_at), key_hash, prefix, user_id, name)).fetchone()
+
+        row = await self._run(lambda db: self._write(db, rotate))
+        if row is None:
+            raise NotFound(f"no key named {name!r}")
+        return self._key(row)
+
+    async def rename_key(self, user_id: str, name: str, new_name: str) -> None:
+        try:
+            changed = await self._change("UPDATE api_keys SET name = ? WHERE user_id = ? AND name = ?",
+                                         (new_name, user_id, name))
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"a key named {new_name!r} exists") from exc
         if not changed:
             raise NotFound(f"no key named {name!r}")

@@ -34,9 +34,9 @@ from store.cache import NearMap
 from store.codec import fold_iocs, from_doc, merge_ioc, to_doc
 from store.csvform import csv_line
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery
-from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, parse_stored, utcnow
+from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, parse_stored
 from store.sqlite import listforms, queries
-from store.sqlite.accounts import SqliteAccounts
+from store.sqlite.accounts import SqliteAccounts, revoke
 from store.sqlite.schema import ADDED_COLUMNS, BACKFILL_STIX_IDS, LATE_SCHEMA, PRAGMAS, SCHEMA, STIX_ID_FUNCTION
 from store.stixids import object_id
 
@@ -257,7 +257,7 @@ class SqliteStore(SqliteAccounts, Store):
                 f"INSERT INTO api_keys ({', '.join(_KEY_COLUMNS)}) VALUES ({', '.join('?' * len(_KEY_COLUMNS))})",
                 (key.id, key.user_id, key.name, key.key_hash, key.prefix, _json(key.scopes).decode(),
                  iso(key.created_at), int(key.active), key.expires_at and iso(key.expires_at), None,
-                 int(key.pending)),
+                 int(key.pending), None, None),
             )
 
         try:
@@ -275,7 +275,7 @@ class SqliteStore(SqliteAccounts, Store):
         return from_doc(ApiKey, doc)
 
     async def key_by_hash(self, key_hash: str) -> ApiKey | None:
-        row = await self._point("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,))
+        row = await self._point("SELECT * FROM api_keys WHERE key_hash = ?1 OR previous_hash = ?1", (key_hash,))
         return None if row is None else self._key(row)
 
     async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
@@ -289,11 +289,11 @@ class SqliteStore(SqliteAccounts, Store):
 
     async def delete_key(self, user_id: str, name: str) -> None:
         def delete(db: sqlite3.Connection) -> int:
-            row = db.execute("SELECT key_hash FROM api_keys WHERE user_id = ? AND name = ?",
+            row = db.execute("SELECT key_hash, previous_hash FROM api_keys WHERE user_id = ? AND name = ?",
                              (user_id, name)).fetchone()
             if row is None:
                 return 0
-            db.execute("INSERT OR REPLACE INTO revoked_keys VALUES (?, ?)", (row[0], iso(utcnow())))
+            revoke(db, *row)
             return db.execute("DELETE FROM api_keys WHERE user_id = ? AND name = ?", (user_id, name)).rowcount
 
         if not await self._run(lambda db: self._write(db, delete)):
@@ -522,9 +522,9 @@ def _stats(db: sqlite3.Connection, since: str, top: int) -> IocStats:
 
 
 _KEY_COLUMNS = ("id", "user_id", "name", "key_hash", "prefix", "scopes", "created_at", "active", "expires_at",
-                "last_used_at", "pending")
+                "last_used_at", "pending", "previous_hash", "previous_expires_at")
 _KEY_WITH_USER = (f"SELECT {', '.join('k.' + c for c in _KEY_COLUMNS)}, u.email, u.tier, u.created_at "
-                  "FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?")
+                  "FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?1 OR k.previous_hash = ?1")
 
 
 def _disk_full(folder: Path) -> bool:

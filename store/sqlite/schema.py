@@ -105,10 +105,13 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("iocs", "api_json", "BLOB"),  # the pre-encoded API form (issue 17); NULL rows fall back to ``doc``
     ("articles", "csv_line", "BLOB"),  # the pre-encoded CSV row (issue 17); NULL rows fall back to ``doc``
     ("api_keys", "pending", "INTEGER"),  # 1 until the secret was handed out; NULL (older rows) = delivered
+    ("api_keys", "previous_hash", "TEXT"),  # a rotated key's former secret, valid during its grace
+    ("api_keys", "previous_expires_at", "TEXT"),
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """
 CREATE INDEX IF NOT EXISTS iocs_stix_id ON iocs (stix_id);
+CREATE INDEX IF NOT EXISTS api_keys_previous_hash ON api_keys (previous_hash);
 """
 # The function the backfill calls; registered on the writing connection only.
 STIX_ID_FUNCTION = "ctiwire_stix_id"

@@ -32,6 +32,7 @@ SIGNED_IN = {"keys": "/account/keys", "usage": "/account/usage", "dashboard": "/
 # width covers the whole page.
 OWN_PARTS = {"docs": {"include": [["header.top"], ["main > p"], ["footer"]]}}
 LONG_NAME = "a-rather-long-key-name-for-the-siem-in-production"
+KEY_PAGES = ("delete", "edit", "rotate")  # one key's own pages, for the key the test creates
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +69,12 @@ def check_page(driver: Any, source: str, name: str, folder: Path, width: int) ->
     save_page(driver, folder, name)
     scroll = driver.execute_script("return document.documentElement.scrollWidth")
     problems = [f"{name}: scrollWidth {scroll} > viewport {width}"] if scroll > width else []
+    spill = driver.execute_script(  # a table wider than the page's column (the keys table's action buttons)
+        "var main = document.querySelector('main'), m = main.getBoundingClientRect().right"
+        " - parseFloat(getComputedStyle(main).paddingRight);"
+        "return Array.from(document.querySelectorAll('main table')).some(function (t) {"
+        "  return t.getBoundingClientRect().right > m + 1; });")
+    problems += [f"{name}: a table spills past the main column"] if spill else []
     page = name.split("-")[0]
     return problems + [f"{name}: {p}" for p in axe_problems(driver, source, OWN_PARTS.get(page))]
 
@@ -88,11 +95,16 @@ def test_every_page_fits_and_passes_axe(viewport: Any, web_server: Site, axe_sou
     for name, path in SIGNED_OUT.items():
         open_page(viewport, server.url + path, name)
         problems += check_page(viewport, axe_source, f"{name}-{size}-{scheme}", tmp_path, SIZES[size][0])
-    sign_in_and_create_key(viewport, server.url, demo["accounts"]["pro"], f"{LONG_NAME}-{size}-{scheme}")
+    key_name = f"{LONG_NAME}-{size}-{scheme}"
+    sign_in_and_create_key(viewport, server.url, demo["accounts"]["pro"], key_name, expires_in_days="3")
     problems += check_page(viewport, axe_source, f"keys-new-secret-{size}-{scheme}", tmp_path, SIZES[size][0])
-    for name, path in {**SIGNED_IN, **lookup_pages, "error-signed-in": "/account/keys/x/y"}.items():
+    one_key = {f"key-{action}": f"/account/keys/{key_name}/{action}" for action in KEY_PAGES}
+    for name, path in {**SIGNED_IN, **lookup_pages, "error-signed-in": "/account/keys/x/y", **one_key}.items():
         open_page(viewport, server.url + path, name)
         problems += check_page(viewport, axe_source, f"{name}-{size}-{scheme}", tmp_path, SIZES[size][0])
+    viewport.find_element(By.CSS_SELECTOR, "[data-testid=confirm-rotate]").click()  # the rotate page was last
+    wait(viewport).until(ec.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=old-until]")))
+    problems += check_page(viewport, axe_source, f"keys-rotated-{size}-{scheme}", tmp_path, SIZES[size][0])
     assert not problems, "\n".join(problems) + f"\nscreenshots: {tmp_path}"
 
 

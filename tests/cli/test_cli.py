@@ -25,7 +25,7 @@ def test_users_and_keys_lifecycle(tmp_path) -> None:
     assert "siem" in listing and "read:iocs" in listing and secret not in listing and secret[:16] not in listing
     ctiwire(env, "keys", "deactivate", "ana@corp.example", "siem")
     listing = ctiwire(env, "keys", "list", "ana@corp.example").splitlines()
-    assert listing[0].split("\t") == ["name", "prefix", "state", "scopes", "created", "expires"]
+    assert listing[0].split("\t") == ["name", "prefix", "state", "scopes", "created", "expires", "last used"]
     assert listing[1].split("\t")[2] == "deactivated"
     ctiwire(env, "keys", "delete", "ana@corp.example", "siem")
     assert "siem" not in ctiwire(env, "keys", "list", "ana@corp.example")

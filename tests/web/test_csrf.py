@@ -41,7 +41,9 @@ FORMS = [
     Form("/account/signin", "/account/signin", {"email": VICTIM, "password": PASSWORD}, signed_in=False),
     Form("/account/signout", "/account/keys", {}),
     Form("/account/keys", "/account/keys", {"name": "added"}),
-    Form("/account/keys/kept/delete", "/account/keys", {}),
+    Form("/account/keys/kept/delete", "/account/keys/kept/delete", {}),
+    Form("/account/keys/kept/rotate", "/account/keys/kept/rotate", {"grace": "1h"}),
+    Form("/account/keys/kept/edit", "/account/keys/kept/edit", {"name": "renamed", "scopes": "read:iocs"}),
     Form("/account/keys/kept/deactivate", "/account/keys", {}),
     Form("/account/keys/paused/activate", "/account/keys", {}),
 ]
@@ -131,7 +133,8 @@ async def _wrong_tokens(site: RunningServer, attacker: httpx.AsyncClient, form: 
 async def _state(site: RunningServer, client: httpx.AsyncClient) -> tuple[Any, ...]:
     """What a form could change: the victim's keys, the browser's session and its idle clock, the newcomer."""
     store = site.ctx.store
-    keys = [(key.name, key.active) for key in await store.list_keys((await store.get_user(email=VICTIM)).id)]
+    keys = [(key.name, key.active, key.key_hash, key.scopes)
+            for key in await store.list_keys((await store.get_user(email=VICTIM)).id)]
     cookie = client.cookies.get(sessions.COOKIE)
     found = await store.session_with_user(sessions.session_hash(cookie)) if cookie else None
     last_seen = found[0].last_seen_at if found else None
