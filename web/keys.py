@@ -1,4 +1,4 @@
-"""``/account/keys``: list, create, delete, deactivate and reactivate the user's API keys (issue 14).
+"""``/account/keys``: list, create, delete, deactivate and reactivate the user's API keys.
 
 The secret of a new key exists only in the response to the POST that created it (the store keeps its
 SHA-256): the page shows it once, and neither a reload nor a later visit can show it again. Every
