@@ -40,7 +40,7 @@ class CommandError(Exception):
 
 
 class PortBusy(CommandError):
-    """The port to serve on is taken (issue 16: one line naming it and how to choose another, exit 2)."""
+    """The port to serve on is taken (one line naming it and how to choose another, exit 2)."""
 
     exit_code = 2
 

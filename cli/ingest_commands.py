@@ -1,4 +1,4 @@
-"""``ctiwire ingest`` and ``ctiwire enrich`` (issue 7): collection and enrichment from the command line."""
+"""``ctiwire ingest`` and ``ctiwire enrich``: collection and enrichment from the command line."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ async def _pass(settings: Settings, store: Store, args: argparse.Namespace) -> I
     except SourceConfigError as exc:
         raise CommandError(str(exc)) from exc
     chosen = [s for s in sources if (s.name == args.source if args.source else s.enabled)]
-    if args.source and not chosen:  # issue 16: say so before drawing a progress bar
+    if args.source and not chosen:  # say so before drawing a progress bar
         raise CommandError(f"unknown source {args.source!r}; the configured sources are listed in "
                            f"{settings.sources_file or 'config/sources.yaml'} (see GET /api/v1/sources)")
     with progress_bar() as bar:

@@ -1,4 +1,4 @@
-"""``ctiwire users create|list|set-tier|set-password|delete`` (issues 3 and 14): accounts from the shell.
+"""``ctiwire users create|list|set-tier|set-password|delete``: accounts from the shell.
 
 Passwords are read from a prompt (not echoed) or from standard input with ``--password-stdin``, never
 from the command line, where they would sit in the shell history and the process list.

@@ -54,7 +54,7 @@ class Settings:
     cookie_secure: bool = False
     # Proxies whose X-Real-IP / X-Forwarded-For / X-Scheme are believed (comma-separated addresses or networks).
     trusted_proxies: str = ""
-    # Account-web sessions end after this long without a request, and this long after sign-in (issue 14).
+    # Account-web sessions end after this long without a request, and this long after sign-in.
     session_idle_minutes: int = 120
     session_max_hours: int = 24
     upgrade_url: str = "https://ctiwire.io/pricing"
@@ -82,7 +82,7 @@ class Settings:
     stream_chunk_bytes: int = 128 * 1024
     task_time_limit_seconds: int = 900
     # Redelivery of a task whose worker died as a whole: a little above the longest build (task_time_limit,
-    # 900 s), not Redis's default hour (issue 16).
+    # 900 s), not Redis's default hour.
     task_visibility_timeout_seconds: int = 1200
     # Fault injection for the worker-kill tests: a pause between batches of an export build.
     build_delay_ms: int = 0
@@ -224,7 +224,7 @@ def _public_url(url: str | None) -> str | None:
 
 
 def _sources_file(path: Path | None) -> Path | None:
-    """The source list is read and every entry checked now, before the server listens (issue 7)."""
+    """The source list is read and every entry checked now, before the server listens."""
     from config.sources import SourceConfigError, read_sources
 
     if path is not None:

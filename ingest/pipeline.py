@@ -164,7 +164,7 @@ async def _write(store: Store, run: SourceRun, config: SourceConfig, report: Ing
     records = aggregate(articles, {config.name: config.category})
     # Records first: a run stopped between the two writes leaves the articles unwritten, so the next run
     # writes them (and merges the same records again, which changes nothing). The other order would leave
-    # stored articles whose records are missing, and the next run skips unchanged articles (issue 16).
+    # stored articles whose records are missing, and the next run skips unchanged articles.
     await store.upsert_iocs(records)
     await store.upsert_articles(articles)
     report.articles_new += len(run.new)

@@ -1,4 +1,4 @@
-"""Re-enrichment of the stored articles (issue 12, "Keep what works": ``ctiwire enrich --reprocess``).
+"""Re-enrichment of the stored articles (``ctiwire enrich --reprocess``).
 
 After the enrichment rules change, every stored article is enriched again from its stored title and
 text; an article whose enrichment did not change is not written (so a second run writes nothing), and

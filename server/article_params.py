@@ -1,4 +1,4 @@
-"""GET /api/v1/articles parameters -> one immutable request (spec, GET /api/v1/articles; issue 4).
+"""GET /api/v1/articles parameters -> one immutable request (spec, GET /api/v1/articles).
 
 Pure: every rule of the spec's parameter table is checked here, before a byte of body is sent.
 """
@@ -58,7 +58,7 @@ def parse_q(raw: str | None, q_field: str) -> TextQuery | None:
                          details={"parameter": "q", "sanitized": clean})
     terms = tuple(dict.fromkeys(t.lower() for t in tokens if not t.startswith("-")))  # a repeated term once
     excluded = tuple(dict.fromkeys(t[1:].lower() for t in tokens if t.startswith("-") and len(t) > 1))
-    if len(terms) + len(excluded) > MAX_Q_TERMS:  # issue 15: a query error, never "SQLite: tree too large"
+    if len(terms) + len(excluded) > MAX_Q_TERMS:  # a query error, never "SQLite: tree too large"
         raise BadRequest(f"q has more than {MAX_Q_TERMS} distinct terms", code="q_invalid",
                          details={"parameter": "q", "max_terms": MAX_Q_TERMS})
     if not terms:

@@ -1,4 +1,4 @@
-"""GET /api/v1/articles, /api/v1/articles/{id} and /api/v1/sources (spec, Endpoints; issue 4).
+"""GET /api/v1/articles, /api/v1/articles/{id} and /api/v1/sources (spec, Endpoints).
 
 A JSON page (at most 1,000 rows) is read with one query for ``limit + 1`` rows: the extra row says
 whether a next page exists. An NDJSON/CSV export (up to 5,000 rows) is streamed instead: its end is
@@ -6,7 +6,7 @@ found first by a two-row peek at the page's last position, so ``X-Next-Cursor`` 
 headers, and rows are then streamed up to that position (not merely ``limit`` rows), so an article
 inserted during the request is never skipped by the next page. Either way cursor walks return every
 row exactly once. A streamed page asked for by cursor reads the next page ahead while it is sent
-(server.readahead; issue 17), for the request that will ask for it.
+(server.readahead), for the request that will ask for it.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ MEDIA = {"json": "application/json; charset=utf-8", "ndjson": "application/x-ndj
 INSERT_SLACK = 1000
 
 
-# Rows read from the store at a time, each batch written at once (issue 17: one write and one join per
+# Rows read from the store at a time, each batch written at once (one write and one join per
 # batch, not per row); the next batch is read while one is written (store.base.keyset_pages).
 STREAM_BATCH = 2500
 Payload = bytes | dict[str, Any]  # a pre-encoded list-form row, or a row to encode (CSV, fields, expand)
@@ -269,7 +269,7 @@ class ArticleHandler(BaseHandler):
         except ValueError as exc:
             raise NotFoundError(f"no article with id {article_id!r}") from exc
         article = await self.ctx.store.get_article(article_id)
-        # The tier's article lookback holds here too (issue 4: no way around the window).
+        # The tier's article lookback holds here too (no way around the window).
         if not within_lookback(article.published_at, self.principal.tier.article_lookback_days, utcnow()):
             raise NotFoundError(f"no article with id {article_id!r} in the {self.principal.tier.name} window")
         self.write_json(single_form(article))
@@ -311,7 +311,7 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
     ]
 
 
-# --- OpenAPI description of the article endpoints (spec, GET /api/v1/articles; issue 4) ---
+# --- OpenAPI description of the article endpoints (spec, GET /api/v1/articles) ---
 
 _S = {"type": "string"}
 _SL = {"type": "array", "items": _S}

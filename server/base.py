@@ -58,13 +58,13 @@ class Principal:
 
 def public_base(settings: Settings) -> str:
     """The scheme and host of the links the API writes (``links.self``, ``links.next``): CTIWIRE_PUBLIC_URL,
-    else the listening address; never the client's ``Host`` header, which anyone can set (issue 15)."""
+    else the listening address; never the client's ``Host`` header, which anyone can set."""
     if settings.public_url:
         return settings.public_url.rstrip("/")
     return f"http://{settings.host}:{settings.port}"
 
 
-# The service's request limits (issue 15), enforced with the error envelope; Tornado's own are set higher
+# The service's request limits, enforced with the error envelope; Tornado's own are set higher
 # (application.http) so that these are the ones a client meets.
 MAX_REQUEST_LINE = 64 * 1024
 MAX_HEADER_BYTES = 64 * 1024
@@ -128,7 +128,7 @@ class BaseHandler(RequestHandler):
         # Called again by send_error's clear(): the request id survives an error.
         if not hasattr(self, "request_id"):
             self.request_id = new_request_id()
-        # Issue 15: keyed answers must not sit in shared or browser caches (cached exports revalidate
+        # Keyed answers must not sit in shared or browser caches (cached exports revalidate
         # instead: server.cached_responses), and no answer is content-sniffed. Constant, safe values go
         # straight into the headers: set_header would check each with a regular expression on every request.
         headers = self._headers
@@ -151,7 +151,7 @@ class BaseHandler(RequestHandler):
         if self.public:
             return
         self.principal = await self.authenticate()
-        # Issue 15: a request refused before any work (403 here; 400 and 404 in the handler) costs one unit;
+        # A request refused before any work (403 here; 400 and 404 in the handler) costs one unit;
         # the rest of its format's multiplier is charged once it is valid (charge_format).
         await self.charge(self.principal, 1)
         self.check_access(self.principal)
@@ -280,7 +280,7 @@ class BaseHandler(RequestHandler):
             self.render_error(exc.status, exc.code, exc.message, exc.details)
             return
         if status_code == 405:
-            self.set_header("Allow", "GET")  # issue 15: HEAD is not served, so Allow does not offer it
+            self.set_header("Allow", "GET")  # HEAD is not served, so Allow does not offer it
         code = CODE_BY_STATUS.get(status_code, "internal_error")
         message = self._reason if status_code < 500 else "internal error; quote the request id when reporting it"
         self.render_error(status_code, code, message, None)

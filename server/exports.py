@@ -1,4 +1,4 @@
-"""The IOC exports: STIX 2.1, MISP, CEF, OpenIOC, Sigma (spec, IOCs; issues 5 and 8).
+"""The IOC exports: STIX 2.1, MISP, CEF, OpenIOC, Sigma (spec, IOCs).
 
 Each answers from the cache when the entry for (format, tier, window, parameters, data version) is
 current, else builds it once under the lock; Pro only, each with its scope.

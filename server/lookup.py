@@ -1,4 +1,4 @@
-"""GET /api/v1/iocs/search and GET /api/v1/lookup (spec, IOCs; issue 8)."""
+"""GET /api/v1/iocs/search and GET /api/v1/lookup (spec, IOCs)."""
 
 from __future__ import annotations
 

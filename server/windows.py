@@ -23,7 +23,7 @@ class Window:
 def lookback_floor(lookback_days: int, now: datetime) -> datetime:
     """``now - lookback_days`` rounded up to the next whole second: never earlier than the lookback
     allows, and the same for every request within that second, so a page's count, or a TAXII page's
-    plan, can be reused (issue 17)."""
+    plan, can be reused."""
     floor = now - timedelta(days=lookback_days)
     return floor.replace(microsecond=0) + timedelta(seconds=1) if floor.microsecond else floor
 

@@ -1,4 +1,4 @@
-"""One indicator, one spelling: refanging, type detection and normalisation (issue 8, "Records").
+"""One indicator, one spelling: refanging, type detection and normalisation.
 
 Every layer that meets an indicator value (the extractor in ingest/, the search and lookup handlers,
 the record merge) goes through these functions, so ``evil[.]com``, ``EVIL.com`` and ``evil.com.`` are

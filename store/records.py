@@ -103,7 +103,7 @@ def parse_iso(text: str) -> datetime:
 
 def parse_stored(text: str) -> datetime:
     """``parse_iso`` of a timestamp the store wrote with ``iso`` (UTC, milliseconds, ``Z``), about ten times
-    faster: keyset positions are read for every row of a page (issue 17). Any other form goes to ``parse_iso``."""
+    faster: keyset positions are read for every row of a page. Any other form goes to ``parse_iso``."""
     if len(text) == 24 and text[-1] == "Z":
         return datetime.fromisoformat(text)
     return parse_iso(text)
@@ -117,7 +117,7 @@ def severity_label(score: float) -> str:
 # The shape of ``Article.list_form``, its CSV line (store.csvform) and ``Ioc.to_api``. Bump it with any
 # change: SQLite keeps the
 # encoded forms with each row and re-encodes every row when opened on an older version (store/sqlite/listforms.py).
-LIST_FORM_VERSION = 3  # 2: IOC records keep their API form; 3: articles their CSV line (issue 17)
+LIST_FORM_VERSION = 3  # 2: IOC records keep their API form; 3: articles their CSV line
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""Prometheus metrics of every ctiwire process (issue 16), served by ``GET /metrics``.
+"""Prometheus metrics of every ctiwire process, served by ``GET /metrics``.
 
 One set of metrics, made on first use so that a process can choose the multi-process mode first: with
 several API processes (``CTIWIRE_PROCESSES`` > 1) the CLI points ``PROMETHEUS_MULTIPROC_DIR`` at a

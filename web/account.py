@@ -1,4 +1,4 @@
-"""Landing page, sign-up, sign-in and sign-out (issue 14, "What a person can do").
+"""Landing page, sign-up, sign-in and sign-out.
 
 A wrong e-mail and a wrong password get the same message in the same time: an unknown e-mail is checked
 against a dummy argon2id hash (``store.accounts.check_password``). Throttling is ``web.throttle``: an

@@ -1,4 +1,4 @@
-"""``/account/usage`` and ``/account/dashboard`` (issue 14): what a person reads at a glance.
+"""``/account/usage`` and ``/account/dashboard``: what a person reads at a glance.
 
 Usage comes from the same rate-limit counters the API charges (Redis or in-process), read without
 charging. The dashboard shows the IOC statistics of the user's tier from the same cache entry as

@@ -1,4 +1,4 @@
-"""One key's own pages (issue 14): delete after a confirmation, rotate the secret, rename and re-scope.
+"""One key's own pages: delete after a confirmation, rotate the secret, rename and re-scope.
 
 Each is a plain page with a form, so every action works without script. The key is named by its name in
 the path and looked up among the signed-in user's keys only; an unknown name is the 404 page.

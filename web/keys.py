@@ -1,5 +1,5 @@
-"""``/account/keys``: list, create, deactivate and reactivate the user's API keys (issue 14); deleting,
-rotating and editing one key have their own pages (``web.keyforms``).
+"""``/account/keys``: list, create, deactivate and reactivate the user's API keys; deleting, rotating and
+editing one key have their own pages (``web.keyforms``).
 
 The secret of a new key exists only in the response to the POST that created it (the store keeps its
 SHA-256): the page shows it once, and neither a reload nor a later visit can show it again. Every

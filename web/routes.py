@@ -1,4 +1,4 @@
-"""Mounts the account web (issue 14) on the application (``application.app``)."""
+"""Mounts the account web on the application (``application.app``)."""
 
 from __future__ import annotations
 

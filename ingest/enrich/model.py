@@ -1,4 +1,4 @@
-"""The result of enriching one article, and its ``ctiwire enrich`` JSON form (issue 7)."""
+"""The result of enriching one article, and its ``ctiwire enrich`` JSON form."""
 
 from __future__ import annotations
 
@@ -51,8 +51,8 @@ class Enrichment:
         return [*self.iocs, *(ArticleIoc("cve", cve, "high") for cve in self.cve_ids)]
 
     def to_cli(self, *, explain: bool = False) -> dict[str, Any]:
-        """The object ``ctiwire enrich`` prints for one file (issue 7, "Enrich"); with ``explain``, why
-        (issue 12: the severity rubric's reasons and each technique's id, phrase or classified sentence)."""
+        """The object ``ctiwire enrich`` prints for one file; with ``explain``, why
+        (the severity rubric's reasons and each technique's id, phrase or classified sentence)."""
         grouped: dict[str, list[str]] = {kind: [] for kind in CLI_IOC_TYPES}
         for ioc in self.iocs:
             grouped.setdefault(ioc.type, []).append(ioc.value)

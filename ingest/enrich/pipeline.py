@@ -29,7 +29,7 @@ from telemetry import metrics
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# CVE ids in any casing, with ASCII or Unicode dashes (issue 7), optionally "CVE 2024-..." with a space.
+# CVE ids in any casing, with ASCII or Unicode dashes, optionally "CVE 2024-..." with a space.
 _DASH = r"[\-\u2010-\u2015\u2212]"
 _CVE = re.compile(rf"(?<![\w-])CVE(?:\s|{_DASH}){{0,2}}(\d{{4}}){_DASH}(\d{{4,7}})(?!\d)", re.IGNORECASE)
 _HTML_SUFFIXES = frozenset({".html", ".htm", ".xhtml"})

@@ -3,7 +3,7 @@
 An article is read line by line. Each line keeps its text as written (``raw``) and refanged (``text``),
 so an extractor can tell that ``evil[.]com`` was written defanged, and knows the section it sits in:
 values listed under an "Indicators of compromise" heading are presented as indicators, links under
-"References" are sources (issue 7, "anything listed under an indicators heading").
+"References" are sources.
 """
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ class SqliteStore(SqliteAccounts, Store):
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
         # Told (rows done, total) while ``open`` re-encodes stored list forms of an older shape.
         self.on_rebuild: listforms.Progress | None = None
-        # IOC counts by (data version, filters): reused while the data is unchanged (issue 17).
+        # IOC counts by (data version, filters): reused while the data is unchanged.
         self._ioc_counts: NearMap[int] = NearMap(COUNT_CACHE_SIZE)
         # Point reads (the data version, a key with its user) remembered until the file's next commit.
         self._memo: dict[tuple[str, tuple[Any, ...]], Any] = {}
@@ -133,7 +133,7 @@ class SqliteStore(SqliteAccounts, Store):
         return self._inline(lambda db: db.execute(sql, params).fetchone())
 
     def _remembered(self, sql: str, params: tuple[Any, ...], decode: Callable[[Any], T]) -> T:
-        """``decode`` of a point read, remembered until any connection commits to the file (issue 17).
+        """``decode`` of a point read, remembered until any connection commits to the file.
 
         SQLite's ``PRAGMA data_version`` on the read connection changes after every commit by another
         connection: this process's writer and other processes (the CLI, workers) alike
@@ -536,8 +536,8 @@ def _disk_full(folder: Path) -> bool:
 
 def _tuples(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
     """``fetchall`` as plain tuples: the connections make ``sqlite3.Row`` objects (named columns for the
-    account reads), which cost a page of stored forms more than its read (issue 17, 2,500 article rows:
-    the page read with them took 14.4 ms; a plain-tuple fetchall 11.0 ms, and the loop over it 0.6 ms)."""
+    account reads), which cost a page of stored forms more than its read
+    (BENCHMARKS.md, "Row pages are fetched as plain tuples")."""
     cursor = db.cursor()
     cursor.row_factory = None
     return cursor.execute(sql, params).fetchall()

@@ -1,4 +1,4 @@
-"""Cursors, streamed NDJSON/CSV exports, the single-read form and /api/v1/sources (issue 4)."""
+"""Cursors, streamed NDJSON/CSV exports, the single-read form and /api/v1/sources."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Real-browser tests of the account web (issue 14): Debian's Chromium and chromedriver through Selenium.
+"""Real-browser tests of the account web: Debian's Chromium and chromedriver through Selenium.
 
 No browser is ever downloaded: the system binaries are used (``scripts/test`` installs them with apt-get
 when it runs as root), and the tests skip with that reason when they are missing. A failing test saves a

@@ -1,4 +1,4 @@
-"""A person's path through the account web in a real Chromium (issue 14, "Tests, in a real browser")."""
+"""A person's path through the account web in a real Chromium."""
 
 from __future__ import annotations
 

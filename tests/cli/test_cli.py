@@ -59,7 +59,7 @@ def test_serve_prints_demo_keys_and_stops_on_sigterm(tmp_path) -> None:
     assert (tmp_path / "demo-keys.json").stat().st_mode & 0o077 == 0
     response = httpx.get(server.url + "/api/v1/iocs", headers={"X-API-Key": keys["pro"]})
     assert response.status_code == 200
-    assert _signs_in(server.url, demo["accounts"]["pro"])  # issue 14: the printed account opens the web
+    assert _signs_in(server.url, demo["accounts"]["pro"])  # the printed account opens the web
     server.process.send_signal(signal.SIGTERM)
     assert server.process.wait(timeout=20) == 0
     out = server.process.stdout.read() if server.process.stdout else ""

@@ -1,4 +1,4 @@
-"""SQLite after a SIGKILL (issue 16): a writer killed in the middle of a bulk write (the seed), of an
+"""SQLite after a SIGKILL: a writer killed in the middle of a bulk write (the seed), of an
 ingestion from local feeds, or of key creation leaves a database that opens with ``PRAGMA integrity_check``
 ok and no half-written record."""
 

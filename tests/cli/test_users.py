@@ -1,4 +1,4 @@
-"""``ctiwire users list|set-tier|set-password|delete`` as an operator uses them (issue 14)."""
+"""``ctiwire users list|set-tier|set-password|delete`` as an operator uses them."""
 
 from __future__ import annotations
 

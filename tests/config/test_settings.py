@@ -1,4 +1,4 @@
-"""Typed settings (issue 13): every value arrives as its field's type, a bad value or an unknown type is refused."""
+"""Typed settings: every value arrives as its field's type, a bad value or an unknown type is refused."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``Store.replace_iocs`` and the re-enrichment of stored articles (issue 12, ``ctiwire enrich --reprocess``),
+"""``Store.replace_iocs`` and the re-enrichment of stored articles (``ctiwire enrich --reprocess``),
 on every backend."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Collection over real HTTP against a local feed server (issue 7, "Collect"): RSS, Atom, broken XML,
+"""Collection over real HTTP against a local feed server: RSS, Atom, broken XML,
 304s, 500s, timeouts, huge bodies, redirects, duplicates across feeds and non-UTF-8 pages."""
 
 from __future__ import annotations

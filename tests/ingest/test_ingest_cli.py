@@ -1,4 +1,4 @@
-"""``ctiwire ingest --once`` and ``ctiwire enrich`` as a user runs them (issue 7)."""
+"""``ctiwire ingest --once`` and ``ctiwire enrich`` as a user runs them."""
 
 from __future__ import annotations
 
