@@ -12,6 +12,8 @@ from web.base import STATIC, PageHandler
 from web.docs import SWAGGER_UI, DocsHandler
 from web.insights import DashboardHandler, UsageHandler
 from web.keys import KeyActionHandler, KeysHandler
+from web.profile import DeleteAccountHandler, PasswordHandler, SettingsHandler, SignOutEverywhereHandler
+from web.recovery import ForgotHandler, ResendHandler, ResetHandler, VerifyHandler
 
 REGEX_SYNTAX = set("\\.^$*+?{}[]()|")
 
@@ -65,6 +67,14 @@ def pages(page: dict[str, Any]) -> list[Any]:
         (r"/", LandingHandler, page),
         (r"/account/signup", SignUpHandler, page),
         (r"/account/signout", SignOutHandler, page),
+        (r"/account/signout-everywhere", SignOutEverywhereHandler, page),
+        (r"/account/settings", SettingsHandler, page),
+        (r"/account/password", PasswordHandler, page),
+        (r"/account/delete", DeleteAccountHandler, page),
+        (r"/account/forgot", ForgotHandler, page),
+        (r"/account/reset", ResetHandler, page),
+        (r"/account/verify", VerifyHandler, page),
+        (r"/account/verify/resend", ResendHandler, page),
         (r"/account/keys", KeysHandler, page),
         (r"/account/keys/([^/]+)/(delete|deactivate|activate)", KeyActionHandler, page),
         (r"/account/usage", UsageHandler, page),
