@@ -28,8 +28,10 @@ Site = tuple[ServerProcess, dict[str, Any]]
 AXE = Path(__file__).resolve().parents[2] / ".cache" / "axe-core" / "axe.min.js"
 SIZES = {"phone": (390, 844), "laptop": (1366, 900)}
 SIGNED_OUT = {"landing": "/", "signin": "/account/signin", "signup": "/account/signup",
-              "error": "/account/nope", "docs": "/api/docs"}
-SIGNED_IN = {"keys": "/account/keys", "usage": "/account/usage", "dashboard": "/account/dashboard?window=30d"}
+              "error": "/account/nope", "docs": "/api/docs", "forgot": "/account/forgot",
+              "reset": "/account/reset?token=from-the-mail"}
+SIGNED_IN = {"keys": "/account/keys", "usage": "/account/usage", "dashboard": "/account/dashboard?window=30d",
+             "settings": "/account/settings", "delete": "/account/delete"}
 # Swagger UI is a third-party bundle (swagger-ui-bundle): axe finds its own markup's faults there (an unnamed
 # "Servers" select, buttons nested in operation summaries, its pale version stamps and method labels), which
 # only a fork could fix; so on the docs page axe checks our parts (header, intro, footer) and the scroll
