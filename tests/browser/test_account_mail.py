@@ -1,6 +1,6 @@
 """A person's account in a real Chromium, with its mail read from the outbox (no SMTP configured): sign up
-with ``CTIWIRE_SIGNUP=verify`` and follow the mailed link, reset a forgotten password from the mail, change
-it, delete the account. The pages on the way are checked at both sizes like every page (test_responsive)."""
+with ``CTIWIRE_SIGNUP=verify`` and follow the mailed link, reset a forgotten password from the mail, delete
+the account. The pages on the way are checked at both sizes like every page (test_responsive)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from typing import Any
 
 import httpx
 import pytest
+from browser.test_account_web import fill_and_submit, sign_in, wait
+from browser.test_responsive import AXE, SIZES, check_page, emulate
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from support import ServerProcess, cli_env, spawn_server
-from browser.test_account_web import fill_and_submit, sign_in, wait
-from browser.test_responsive import AXE, SIZES, check_page, emulate
 
 pytestmark = pytest.mark.slow  # a real Chromium and a server process
 

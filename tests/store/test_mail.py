@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import email
 import email.policy
 from pathlib import Path
@@ -42,3 +44,55 @@ def test_the_smtp_url_names_host_port_tls_and_login(url: str, server: SmtpServer
 def test_a_url_that_is_no_smtp_url_is_refused(url: str) -> None:
     with pytest.raises(ValueError, match="not an SMTP URL"):
         smtp_server(url)
+
+
+class SmtpListener:
+    """A small SMTP server on loopback (RFC 5321: EHLO, AUTH PLAIN, MAIL, RCPT, DATA, QUIT) that keeps what
+    it is sent: the real smtplib conversation of ``store.mail`` against a real socket."""
+
+    def __init__(self) -> None:
+        self.logins: list[str] = []
+        self.messages: list[tuple[str, list[str], bytes]] = []
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sender, recipients = "", []
+        writer.write(b"220 test ESMTP\r\n")
+        while line := (await reader.readline()).decode().rstrip("\r\n"):
+            verb = line.split(" ", 1)[0].upper()
+            if verb == "EHLO":
+                writer.write(b"250-test\r\n250 AUTH PLAIN\r\n")
+            elif verb == "AUTH":
+                self.logins.append(base64.b64decode(line.split()[2]).decode())
+                writer.write(b"235 accepted\r\n")
+            elif verb == "MAIL":
+                sender = line
+                writer.write(b"250 ok\r\n")
+            elif verb == "RCPT":
+                recipients.append(line)
+                writer.write(b"250 ok\r\n")
+            elif verb == "DATA":
+                writer.write(b"354 go on\r\n")
+                self.messages.append((sender, recipients, await reader.readuntil(b"\r\n.\r\n")))
+                writer.write(b"250 queued\r\n")
+            else:
+                writer.write(b"221 bye\r\n")
+                break
+            await writer.drain()
+        writer.close()
+
+
+async def test_with_an_smtp_url_the_message_goes_to_that_server(tmp_path: Path) -> None:
+    listener = SmtpListener()
+    server = await asyncio.start_server(listener.serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        settings = make_settings(tmp_path, smtp_url=f"smtp://relay:s%40cret@127.0.0.1:{port}")
+        await mail.send(settings, "ana@corp.example", "Choose a new password", "The link\n")
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert listener.logins == ["\0relay\0s@cret"]
+    [(sender, recipients, data)] = listener.messages
+    assert "no-reply@" in sender and [r.lower() for r in recipients] == ["rcpt to:<ana@corp.example>"]
+    assert b"Subject: Choose a new password" in data and b"The link" in data
+    assert not (tmp_path / "outbox").exists()
