@@ -88,13 +88,14 @@ class SignUpHandler(PageHandler):
         try:
             user = await accounts.create_user(self.ctx.store, email, "free", password=password, unverified=verify)
         except Conflict:  # answered like a new account: the form must not reveal who has one
-            await recovery.mail_already_registered(self.ctx.store, self.ctx.settings, email)
+            recovery.in_background(recovery.mail_reset_link(self.ctx.store, self.ctx.settings, email,
+                                                            recovery.already_registered(self.ctx.settings)))
         except Busy as exc:
             self._refuse(503, email, str(exc))
             return
         else:
             if verify:
-                await recovery.mail_verify_link(self.ctx.store, self.ctx.settings, user)
+                recovery.in_background(recovery.mail_verify_link(self.ctx.store, self.ctx.settings, user))
         self.flash(SIGNED_UP + (TO_VERIFY if verify else ""))
         self.redirect("/account/signin")
 

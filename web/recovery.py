@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Coroutine
+from typing import Any
 from urllib.parse import quote
 
 from config.settings import Settings
 from store import accounts, mail
 from store.accounts import AccountError
-from store.base import NotFound, Store
+from store.base import NotFound, Store, StoreError
 from store.passwords import Busy
 from store.records import User, utcnow
 from web import sessions, throttle
@@ -36,44 +38,47 @@ def site_url(settings: Settings) -> str:
     return f"http://{f'[{host}]' if ':' in host else host}:{settings.port}"
 
 
-def send_later(settings: Settings, to: str, subject: str, body: str) -> None:
-    """Send in the background: the answer to the form does not wait for (nor reveal) the mail."""
-    async def deliver() -> None:
+def in_background(work: Coroutine[Any, Any, None]) -> None:
+    """Look the account up, make the link and send the mail after the answer: the form's answer neither
+    waits for the mail nor, by its timing, tells whether there was an account to write to."""
+    async def run() -> None:
         try:
-            await mail.send(settings, to, subject, body)
-        except OSError as exc:  # smtplib's errors are OSErrors too
-            log.warning("account mail to a user not sent: %s", exc)
+            await work
+        except (OSError, StoreError) as exc:  # smtplib's errors are OSErrors too
+            log.warning("account mail not sent: %s", exc)
+        except Exception:  # nobody awaits this task: a bug is logged here or nowhere
+            log.exception("account mail not sent")
 
-    task = asyncio.ensure_future(deliver())
+    task = asyncio.ensure_future(run())
     _SENDING.add(task)
     task.add_done_callback(_SENDING.discard)
 
 
-async def mail_reset_link(store: Store, settings: Settings, user: User, why: str) -> None:
+async def mail_reset_link(store: Store, settings: Settings, email: str, why: str) -> None:
+    """A password-reset link to the account of ``email``, if there is one."""
+    try:
+        user = await store.get_user(email=email)
+    except NotFound:
+        return
     token = await accounts.issue_token(store, user, "reset")
     link = f"{site_url(settings)}/account/reset?token={quote(token)}"
-    send_later(settings, user.email, "Choose a new ctiwire password", f"{why}\n\nTo choose a new password, open "
-               f"this link within 30 minutes (it works once):\n\n{link}\n\nIf you did not ask for it, ignore this "
-               "message: your password stays as it is.\n")
+    await mail.send(settings, user.email, "Choose a new ctiwire password", f"{why}\n\nTo choose a new password, "
+                    f"open this link within 30 minutes (it works once):\n\n{link}\n\nIf you did not ask for it, "
+                    "ignore this message: your password stays as it is.\n")
 
 
 async def mail_verify_link(store: Store, settings: Settings, user: User) -> None:
     token = await accounts.issue_token(store, user, "verify")
     link = f"{site_url(settings)}/account/verify?token={quote(token)}"
-    send_later(settings, user.email, "Confirm your ctiwire e-mail address",
-               f"Welcome to ctiwire. To confirm this address and create API keys, open this link within two "
-               f"days:\n\n{link}\n\nIf you did not sign up, ignore this message.\n")
+    await mail.send(settings, user.email, "Confirm your ctiwire e-mail address",
+                    f"Welcome to ctiwire. To confirm this address and create API keys, open this link within two "
+                    f"days:\n\n{link}\n\nIf you did not sign up, ignore this message.\n")
 
 
-async def mail_already_registered(store: Store, settings: Settings, email: str) -> None:
-    """Someone signed up with the e-mail of an existing account: its owner is told (the form is not)."""
-    try:
-        user = await store.get_user(email=email)
-    except NotFound:
-        return
-    await mail_reset_link(store, settings, user, "Someone (perhaps you) tried to sign up to ctiwire with this "
-                          "address, which already has an account; nothing was changed. You can sign in at "
-                          f"{site_url(settings)}/account/signin.\n\nForgot your password?")
+def already_registered(settings: Settings) -> str:
+    """Why the owner of an account gets a link after someone signed up with its e-mail (the form says nothing)."""
+    return ("Someone (perhaps you) tried to sign up to ctiwire with this address, which already has an account; "
+            f"nothing was changed. You can sign in at {site_url(settings)}/account/signin.\n\nForgot your password?")
 
 
 class ForgotHandler(PageHandler):
@@ -91,13 +96,8 @@ class ForgotHandler(PageHandler):
             self.set_status(429)
             self.page("forgot.html", email=email, error=f"Too many requests. Try again in {throttle.describe(wait)}.")
             return
-        try:
-            user = await self.ctx.store.get_user(email=email)
-        except NotFound:
-            user = None
-        if user is not None:
-            await mail_reset_link(self.ctx.store, self.ctx.settings, user, "Someone (perhaps you) asked to reset "
-                                  "the password of your ctiwire account.")
+        in_background(mail_reset_link(self.ctx.store, self.ctx.settings, email, "Someone (perhaps you) asked to "
+                                      "reset the password of your ctiwire account."))
         self.flash(FORGOT_ANSWER, "info")
         self.redirect("/account/signin")
 
@@ -165,6 +165,6 @@ class ResendHandler(PageHandler):
         elif wait := await throttle.mail(self.ctx.store, user.email, utcnow()):
             self.flash(f"A link was sent a moment ago. Ask again in {throttle.describe(wait)}.", "error")
         else:
-            await mail_verify_link(self.ctx.store, self.ctx.settings, user)
+            in_background(mail_verify_link(self.ctx.store, self.ctx.settings, user))
             self.flash(f"A new link is on its way to {user.email}.")
         self.redirect("/account/keys")
