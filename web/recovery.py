@@ -139,7 +139,8 @@ class ResetHandler(PageHandler):
 
 
 class VerifyHandler(PageHandler):
-    """``GET /account/verify?token=...``: the address is confirmed; API keys can be created from now on."""
+    """``GET /account/verify?token=...``: the address is confirmed; API keys can be created from now on. Used
+    up at the GET (unlike a reset): whoever opens the link, a mail scanner included, proves the mailbox."""
 
     needs_user = False
 
