@@ -45,7 +45,9 @@ async def users(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _create(store: Store, args: argparse.Namespace) -> None:
     user = await accounts.create_user(store, args.email, args.tier)
-    print(f"created user {user.email} ({user.tier})")
+    print(f"created user {user.email} ({user.tier}). It has no password yet, so it cannot sign in to the "
+          f"account web: set one with `ctiwire users set-password {user.email}`, or let the user choose one "
+          "through \"Forgot your password?\" on the sign-in page (a link by e-mail).")
 
 
 async def _list(store: Store, args: argparse.Namespace) -> None:

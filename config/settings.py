@@ -30,7 +30,8 @@ def parse_networks(text: str) -> tuple[Network, ...]:
     return tuple(ipaddress.ip_network(item.strip(), strict=False) for item in text.split(",") if item.strip())
 
 
-SIGNUP_MODES = ("open", "closed")
+SIGNUP_MODES = ("open", "closed", "verify")
+SMTP_SCHEMES = ("smtp", "smtps")
 
 
 class SettingsError(ValueError):
@@ -58,8 +59,12 @@ class Settings:
     session_idle_minutes: int = 120
     session_max_hours: int = 24
     upgrade_url: str = "https://ctiwire.io/pricing"
-    # Who may create an account on the account web: open (anyone, throttled) or closed (the CLI only).
+    # Who may create an account on the account web: open (anyone, throttled), verify (anyone, but keys only
+    # once the e-mail's link was followed) or closed (the CLI only).
     signup: str = "open"
+    # Where account mail goes: smtp(s)://user:password@host:port; unset, each message is an .eml file in
+    # data_dir/outbox/ (store.mail).
+    smtp_url: str | None = None
     # Multiplies the sign-up throttles (per address and in total): benchmarks sign up without their 429s.
     signup_limit_scale: int = 1
     ingest: bool = False
@@ -223,6 +228,14 @@ def _public_url(url: str | None) -> str | None:
     return url
 
 
+def _smtp_url(url: str | None) -> str | None:
+    parts = urlsplit(url or "")
+    if url is not None and (parts.scheme not in SMTP_SCHEMES or not parts.hostname):
+        shown = url.replace(f":{parts.password}@", ":***@") if parts.password else url  # never echo a password
+        raise ValueError(f"{shown!r} is not an SMTP URL; allowed smtp://[user:password@]host[:port] or smtps://")
+    return url
+
+
 def _sources_file(path: Path | None) -> Path | None:
     """The source list is read and every entry checked now, before the server listens."""
     from config.sources import SourceConfigError, read_sources
@@ -238,6 +251,7 @@ def _sources_file(path: Path | None) -> Path | None:
 # Per field: the value as used (perhaps normalised), or ValueError saying what is wrong and what is allowed.
 CHECKS: dict[str, Callable[[Any], Any]] = {
     "port": check_port, "host": _host, "data_dir": _data_dir, "public_url": _public_url,
+    "smtp_url": _smtp_url,
     "log_level": _one_of(LOG_LEVELS, "log level"), "log_format": _one_of(LOG_FORMATS, "log format"),
     "sources_file": _sources_file,
 }

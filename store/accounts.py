@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+import secrets
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +21,9 @@ EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]{1,255}")
 GRACES = {"none": timedelta(0), "1h": timedelta(hours=1), "24h": timedelta(hours=24)}
 EXPIRY_WARNING = timedelta(days=7)  # keys expiring sooner are flagged in the list and on the usage page
 MAX_KEY_NAME = 100
+# How long a mailed link works (OWASP Forgot Password cheat sheet: short-lived, single use).
+TOKEN_LIFETIMES = {"reset": timedelta(minutes=30), "verify": timedelta(days=2)}
+UNVERIFIED = "Confirm your e-mail address first: follow the link we sent you (or ask for a new one)."
 
 
 class AccountError(StoreError):
@@ -40,20 +45,49 @@ def check_new_user(email: str, tier: str, password: str | None = None) -> None:
     if not EMAIL.fullmatch(email):
         raise AccountError(f"{email!r} is not an e-mail address")
     if password is not None:
-        _long_enough(password)
+        check_password_length(password)
 
 
-def _long_enough(password: str) -> None:
+def check_password_length(password: str) -> None:
     if why := passwords.too_short(password):
         raise AccountError(why)
 
 
-async def create_user(store: Store, email: str, tier: str, password: str | None = None) -> User:
-    """Create a user on ``tier`` (``free`` or ``pro``), with a password when given (the account web's sign-up)."""
+async def create_user(store: Store, email: str, tier: str, password: str | None = None,
+                      unverified: bool = False) -> User:
+    """Create a user on ``tier`` (``free`` or ``pro``), with a password when given (the account web's sign-up);
+    ``unverified`` until the e-mail's link is followed (``CTIWIRE_SIGNUP=verify``)."""
     check_new_user(email, tier, password)
     password_hash = None if password is None else await passwords.hash_password(password)
     return await store.create_user(User(id=str(uuid.uuid4()), email=email.lower(), tier=tier, created_at=utcnow(),
-                                        password_hash=password_hash))
+                                        password_hash=password_hash, unverified=unverified))
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+async def issue_token(store: Store, user: User, purpose: str) -> str:
+    """A single-use link secret (256 random bits) for ``purpose``; only its SHA-256 is stored."""
+    token = secrets.token_urlsafe(32)
+    await store.save_token(token_hash(token), purpose, user.id, utcnow() + TOKEN_LIFETIMES[purpose])
+    return token
+
+
+async def redeem_token(store: Store, token: str, purpose: str) -> User | None:
+    """The user a live ``purpose`` link belongs to, the link used up; None for an unknown, used or old one."""
+    if not token or len(token) > 128:
+        return None
+    user_id = await store.take_token(token_hash(token), purpose, utcnow())
+    try:
+        return None if user_id is None else await store.get_user(user_id=user_id)
+    except NotFound:
+        return None
+
+
+async def mark_verified(store: Store, user: User) -> None:
+    user.unverified = False
+    await store.update_user(user)
 
 
 def _scopes_for(tier: str, requested: Sequence[str] | None) -> list[str]:
@@ -75,6 +109,8 @@ async def create_key(store: Store, email: str, name: str, scopes: Sequence[str] 
     """Create a key for the user with ``email``; the quota is the tier's (Free 3, Pro 50). The key is saved
     pending (inactive): call :func:`deliver_key` once its secret has been handed out."""
     user = await store.get_user(email=email)
+    if user.unverified:
+        raise AccountError(UNVERIFIED)
     secret = generate_key()
     record = ApiKey(
         id=str(uuid.uuid4()), user_id=user.id, name=name, key_hash=hash_key(secret),
@@ -167,7 +203,7 @@ async def check_password(store: Store, email: str, password: str) -> User | None
 
 async def set_password(store: Store, email: str, password: str) -> User:
     """A new password; every session of the user ends (a stolen session dies with the old password)."""
-    _long_enough(password)
+    check_password_length(password)
     user = await store.get_user(email=email)
     user.password_hash = await passwords.hash_password(password)
     await store.update_user(user)

@@ -235,6 +235,17 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def clear_attempts(self, subject: str) -> None:
         """Forget ``subject``'s attempts (an account after its right password)."""
+
+    @abc.abstractmethod
+    async def save_token(self, token_hash: str, purpose: str, user_id: str, expires_at: datetime) -> None:
+        """Keep the SHA-256 of a link mailed to ``user_id`` for ``purpose`` (``reset``, ``verify``) until
+        ``expires_at``; deleted with the user."""
+
+    @abc.abstractmethod
+    async def take_token(self, token_hash: str, purpose: str, now: datetime) -> str | None:
+        """Use a mailed link once: atomically delete it and every other ``purpose`` token of its user; the
+        user's id when it existed and had not expired at ``now``, else None."""
+
     @abc.abstractmethod
     async def upsert_articles(self, articles: Sequence[Article]) -> int:
         """Insert or replace by id; returns how many rows changed. Bumps the data version."""

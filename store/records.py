@@ -297,6 +297,8 @@ class User:
     created_at: datetime
     # argon2id hash (argon2-cffi's encoded form); None for a user made by the CLI without a password
     password_hash: str | None = None
+    # Signed up with CTIWIRE_SIGNUP=verify and the e-mail's link not followed yet: no keys until it is.
+    unverified: bool = False
 
 
 @dataclass(slots=True)

@@ -14,6 +14,8 @@ from web.docs import SWAGGER_UI, DocsHandler
 from web.insights import DashboardHandler, UsageHandler
 from web.keyforms import KeyDeleteHandler, KeyEditHandler, KeyRotateHandler
 from web.keys import KeyActionHandler, KeysHandler
+from web.profile import DeleteAccountHandler, PasswordHandler, SettingsHandler, SignOutEverywhereHandler
+from web.recovery import ForgotHandler, ResendHandler, ResetHandler, VerifyHandler
 from web.search import SearchHandler
 
 REGEX_SYNTAX = set("\\.^$*+?{}[]()|")
@@ -68,6 +70,14 @@ def pages(page: dict[str, Any]) -> list[Any]:
         (r"/", LandingHandler, page),
         (r"/account/signup", SignUpHandler, page),
         (r"/account/signout", SignOutHandler, page),
+        (r"/account/signout-everywhere", SignOutEverywhereHandler, page),
+        (r"/account/settings", SettingsHandler, page),
+        (r"/account/password", PasswordHandler, page),
+        (r"/account/delete", DeleteAccountHandler, page),
+        (r"/account/forgot", ForgotHandler, page),
+        (r"/account/reset", ResetHandler, page),
+        (r"/account/verify", VerifyHandler, page),
+        (r"/account/verify/resend", ResendHandler, page),
         (r"/account/keys", KeysHandler, page),
         (r"/account/keys/([^/]+)/(deactivate|activate)", KeyActionHandler, page),
         (r"/account/keys/([^/]+)/delete", KeyDeleteHandler, page),

@@ -54,8 +54,8 @@ class MongoAccounts:
 
     @guarded
     async def update_user(self, user: User) -> None:
-        result = await self._c("users").update_one(
-            {"_id": user.id}, {"$set": {"tier": user.tier, "password_hash": user.password_hash}})
+        changes = {"tier": user.tier, "password_hash": user.password_hash, "unverified": user.unverified}
+        result = await self._c("users").update_one({"_id": user.id}, {"$set": changes})
         if not result.matched_count:
             raise NotFound(f"no user with id {user.id!r}")
 
@@ -65,6 +65,7 @@ class MongoAccounts:
             await self.revoke(doc["key_hash"], doc.get("previous_hash"))  # a deleted account's keys: expired
         await self._c("api_keys").delete_many({"user_id": user_id})
         await self._c("sessions").delete_many({"user_id": user_id})
+        await self._c("mail_tokens").delete_many({"user_id": user_id})
         if not (await self._c("users").delete_one({"_id": user_id})).deleted_count:
             raise NotFound(f"no user with id {user_id!r}")
 
@@ -85,6 +86,20 @@ class MongoAccounts:
     async def delete_sessions(self, *, session_id: str | None = None, user_id: str | None = None) -> int:
         query = {"_id": session_id} if session_id is not None else {"user_id": user_id}
         return (await self._c("sessions").delete_many(query)).deleted_count
+
+    @guarded
+    async def save_token(self, token_hash: str, purpose: str, user_id: str, expires_at: datetime) -> None:
+        await self._c("mail_tokens").insert_one(
+            {"_id": token_hash, "purpose": purpose, "user_id": user_id, "expires_at": expires_at})
+
+    @guarded
+    async def take_token(self, token_hash: str, purpose: str, now: datetime) -> str | None:
+        # find_one_and_delete is atomic on the document: of two requests with one link, one gets it.
+        found = await self._c("mail_tokens").find_one_and_delete({"_id": token_hash, "purpose": purpose})
+        if found is None:
+            return None
+        await self._c("mail_tokens").delete_many({"user_id": found["user_id"], "purpose": purpose})
+        return str(found["user_id"]) if ms(found["expires_at"]) > now else None
 
     @guarded
     async def reserve_attempt(self, limits: Sequence[tuple[str, int]], since: datetime, at: datetime

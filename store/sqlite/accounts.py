@@ -23,7 +23,12 @@ T = TypeVar("T")
 KEEP_ATTEMPTS = timedelta(days=1)
 
 _SESSION_WITH_USER = ("SELECT s.id, s.user_id, s.created_at, s.last_seen_at, u.email, u.tier, u.created_at, "
-                      "u.password_hash FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?")
+                      "u.password_hash, u.unverified FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?")
+
+
+def user_of(row: sqlite3.Row) -> User:
+    """A ``users`` row as a record (``unverified`` is NULL in rows older than the column: verified)."""
+    return from_doc(User, {**dict(row), "unverified": bool(row["unverified"])})
 
 
 def _limit_th(db: sqlite3.Connection, subject: str, limit: int, since: datetime) -> datetime | None:
@@ -62,11 +67,11 @@ class SqliteAccounts:
 
     async def list_users(self) -> list[User]:
         rows = await self._run(lambda db: db.execute("SELECT * FROM users ORDER BY email").fetchall())
-        return [from_doc(User, dict(row)) for row in rows]
+        return [user_of(row) for row in rows]
 
     async def update_user(self, user: User) -> None:
-        changed = await self._change("UPDATE users SET tier = ?, password_hash = ? WHERE id = ?",
-                                     (user.tier, user.password_hash, user.id))
+        changed = await self._change("UPDATE users SET tier = ?, password_hash = ?, unverified = ? WHERE id = ?",
+                                     (user.tier, user.password_hash, int(user.unverified), user.id))
         if not changed:
             raise NotFound(f"no user with id {user.id!r}")
 
@@ -87,9 +92,9 @@ class SqliteAccounts:
         row = await self._point(_SESSION_WITH_USER, (session_id,))
         if row is None:
             return None
-        sid, user_id, created, seen, email, tier, user_created, password_hash = tuple(row)
+        sid, user_id, created, seen, email, tier, user_created, password_hash, unverified = tuple(row)
         return (Session(sid, user_id, parse_iso(created), parse_iso(seen)),
-                User(user_id, email, tier, parse_iso(user_created), password_hash))
+                User(user_id, email, tier, parse_iso(user_created), password_hash, bool(unverified)))
 
     async def touch_session(self, session_id: str, at: datetime) -> None:
         await self._change("UPDATE sessions SET last_seen_at = ? WHERE id = ?", (iso(at), session_id))
@@ -97,6 +102,24 @@ class SqliteAccounts:
     async def delete_sessions(self, *, session_id: str | None = None, user_id: str | None = None) -> int:
         column, value = ("id", session_id) if session_id is not None else ("user_id", user_id)
         return await self._change(f"DELETE FROM sessions WHERE {column} = ?", (value,))
+
+    async def save_token(self, token_hash: str, purpose: str, user_id: str, expires_at: datetime) -> None:
+        def save(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM mail_tokens WHERE expires_at <= ?", (iso(utcnow()),))
+            db.execute("INSERT INTO mail_tokens VALUES (?, ?, ?, ?)", (token_hash, purpose, user_id, iso(expires_at)))
+
+        await self._run(lambda db: self._write(db, save))
+
+    async def take_token(self, token_hash: str, purpose: str, now: datetime) -> str | None:
+        def take(db: sqlite3.Connection) -> str | None:
+            row = db.execute("SELECT user_id, expires_at FROM mail_tokens WHERE hash = ? AND purpose = ?",
+                             (token_hash, purpose)).fetchone()
+            if row is None:
+                return None
+            db.execute("DELETE FROM mail_tokens WHERE user_id = ? AND purpose = ?", (row[0], purpose))
+            return str(row[0]) if parse_iso(row[1]) > now else None
+
+        return await self._run(lambda db: self._write(db, take))
 
     async def reserve_attempt(self, limits: Sequence[tuple[str, int]], since: datetime, at: datetime
                               ) -> datetime | None:

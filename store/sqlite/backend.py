@@ -36,7 +36,7 @@ from store.csvform import csv_line
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, parse_stored
 from store.sqlite import listforms, queries
-from store.sqlite.accounts import SqliteAccounts, revoke
+from store.sqlite.accounts import SqliteAccounts, revoke, user_of
 from store.sqlite.schema import ADDED_COLUMNS, BACKFILL_STIX_IDS, LATE_SCHEMA, PRAGMAS, SCHEMA, STIX_ID_FUNCTION
 from store.stixids import object_id
 
@@ -232,8 +232,9 @@ class SqliteStore(SqliteAccounts, Store):
     # -- users and keys ----------------------------------------------------------------------
     async def create_user(self, user: User) -> User:
         def insert(db: sqlite3.Connection) -> None:
-            db.execute("INSERT INTO users (id, email, tier, created_at, password_hash) VALUES (?, ?, ?, ?, ?)",
-                       (user.id, user.email.lower(), user.tier, iso(user.created_at), user.password_hash))
+            db.execute("INSERT INTO users (id, email, tier, created_at, password_hash, unverified) "
+                       "VALUES (?, ?, ?, ?, ?, ?)", (user.id, user.email.lower(), user.tier, iso(user.created_at),
+                                                     user.password_hash, int(user.unverified)))
 
         try:
             await self._run(lambda db: self._write(db, insert))
@@ -246,7 +247,7 @@ class SqliteStore(SqliteAccounts, Store):
         row = await self._point(f"SELECT * FROM users WHERE {column} = ?", (value,))
         if row is None:
             raise NotFound(f"no user with {column} {value!r}")
-        return from_doc(User, dict(row))
+        return user_of(row)
 
     async def create_key(self, key: ApiKey, max_keys: int) -> ApiKey:
         def insert(db: sqlite3.Connection) -> None:

@@ -35,6 +35,12 @@ CREATE TABLE IF NOT EXISTS attempts (subject TEXT NOT NULL, at TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS attempts_subject ON attempts (subject, at);
 CREATE INDEX IF NOT EXISTS attempts_at ON attempts (at);
 DROP TABLE IF EXISTS login_failures;
+-- Single-use links mailed to a user (password reset, address check), by the SHA-256 of their secret.
+CREATE TABLE IF NOT EXISTS mail_tokens (
+    hash TEXT PRIMARY KEY, purpose TEXT NOT NULL, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    expires_at TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS mail_tokens_user ON mail_tokens (user_id, purpose);
 
 CREATE TABLE IF NOT EXISTS articles (
     rowid INTEGER PRIMARY KEY,
@@ -107,6 +113,7 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("api_keys", "pending", "INTEGER"),  # 1 until the secret was handed out; NULL (older rows) = delivered
     ("api_keys", "previous_hash", "TEXT"),  # a rotated key's former secret, valid during its grace
     ("api_keys", "previous_expires_at", "TEXT"),
+    ("users", "unverified", "INTEGER"),  # 1 until the sign-up's e-mail link is followed; NULL = verified
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """

@@ -22,10 +22,11 @@ pytestmark = pytest.mark.slow  # a real Chromium and a server process
 
 AXE = Path(__file__).resolve().parents[2] / ".cache" / "axe-core" / "axe.min.js"
 SIGNED_OUT = {"landing": "/", "signin": "/account/signin", "signup": "/account/signup",
-              "error": "/account/nope", "docs": "/api/docs"}
+              "error": "/account/nope", "docs": "/api/docs", "forgot": "/account/forgot",
+              "reset": "/account/reset?token=from-the-mail"}
 SIGNED_IN = {"keys": "/account/keys", "usage": "/account/usage", "dashboard": "/account/dashboard?window=30d",
              "search-empty": "/search", "search-refused": "/search?q=%3Cb%3Enot+an+indicator%3C%2Fb%3E",
-             "articles": "/articles", "iocs": "/iocs"}
+             "articles": "/articles", "iocs": "/iocs", "settings": "/account/settings", "delete": "/account/delete"}
 # Swagger UI is a third-party bundle (swagger-ui-bundle): axe finds its own markup's faults there (an unnamed
 # "Servers" select, buttons nested in operation summaries, its pale version stamps and method labels), which
 # only a fork could fix; so on the docs page axe checks our parts (header, intro, footer) and the scroll

@@ -33,6 +33,13 @@ def test_set_password_list_and_delete(tmp_path) -> None:
     assert len(ctiwire(env, "users", "list").splitlines()) == 1
 
 
+def test_create_says_the_user_has_no_password_and_how_to_set_one(tmp_path) -> None:
+    env = cli_env(tmp_path)
+    said = ctiwire(env, "users", "create", "cy@corp.example")
+    assert "no password yet" in said and "cannot sign in" in said
+    assert "ctiwire users set-password cy@corp.example" in said and "Forgot your password?" in said
+
+
 def test_downgrade_trims_scopes_and_respects_the_quota(tmp_path) -> None:
     env = cli_env(tmp_path)
     ctiwire(env, "users", "create", "bo@corp.example", "--tier", "pro")
