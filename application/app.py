@@ -33,7 +33,7 @@ access_log = logging.getLogger("ctiwire.access")
 
 # Each route module offers ``routes(ctx)`` and ``OPENAPI_PATHS`` (and may offer ``OPENAPI_SCHEMAS``).
 ROUTE_MODULES: tuple[ModuleType, ...] = (health, articles, iocs, lookup, exports, metrics_route, taxii_routes)
-# Tornado tries rules in order, one regular expression each (issue 17: a TAXII page went through 21):
+# Tornado tries rules in order, one regular expression each (a TAXII page went through 21):
 # modules under one path prefix are nested under one rule for it, so a request tests each prefix once.
 _PREFIXES: dict[ModuleType, str] = {articles: "/api/v1/", iocs: "/api/v1/", lookup: "/api/v1/", exports: "/api/v1/",
                                     taxii_routes: "/(?:api/)?taxii2"}

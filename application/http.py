@@ -1,4 +1,4 @@
-"""The HTTP server of the assembled application: forwarded headers only from trusted proxies (issue 15).
+"""The HTTP server of the assembled application: forwarded headers only from trusted proxies.
 
 Tornado's ``xheaders`` trusts ``X-Real-IP``, ``X-Forwarded-For``, ``X-Scheme`` and ``X-Forwarded-Proto``
 from every peer, so any client could pose as any address (the account web throttles sign-ins per
@@ -39,7 +39,7 @@ class ProxyAwareServer(HTTPServer):
         return any(peer in network for network in self.trusted)
 
 
-# Tornado's own limits answer a bare 400 or close the connection (issue 15). They are raised to these hard
+# Tornado's own limits answer a bare 400 or close the connection. They are raised to these hard
 # bounds, so that the service's limits (server.base.request_limit_error: 64 KiB request line and headers,
 # 1,000 query fields) are the ones a client meets, with 414, 431 or 400 and the error envelope.
 HARD_HEADER_BYTES = 1024 * 1024

@@ -1,4 +1,4 @@
-"""Logging for every process of the service: one format, and no API key in any line (issue 15).
+"""Logging for every process of the service: one format, and no API key in any line.
 
 Keys never reach a log from this code (the access log omits query strings), but a library may quote what
 a client sent: Tornado's "Malformed HTTP message ... Invalid header value" line repeats a header with a

@@ -67,7 +67,7 @@ def embedded_jobs(ctx: AppContext) -> list[tuple[float, Job]]:
 
 
 async def ingest(ctx: AppContext) -> None:
-    """Collect every enabled source, then precompute for the new data version (issue 7)."""
+    """Collect every enabled source, then precompute for the new data version."""
     from config.sources import load_sources
     from ingest.pipeline import ingest_once
 

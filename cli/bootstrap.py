@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from store import accounts
-from store.apikeys import hash_key
+from store.apikeys import hash_key, hashes_equal
 from store.base import NotFound
 from store.ports import AccountStore
 from store.records import utcnow
@@ -91,6 +91,8 @@ async def _key_line(store: AccountStore, tier: str, secret: Any) -> str:
     key = await store.key_by_hash(hash_key(secret)) if isinstance(secret, str) else None
     if key is None:
         return f"demo {tier.capitalize()} key: deleted by an operator"
+    if not hashes_equal(key.key_hash, hash_key(secret)):  # found by its former hash: the file's secret is old
+        return f"demo {tier.capitalize()} key: rotated by an operator"
     state = accounts.key_state(key, utcnow())
     if state != "active":
         return f"demo {tier.capitalize()} key: {state}" + (" by an operator" if state == "deactivated" else "")

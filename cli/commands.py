@@ -12,7 +12,6 @@ import signal
 import socket
 import sys
 from collections.abc import AsyncIterator
-from datetime import timedelta
 from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -25,7 +24,7 @@ from config.settings import Settings
 from config.tiers import TIERS
 from server.context import AppContext
 from store import accounts
-from store.base import Conflict, NotFound, QuotaExceeded
+from store.base import Conflict, QuotaExceeded
 from store.factory import make_stores
 from store.ports import AccountStore, Stores
 from store.records import utcnow
@@ -42,7 +41,7 @@ class CommandError(Exception):
 
 
 class PortBusy(CommandError):
-    """The port to serve on is taken (issue 16: one line naming it and how to choose another, exit 2)."""
+    """The port to serve on is taken (one line naming it and how to choose another, exit 2)."""
 
     exit_code = 2
 
@@ -142,41 +141,6 @@ async def _seed_demo(store: AccountStore, settings: Settings) -> None:
     emails = " and ".join(bootstrap.demo_email(tier) for tier in bootstrap.TIERS)
     print(f"created the demo accounts {emails}, each with a new key {bootstrap.DEMO_KEY_NAME!r} and a new "
           f"password (earlier ones stop working); the secrets are in {settings.data_dir / bootstrap.DEMO_FILE}")
-
-
-async def _key_action(store: AccountStore, args: argparse.Namespace) -> None:
-    if args.action == "create":
-        if args.expires_in_days is not None and args.expires_in_days < 1:  # 0 meant "never", -1 "already"
-            raise CommandError("--expires-in-days must be 1 or more (leave it out for a key that never expires)")
-        expires = utcnow() + timedelta(days=args.expires_in_days) if args.expires_in_days else None
-        new = await accounts.create_key(store, args.email, args.name, args.scopes, expires)
-        print(f"created key {new.record.name!r} with scopes {', '.join(new.record.scopes)}")
-        print("the secret is shown once; store it now:")
-        print(new.secret, flush=True)
-        await accounts.deliver_key(store, new)  # only once the secret is out: a kill before leaves it pending
-        return
-    user = await store.get_user(email=args.email)
-    if args.action == "list":
-        print("name\tprefix\tstate\tscopes\tcreated\texpires")
-        for key in await store.list_keys(user.id):
-            expiry = key.expires_at.isoformat() if key.expires_at else "never"
-            print(f"{key.name}\t{key.prefix}\t{accounts.key_state(key, utcnow())}\t{' '.join(key.scopes)}\t"
-                  f"{key.created_at.isoformat()}\t{expiry}")
-    elif args.action == "delete":
-        await store.delete_key(user.id, args.name)
-        print(f"deleted key {args.name!r}; it stops working at once")
-    else:
-        await store.set_key_active(user.id, args.name, args.action == "activate")
-        print(f"key {args.name!r} is now {'active' if args.action == 'activate' else 'deactivated'}")
-
-
-async def keys(settings: Settings, args: argparse.Namespace) -> int:
-    async with opened_store(settings) as stores:
-        try:
-            await _key_action(stores.accounts, args)
-        except (NotFound, Conflict, QuotaExceeded, accounts.AccountError) as exc:
-            raise CommandError(str(exc)) from exc
-    return 0
 
 
 async def export(settings: Settings, args: argparse.Namespace) -> int:

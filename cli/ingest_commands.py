@@ -1,4 +1,4 @@
-"""``ctiwire ingest`` and ``ctiwire enrich`` (issue 7): collection and enrichment from the command line."""
+"""``ctiwire ingest`` and ``ctiwire enrich``: collection and enrichment from the command line."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ async def _pass(settings: Settings, stores: Stores, args: argparse.Namespace) ->
     except SourceConfigError as exc:
         raise CommandError(str(exc)) from exc
     chosen = [s for s in sources if (s.name == args.source if args.source else s.enabled)]
-    if args.source and not chosen:  # issue 16: say so before drawing a progress bar
+    if args.source and not chosen:  # say so before drawing a progress bar
         raise CommandError(f"unknown source {args.source!r}; the configured sources are listed in "
                            f"{settings.sources_file or 'config/sources.yaml'} (see GET /api/v1/sources)")
     with progress_bar() as bar:
@@ -66,6 +66,8 @@ async def _rebuild(settings: Settings, stores: Stores) -> None:
 
 def _summary(report: IngestReport) -> str:
     failed = "".join(f"\n  failed: {name}: {error}" for name, error in sorted(report.failed.items()))
+    failed += "".join(f"\n  articles skipped or partly enriched: {name}: {count}"
+                      for name, count in sorted(report.failed_articles.items()))
     return (f"{report.sources} sources, {report.items_seen} items seen, {report.articles_new} new and "
             f"{report.articles_updated} updated articles, {report.ioc_records} IOC records{failed}")
 
@@ -87,15 +89,18 @@ async def enrich(settings: Settings, args: argparse.Namespace) -> int:
         raise CommandError("give files to enrich, or --reprocess (alone) to re-enrich the stored articles")
     if args.reprocess:
         return await _reprocess(settings)
-    results = {}
+    results: dict[str, dict[str, object]] = {}
+    unread = 0
     for path in args.files:
         try:
             stem, found = enrich_file(path)
-        except OSError as exc:
-            raise CommandError(f"{path}: {exc.strerror or exc}") from exc
+        except OSError as exc:  # every other file still gets its result (README, "Enrich")
+            unread += 1
+            results[path.stem] = {"error": f"{path}: {exc.strerror or exc}"}
+            continue
         results[stem] = found.to_cli(explain=args.explain)
     print(json.dumps(results, indent=2, ensure_ascii=False))
-    return 0
+    return 1 if unread else 0
 
 
 async def _reprocess(settings: Settings) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from application import logs
-from cli import commands, ingest_commands, users
+from cli import commands, ingest_commands, keys, users
 from config.settings import Settings, SettingsError, check_port, load_settings, unknown_variables
 from config.tiers import TIERS
 from exporters.precompute import known_windows
@@ -43,7 +43,7 @@ def _parser() -> argparse.ArgumentParser:
         celery.add_argument("celery_args", nargs=argparse.REMAINDER, help="passed on to celery")
     ingest_commands.add_parsers(sub)
     users.add_parser(sub)
-    _keys(sub.add_parser("keys", help="manage API keys"))
+    keys.add_parser(sub)
     return parser
 
 
@@ -55,27 +55,11 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(message) from None
 
 
-def _keys(parser: argparse.ArgumentParser) -> None:
-    sub = parser.add_subparsers(dest="action", required=True)
-    create = sub.add_parser("create", help="create a key; the secret is printed once")
-    create.add_argument("email")
-    create.add_argument("--name", required=True)
-    create.add_argument("--scopes", nargs="*", default=None, help="scopes (default: every scope of the tier)")
-    create.add_argument("--expires-in-days", type=int, default=None)
-    for action, text in (("list", "list keys (never their secrets)"),):
-        sub.add_parser(action, help=text).add_argument("email")
-    for action, text in (("delete", "delete a key at once"), ("deactivate", "deactivate a key"),
-                         ("activate", "reactivate a deactivated key")):
-        one = sub.add_parser(action, help=text)
-        one.add_argument("email")
-        one.add_argument("name")
-
-
 COMMANDS: dict[str, Handler] = {
     "serve": commands.serve,
     "seed": commands.seed,
     "users": users.users,
-    "keys": commands.keys,
+    "keys": keys.keys,
     "export": commands.export,
     "worker": commands.worker,
     "beat": commands.beat,

@@ -1,4 +1,4 @@
-"""``ctiwire users create|list|set-tier|set-password|delete`` (issues 3 and 14): accounts from the shell.
+"""``ctiwire users create|list|set-tier|set-password|delete``: accounts from the shell.
 
 Passwords are read from a prompt (not echoed) or from standard input with ``--password-stdin``, never
 from the command line, where they would sit in the shell history and the process list.
@@ -46,7 +46,9 @@ async def users(settings: Settings, args: argparse.Namespace) -> int:
 
 async def _create(store: AccountStore, args: argparse.Namespace) -> None:
     user = await accounts.create_user(store, args.email, args.tier)
-    print(f"created user {user.email} ({user.tier})")
+    print(f"created user {user.email} ({user.tier}). It has no password yet, so it cannot sign in to the "
+          f"account web: set one with `ctiwire users set-password {user.email}`, or let the user choose one "
+          "through \"Forgot your password?\" on the sign-in page (a link by e-mail).")
 
 
 async def _list(store: AccountStore, args: argparse.Namespace) -> None:

@@ -30,7 +30,8 @@ def parse_networks(text: str) -> tuple[Network, ...]:
     return tuple(ipaddress.ip_network(item.strip(), strict=False) for item in text.split(",") if item.strip())
 
 
-SIGNUP_MODES = ("open", "closed")
+SIGNUP_MODES = ("open", "closed", "verify")
+SMTP_SCHEMES = ("smtp", "smtps")
 
 
 class SettingsError(ValueError):
@@ -54,12 +55,16 @@ class Settings:
     cookie_secure: bool = False
     # Proxies whose X-Real-IP / X-Forwarded-For / X-Scheme are believed (comma-separated addresses or networks).
     trusted_proxies: str = ""
-    # Account-web sessions end after this long without a request, and this long after sign-in (issue 14).
+    # Account-web sessions end after this long without a request, and this long after sign-in.
     session_idle_minutes: int = 120
     session_max_hours: int = 24
     upgrade_url: str = "https://ctiwire.io/pricing"
-    # Who may create an account on the account web: open (anyone, throttled) or closed (the CLI only).
+    # Who may create an account on the account web: open (anyone, throttled), verify (anyone, but keys only
+    # once the e-mail's link was followed) or closed (the CLI only).
     signup: str = "open"
+    # Where account mail goes: smtp(s)://user:password@host:port; unset, each message is an .eml file in
+    # data_dir/outbox/ (store.mail).
+    smtp_url: str | None = None
     # Multiplies the sign-up throttles (per address and in total): benchmarks sign up without their 429s.
     signup_limit_scale: int = 1
     ingest: bool = False
@@ -82,7 +87,7 @@ class Settings:
     stream_chunk_bytes: int = 128 * 1024
     task_time_limit_seconds: int = 900
     # Redelivery of a task whose worker died as a whole: a little above the longest build (task_time_limit,
-    # 900 s), not Redis's default hour (issue 16).
+    # 900 s), not Redis's default hour.
     task_visibility_timeout_seconds: int = 1200
     # Fault injection for the worker-kill tests: a pause between batches of an export build.
     build_delay_ms: int = 0
@@ -223,8 +228,16 @@ def _public_url(url: str | None) -> str | None:
     return url
 
 
+def _smtp_url(url: str | None) -> str | None:
+    parts = urlsplit(url or "")
+    if url is not None and (parts.scheme not in SMTP_SCHEMES or not parts.hostname):
+        shown = url.replace(f":{parts.password}@", ":***@") if parts.password else url  # never echo a password
+        raise ValueError(f"{shown!r} is not an SMTP URL; allowed smtp://[user:password@]host[:port] or smtps://")
+    return url
+
+
 def _sources_file(path: Path | None) -> Path | None:
-    """The source list is read and every entry checked now, before the server listens (issue 7)."""
+    """The source list is read and every entry checked now, before the server listens."""
     from config.sources import SourceConfigError, read_sources
 
     if path is not None:
@@ -238,6 +251,7 @@ def _sources_file(path: Path | None) -> Path | None:
 # Per field: the value as used (perhaps normalised), or ValueError saying what is wrong and what is allowed.
 CHECKS: dict[str, Callable[[Any], Any]] = {
     "port": check_port, "host": _host, "data_dir": _data_dir, "public_url": _public_url,
+    "smtp_url": _smtp_url,
     "log_level": _one_of(LOG_LEVELS, "log level"), "log_format": _one_of(LOG_FORMATS, "log format"),
     "sources_file": _sources_file,
 }

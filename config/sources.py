@@ -1,6 +1,6 @@
 """The source list: the shipped ``config/sources.yaml`` or the file named by ``CTIWIRE_SOURCES_FILE``.
 
-Issue 7, "Collect": a bad entry is a clear error naming the entry at start-up, never a crash later,
+A bad entry is a clear error naming the entry at start-up, never a crash later,
 so every field is checked here, once, before anything is fetched.
 """
 

@@ -1,4 +1,4 @@
-"""The exporter interface: one class per format behind one registry (issue 8, "Exports").
+"""The exporter interface: one class per format behind one registry.
 
 Modelled on pySigma's ``Backend`` (ARCHITECTURE.md, "Patterns"): class-level metadata (``format_id``,
 ``media_type``, ``extension``) and a single hook, ``encode``, that turns IOC records into bytes. Encoders
@@ -61,7 +61,7 @@ def records_digest(iocs: Sequence[Ioc]) -> str:
 
 
 def unique_records(iocs: Iterable[Ioc]) -> Iterator[Ioc]:
-    """Each (type, value) once, first occurrence kept: one indicator is one record (issue 8, "Records")."""
+    """Each (type, value) once, first occurrence kept: one indicator is one record."""
     seen: set[tuple[str, str]] = set()
     for ioc in iocs:
         key = (ioc.type, ioc.value)

@@ -1,4 +1,4 @@
-"""Build once, serve many: cache entries with their metadata, built under a lock (issue 5).
+"""Build once, serve many: cache entries with their metadata, built under a lock.
 
 An entry is ``orjson(meta) + b"\\n" + body`` under one key. A build writes a temporary key and renames it
 over the live one, so a reader sees the old entry or the new one, never half of one
@@ -96,7 +96,7 @@ Builder = Callable[[], Awaitable[Entry]]
 
 
 # A build holds its lock this long and extends it while it runs (store.cache): a holder killed mid-build
-# frees the key within LOCK_TTL, not after minutes (issue 16). Waiters look at the cache between tries.
+# frees the key within LOCK_TTL, not after minutes. Waiters look at the cache between tries.
 LOCK_TTL = 10.0
 POLL = 0.25
 
@@ -116,7 +116,7 @@ async def get_or_build(cache: Cache, key: str, build: Builder, *, ttl: int | Non
         return await build(), "bypass"
 
 
-# Small entries kept in the process as well, per cache and by key (issue 17): a key names its data
+# Small entries kept in the process as well, per cache and by key: a key names its data
 # version, so a held entry can never be stale, and a hit costs no round trip to the shared cache. Bounded.
 NEAR_ENTRIES = 64
 

@@ -1,4 +1,4 @@
-"""CEF (ArcSight Common Event Format) lines, one per IOC record, syslog-ready (issue 8, "Exports").
+"""CEF (ArcSight Common Event Format) lines, one per IOC record, syslog-ready.
 
 Escaping follows the CEF specification ("Character Encoding"): in the header a pipe and a backslash are
 escaped with a backslash; in the extension a backslash, an equals sign and line breaks (``\\n``,

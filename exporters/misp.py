@@ -1,4 +1,4 @@
-"""MISP events of IOC records, as plain dicts encoded with orjson (issue 8; spec "MISP event").
+"""MISP events of IOC records, as plain dicts encoded with orjson (spec "MISP event").
 
 The event has the spec's shape (``Event`` with ``uuid``, ``info``, ``threat_level_id``, ``analysis``,
 ``distribution``, ``Attribute``) and nothing PyMISP's strict ``data/schema.json`` forbids. Attribute types

@@ -1,4 +1,4 @@
-"""OpenIOC 1.1 documents of IOC records, written incrementally with lxml (issue 8, "Exports").
+"""OpenIOC 1.1 documents of IOC records, written incrementally with lxml.
 
 The document follows the OpenIOC 1.1 schema (``../shared/data/openioc/ioc.xsd``): ``metadata``, then
 ``criteria`` holding one top-level ``Indicator operator="OR"`` with one ``IndicatorItem`` per IOC, then

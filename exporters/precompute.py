@@ -1,4 +1,4 @@
-"""The precompute jobs: every standard (format, tier, window) export and the IOC stats (issue 5).
+"""The precompute jobs: every standard (format, tier, window) export and the IOC stats.
 
 The same functions run in Celery tasks (workers/) and in the embedded in-process schedule (application/scheduler.py),
 and the server calls them on a cache miss, so a cached entry and an on-demand build are byte-identical.
@@ -87,7 +87,7 @@ class ExportRequest:
         return as_of(now) - timedelta(days=known_windows()[self.window or default_window(self.tier)])
 
     def cache_key(self, data_version: int, now: datetime) -> str:
-        """format, tier, window, normalised parameters and the data version (issue 5)."""
+        """format, tier, window, normalised parameters and the data version."""
         params = orjson.dumps([sorted(self.types), sorted(self.confidences), sorted(self.categories),
                                sorted(self.industries), self.limit, self.since and iso(self.since)])
         digest = hashlib.sha256(params).hexdigest()[:16]
@@ -136,8 +136,8 @@ def _article_refs(refs: dict[str, tuple[str, str, str]]) -> dict[str, ArticleRef
 
 async def cached_export(stores: Stores, cache: Cache, request: ExportRequest, now: datetime, *,
                         ttl: int, on_demand_ttl: int, delay: float = 0.0) -> tuple[Entry, str]:
-    """The export from the cache when current, else built once under the lock (issue 5). ``delay``
-    slows the build between batches: fault injection for the tests that kill a builder (issue 16)."""
+    """The export from the cache when current, else built once under the lock. ``delay``
+    slows the build between batches: fault injection for the tests that kill a builder."""
     version = await stores.iocs.data_version()
 
     async def build() -> Entry:

@@ -1,4 +1,4 @@
-"""Sigma rules for IOC records: a multi-document YAML stream (issue 8, "Exports"; Sigma specification 2.0).
+"""Sigma rules for IOC records: a multi-document YAML stream (Sigma specification 2.0).
 
 Records are grouped by (log source, confidence) so one rule carries many values (at most
 ``VALUES_PER_RULE``); each type's log source and field are in the registry (``store.ioctypes``): network

@@ -1,7 +1,7 @@
-"""STIX 2.1 bundles of IOC records, built as plain dicts and encoded with orjson (issue 8, spec "STIX bundle").
+"""STIX 2.1 bundles of IOC records, built as plain dicts and encoded with orjson (spec "STIX bundle").
 
-Building through ``stix2`` objects costs about 100 times plain dicts (issue 8: 4.6 s against 48 ms for
-10,000 indicators, mostly pattern re-validation), so the request path never touches ``stix2``; the tests
+Building through ``stix2`` objects costs about 100 times plain dicts (mostly pattern
+re-validation: BENCHMARKS.md), so the request path never touches ``stix2``; the tests
 hold these dicts to ``stix2.parse`` and to ``stix2-validator`` in strict mode instead.
 
 Every id is a UUIDv5 under the project namespace (STIX 2.1 section 2.9 permits deterministic ids; the

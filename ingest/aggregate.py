@@ -1,6 +1,6 @@
 """Articles -> IOC records: one record per (type, value), aggregated over the articles that mention it.
 
-Issue 8, "Records". The store merges a batch into what it holds (``store.codec.merge_ioc``), so this
+The store merges a batch into what it holds (``store.codec.merge_ioc``), so this
 module only folds one batch; the confidence rule lives with the merge because it depends on every
 report the store knows of, not only on this batch.
 """

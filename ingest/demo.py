@@ -1,6 +1,6 @@
 """The demo dataset: deterministic, enriched articles and their IOC records for the embedded default.
 
-``scripts/serve`` loads it into an empty database (issue 3) so that every endpoint answers with data
+``scripts/serve`` loads it into an empty database so that every endpoint answers with data
 offline. It exercises every filter of GET /api/v1/articles (sources of each type and tier, every
 category and industry, severities across the buckets, archived rows, community submissions, articles
 with and without AI summaries, audio and IOCs). IOC values are synthetic: addresses come from the

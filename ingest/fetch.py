@@ -1,4 +1,4 @@
-"""Polite HTTP fetching for collection (issue 7, "Collect").
+"""Polite HTTP fetching for collection.
 
 Conditional requests (ETag / If-Modified-Since), timeouts, a body-size cap enforced while streaming,
 a bounded number of redirects, retries with exponential backoff on transient failures, one request

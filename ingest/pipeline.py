@@ -8,6 +8,7 @@ that did not change. A failing source records its error in its health and never 
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from ingest.aggregate import aggregate
 from ingest.enrich import Enrichment, enrich
 from ingest.feeds import FeedError, FeedItem, canonical_url, content_hash, extract_page, parse_feed
 from ingest.fetch import Fetcher, FetchError, FetchLimits
+from store.base import StoreError
 from store.ports import Stores
 from store.records import LEGACY_CATEGORIES, Article, Source, utcnow
 from telemetry import metrics
@@ -27,6 +29,7 @@ ARTICLE_NAMESPACE = uuid.UUID("5d0c2f4e-7a43-5b8e-a1f6-3e9b7c2d4a10")
 MAX_ITEMS_PER_SOURCE = 50
 SOURCE_CONCURRENCY = 8
 Progress = Callable[[str, int], None]
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -39,6 +42,7 @@ class IngestReport:
     articles_new: int = 0
     articles_updated: int = 0
     ioc_records: int = 0
+    failed_articles: dict[str, int] = field(default_factory=dict)  # by source: skipped or partly enriched
 
     @property
     def articles_changed(self) -> int:
@@ -54,6 +58,7 @@ class SourceRun:
         self.claimed = claimed  # content hashes taken by this run's other items and sources
         self.new: list[Article] = []
         self.updated: list[Article] = []
+        self.failed = 0  # articles skipped, or stored with an extractor's fields empty
 
     async def run(self) -> int:
         """Fetch and process the feed; returns items seen. Raises FetchError or FeedError."""
@@ -63,7 +68,15 @@ class SourceRun:
             return 0
         items = parse_feed(feed.body, self.config.feed_url)[:MAX_ITEMS_PER_SOURCE]
         for item in items:
-            await self._item(item)
+            try:
+                await self._item(item)
+            except StoreError:
+                raise
+            except Exception as exc:  # one article's defect (a page the extractor cannot read) skips it alone
+                self.failed += 1
+                log.warning("source %s: article %s skipped: %s: %s", self.config.name, item.link,
+                            type(exc).__name__, str(exc)[:200])
+                log.debug("article %s skipped", item.link, exc_info=True)
         return len(items)
 
     async def _item(self, item: FeedItem) -> None:
@@ -92,11 +105,13 @@ class SourceRun:
 
     def _article(self, item: FeedItem, url: str, text: str, image: str | None, digest: str,
                  held: Article | None) -> Article:
-        found = enrich(item.title, text, source_name=self.config.name, now=self.now)
+        article_id = held.id if held is not None else str(uuid.uuid5(ARTICLE_NAMESPACE, url))
+        found = enrich(item.title, text, source_name=self.config.name, now=self.now, article_id=article_id)
+        self.failed += bool(found.errors)
         published = min(item.published or self.now, self.now)
         first = held.fetched_at if held is not None else self.now
         return Article(
-            id=held.id if held is not None else str(uuid.uuid5(ARTICLE_NAMESPACE, url)), title=item.title,
+            id=article_id, title=item.title,
             url=item.link, canonical_url=url, summary=found.summary or item.summary, published_at=published,
             fetched_at=first, modified_at=self.now, created_at=held.created_at if held is not None else self.now,
             source_name=self.config.name, source_type=self.config.source_type, source_tier=self.config.source_tier,
@@ -137,6 +152,9 @@ async def _collect(stores: Stores, fetcher: Fetcher, config: SourceConfig, held:
         record.items_seen += seen
         report.items_seen += seen
         await _write(stores, run, config, report)
+    if run.failed:
+        record.failed_articles += run.failed
+        report.failed_articles[config.name] = run.failed
     await stores.sources.upsert_source(record)
 
 
@@ -147,7 +165,7 @@ async def _write(stores: Stores, run: SourceRun, config: SourceConfig, report: I
     records = aggregate(articles, {config.name: config.category})
     # Records first: a run stopped between the two writes leaves the articles unwritten, so the next run
     # writes them (and merges the same records again, which changes nothing). The other order would leave
-    # stored articles whose records are missing, and the next run skips unchanged articles (issue 16).
+    # stored articles whose records are missing, and the next run skips unchanged articles.
     await stores.iocs.upsert_iocs(records)
     await stores.articles.upsert_articles(articles)
     report.articles_new += len(run.new)

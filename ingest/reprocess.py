@@ -1,4 +1,4 @@
-"""Re-enrichment of the stored articles (issue 12, "Keep what works": ``ctiwire enrich --reprocess``).
+"""Re-enrichment of the stored articles (``ctiwire enrich --reprocess``).
 
 After the enrichment rules change, every stored article is enriched again from its stored title and
 text; an article whose enrichment did not change is not written (so a second run writes nothing), and
@@ -42,7 +42,8 @@ def every_article() -> ArticleQuery:
 
 def reenriched(article: Article, now: datetime) -> Article:
     """The article with its enrichment recomputed from its stored title and text."""
-    found = enrich(article.title, article.content or article.summary or "", source_name=article.source_name, now=now)
+    found = enrich(article.title, article.content or article.summary or "", source_name=article.source_name, now=now,
+                   article_id=article.id)
     return dataclasses.replace(article, summary=found.summary or article.summary, **enriched_fields(found))
 
 

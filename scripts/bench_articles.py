@@ -5,7 +5,7 @@ In one run, with N demo articles (default 100,000) in the embedded SQLite store:
   2. a full NDJSON cursor walk (5,000-row pages) with the server's peak RSS growth;
   3. p50/p99 latency of a filtered JSON page and of a full-text query;
   4. the ceilings: orjson-encoding the same rows in-process (no database, no HTTP), and the fastest way to
-     the walk's bytes (issue 17): the stored list forms of as many rows read from the same SQLite file in
+     the walk's bytes: the stored list forms of as many rows read from the same SQLite file in
      the walk's order, in 5,000-row pages, and joined with newlines, in one process.
 Prints a markdown table, the command, and the ratios as the last lines.
 """

@@ -2,7 +2,7 @@
 
 bench/enrich_eval/ is the tuning set (rules are fixed against it: its figures measure memory);
 bench/enrich_heldout/ is the sealed held-out set, written and labelled from bench/LABELLING.md alone by
-writers who had not read the rules, before the extractor ran on it: its figures are the product's (issue 12).
+writers who had not read the rules, before the extractor ran on it: its figures are the product's.
 In one run, on the same texts (HTML articles are reduced to text once, and every tool reads that text):
   1. ctiwire's enricher (ingest.enrich): IOCs, CVEs, ATT&CK techniques, actors, category, severity;
   2. ioc-finder and iocsearcher (the bench extra): IOCs and CVEs.
@@ -32,7 +32,7 @@ from ingest.enrich.textprep import html_to_text  # noqa: E402
 from store.indicators import detect_type, normalize, refang  # noqa: E402
 
 SETS = {"tuning": ROOT / "bench" / "enrich_eval", "held-out": ROOT / "bench" / "enrich_heldout"}
-# Issue 12's targets on the held-out set: (row, column of P/R/F1 or accuracy, minimum).
+# The product's targets on the held-out set: (row, column of P/R/F1 or accuracy, minimum).
 TARGETS = (("all IOCs", 0, "ioc_precision", 0.98), ("all IOCs", 1, "ioc_recall", 0.95),
            ("ipv6", 1, "ipv6_recall", 0.95), ("email", 1, "email_recall", 0.95), ("cves", 2, "cve_f1", 0.99),
            ("techniques", 2, "technique_f1", 0.90), ("actors", 2, "actor_f1", 0.90),
@@ -211,7 +211,7 @@ def print_table(sets: dict[str, tuple[int, dict[str, Result]]]) -> None:
 
 
 def print_targets(result: Result) -> None:
-    """The held-out figures against issue 12's targets, one line each (the last lines of the output)."""
+    """The held-out figures against the product's targets, one line each (the last lines of the output)."""
     scores, _, extra = result
     for row, column, name, target in TARGETS:
         score = extra.get(row) or scores.get(row)

@@ -8,7 +8,7 @@ Each build is timed on its own (best of ``--repeat`` runs, ``time.perf_counter``
 measured in a separate run under ``tracemalloc`` (which slows code down, so it never overlaps the
 timing). Every format is also measured consuming its chunks without keeping them, which is how the
 server writes them: that peak shows whether memory stays flat as the export grows.
-Prints a markdown table and the command that produced it (issue 8, "Speed"; target < 1 s per format).
+Prints a markdown table and the command that produced it (target < 1 s per format).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""scripts/bench iocs: GET /api/v1/iocs pages through HTTP, beside their ceilings (issue 17).
+"""scripts/bench iocs: GET /api/v1/iocs pages through HTTP, beside their ceilings.
 
 In one run, with N synthetic IOC records (default 50,000) in the embedded SQLite store:
   1. a 10,000-row page through HTTP, auth and rate limiting included (rows/s, median of repeats), against
      two in-process ceilings on the same SQLite file, no HTTP: the issue's (the rows read as records and
      encoded with orjson) and the stricter one the ratio uses, since the records keep their API form
-     stored (issue 17): the fastest way to the same bytes, the stored forms of the same rows read and joined;
+     stored: the fastest way to the same bytes, the stored forms of the same rows read and joined;
   2. a 100-row page under wrk (requests/s, p50), against a bare Tornado handler serving the same bytes.
 Prints a markdown table, the command, and the ratios as the last lines.
 """

@@ -1,4 +1,4 @@
-"""scripts/bench soak: a bounded soak of the production mode under mixed traffic (issue 16).
+"""scripts/bench soak: a bounded soak of the production mode under mixed traffic.
 
 A real redis-server and a ctiwire server with the Redis cache and limiter (two processes by default),
 on the demo dataset; ``--connections`` clients on loopback send a mix of the requests users make (article

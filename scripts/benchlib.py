@@ -19,8 +19,8 @@ from store.sqlite import sqlite_stores
 
 class LeanClient:
     """GET over one kept-alive connection with the standard library's ``http.client``, for timing large
-    bodies: its chunked reader costs the client less than httpx's (a 4 MB IOC page read in 17.0 ms
-    against 20.4 ms from the same server, issue 17), so the time measured is the server's."""
+    bodies: its chunked reader costs the client less than httpx's (BENCHMARKS.md: a 4 MB IOC page
+    read faster from the same server), so the time measured is the server's."""
 
     def __init__(self, base_url: str, headers: dict[str, str]) -> None:
         parts = urllib.parse.urlsplit(base_url)

@@ -1,4 +1,4 @@
-"""GET /api/v1/articles parameters -> one immutable request (spec, GET /api/v1/articles; issue 4).
+"""GET /api/v1/articles parameters -> one immutable request (spec, GET /api/v1/articles).
 
 Pure: every rule of the spec's parameter table is checked here, before a byte of body is sent.
 """
@@ -6,6 +6,7 @@ Pure: every rule of the spec's parameter table is checked here, before a byte of
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -14,17 +15,17 @@ from config.tiers import Tier
 from exporters.articles import EXPANSIONS
 from server.errors import BadRequest, bad_param
 from server.params import Params
-from server.tokens import InvalidToken, verify
+from server.tokens import InvalidToken, sign, verify
 from server.windows import Window, cap_limit, clamp_since, window_headers
-from store.query import ARTICLE_SORTS, TEXT_FIELDS, TIME_FIELDS, ArticleQuery, TextQuery
-from store.records import CATEGORIES, INDUSTRY_TAGS, SEVERITY_LABELS, iso, parse_iso
+from store import article_filters
+from store.article_filters import ArticleFilter, by_name, is_set
+from store.query import ARTICLE_SORTS, MAX_Q_TERMS, TIME_FIELDS, ArticleQuery, TextQuery
+from store.records import iso, parse_iso
 
 FORMATS = ("json", "ndjson", "csv")
 COUNT_STRATEGIES = ("none", "planned", "exact")
 MAX_OFFSET = 1000
 CLOCK_SKEW = timedelta(seconds=5)
-CVE_PATTERN = re.compile(r"^CVE-\d{4}-\d{4,7}$", re.IGNORECASE)
-TECHNIQUE_PATTERN = re.compile(r"^T\d{4}(\.\d{3})?$")
 _Q_KEEP = re.compile(r"[^0-9A-Za-z .,\-]")
 # Deprecated `cve` alias (spec, Versioning 3): RFC 9745 Deprecation and RFC 8594 Sunset headers.
 DEPRECATION_HEADERS = {"Deprecation": "@1767225600", "Sunset": "Wed, 30 Jun 2027 00:00:00 GMT",
@@ -44,10 +45,6 @@ class ArticleRequest:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-# The most distinct terms (included and excluded) one ``q`` may hold: every term is one more clause.
-MAX_Q_TERMS = 32
-
-
 def parse_q(raw: str | None, q_field: str) -> TextQuery | None:
     """Spec rule for ``q``: keep alphanumerics, spaces, ``.``, ``,``, ``-``; then at least 2 characters and
     one alphabetic token of 3+ letters, else ``q_invalid``. ``-term`` excludes a term."""
@@ -61,7 +58,7 @@ def parse_q(raw: str | None, q_field: str) -> TextQuery | None:
                          details={"parameter": "q", "sanitized": clean})
     terms = tuple(dict.fromkeys(t.lower() for t in tokens if not t.startswith("-")))  # a repeated term once
     excluded = tuple(dict.fromkeys(t[1:].lower() for t in tokens if t.startswith("-") and len(t) > 1))
-    if len(terms) + len(excluded) > MAX_Q_TERMS:  # issue 15: a query error, never "SQLite: tree too large"
+    if len(terms) + len(excluded) > MAX_Q_TERMS:  # a query error, never "SQLite: tree too large"
         raise BadRequest(f"q has more than {MAX_Q_TERMS} distinct terms", code="q_invalid",
                          details={"parameter": "q", "max_terms": MAX_Q_TERMS})
     if not terms:
@@ -70,49 +67,83 @@ def parse_q(raw: str | None, q_field: str) -> TextQuery | None:
     return TextQuery(terms, excluded, q_field)
 
 
-def _tiers(params: Params) -> tuple[int, ...]:
-    values = params.csv("source_tier", ("1", "2", "3", "4"))
-    return tuple(int(v) for v in values)
+def read_filter(params: Params, entry: ArticleFilter) -> Any:
+    """One parameter of the filter table, read by its kind (None or ``()`` when absent)."""
+    name = entry.name
+    if entry.kind == "csv":
+        return tuple(map(entry.convert or str, params.csv(name, entry.values or None)))
+    if entry.kind == "choice":
+        return params.text(name, entry.default, entry.values)
+    if entry.kind == "flag":
+        return params.flag(name, entry.default)
+    if entry.kind == "number":
+        return params.number(name, *entry.bounds)
+    if entry.kind == "date-time":
+        return params.timestamp(name)
+    value = params.raw(name)
+    if value is not None and entry.pattern is not None:
+        value = value.upper()
+        if not entry.pattern.match(value):
+            raise bad_param(name, entry.rule)
+    return value
 
 
-def _severity(params: Params) -> tuple[float | None, tuple[str, ...]]:
-    minimum = params.number("min_severity", 0.0, 10.0)
-    labels = params.csv("severity", SEVERITY_LABELS)
+# The parameter table's groups: parameters read together because one limits or replaces another.
+WINDOW = "window"  # the time group's extra key, not a field: the clamped window, for the response headers
+Group = Callable[[Params, Tier, datetime], dict[str, Any]]
+
+
+def _severity(params: Params, tier: Tier, now: datetime) -> dict[str, Any]:
+    minimum, labels = read_filter(params, by_name("min_severity")), read_filter(params, by_name("severity"))
     if minimum is not None and labels:
         raise BadRequest("give either 'severity' or 'min_severity', not both", code="conflicting_parameters",
                          details={"parameters": ["severity", "min_severity"]})
-    return minimum, labels
+    return {"min_severity": minimum, "severity_labels": labels}
 
 
-def _cve(params: Params) -> tuple[str | None, bool]:
-    """``cve_text_search``, or the deprecated ``cve`` alias (second item True when the alias was used)."""
-    name = "cve_text_search" if params.has("cve_text_search") or not params.has("cve") else "cve"
-    value = params.raw(name)
-    if value is not None and not CVE_PATTERN.match(value):
-        raise bad_param(name, "must look like CVE-2024-12345 (CVE- then 4 digits, '-', 4 to 7 digits)")
-    return (value.upper() if value else None), name == "cve"
+def uses_cve_alias(params: Params) -> bool:
+    """Whether the deprecated ``cve`` alias is what is read: only without ``cve_text_search``."""
+    return params.has("cve") and not params.has("cve_text_search")
 
 
-def _technique(params: Params) -> str | None:
-    value = params.raw("mitre_technique")
-    if value is not None and not TECHNIQUE_PATTERN.match(value.upper()):
-        raise bad_param("mitre_technique", "must be one technique id such as T1566 or T1566.001")
-    return value.upper() if value else None
+def _cve(params: Params, tier: Tier, now: datetime) -> dict[str, Any]:
+    return {"cve_text": read_filter(params, by_name("cve" if uses_cve_alias(params) else "cve_text_search"))}
 
 
-def _time(params: Params, tier: Tier, now: datetime) -> tuple[str, Window, datetime | None]:
-    time_field = params.text("time_field", "published_at", TIME_FIELDS) or "published_at"
-    since = params.timestamp("since")
-    modified_since = params.timestamp("modified_since")
+def _text(params: Params, tier: Tier, now: datetime) -> dict[str, Any]:
+    return {"text": parse_q(read_filter(params, by_name("q")), read_filter(params, by_name("q_field")))}
+
+
+def _time(params: Params, tier: Tier, now: datetime) -> dict[str, Any]:
+    time_field = read_filter(params, by_name("time_field"))
+    since, modified_since = read_filter(params, by_name("since")), read_filter(params, by_name("modified_since"))
     if modified_since is not None:  # spec: alias for time_field=modified_at with since
         if params.has("time_field") and time_field != "modified_at":
             raise BadRequest("modified_since implies time_field=modified_at", code="conflicting_parameters",
                              details={"parameters": ["modified_since", "time_field"]})
         time_field, since = "modified_at", max(since or modified_since, modified_since)
-    until = params.timestamp("until")
+    until = read_filter(params, by_name("until"))
     if until is not None and until > now + CLOCK_SKEW:
         raise bad_param("until", "must not be in the future")
-    return time_field, clamp_since(since, tier.article_lookback_days, now), until
+    window = clamp_since(since, tier.article_lookback_days, now)
+    return {"time_field": time_field, "since": window.since, "until": until, "floor": window.floor,
+            WINDOW: window}
+
+
+GROUPS: dict[str, Group] = {"severity": _severity, "cve": _cve, "text": _text, "time": _time}
+
+
+def read_filters(params: Params, tier: Tier, now: datetime) -> dict[str, Any]:
+    """Every parameter of the filter table as ArticleQuery fields (plus the time window), in table order."""
+    fields: dict[str, Any] = {}
+    groups_read: set[str] = set()
+    for entry in article_filters.ARTICLE_FILTERS:
+        if entry.group is None:
+            fields[entry.field] = read_filter(params, entry)
+        elif entry.group not in groups_read:  # a group is read once, at its first parameter
+            fields.update(GROUPS[entry.group](params, tier, now))
+            groups_read.add(entry.group)
+    return fields
 
 
 def _limit(params: Params, tier: Tier, fmt: str) -> tuple[int, bool]:
@@ -153,75 +184,41 @@ def encode_position(value: Any) -> Any:
     return iso(value) if isinstance(value, datetime) else value
 
 
-def _lists(params: Params) -> dict[str, Any]:
-    return {
-        "sources": params.csv("source"),
-        "source_tiers": _tiers(params),
-        "categories": params.csv("category", CATEGORIES),
-        "content_types": params.csv("content_type"),
-        "tech_tags": params.csv("tech_tags"),
-        "industry_tags": params.csv("industry_tags", INDUSTRY_TAGS),
-        "threat_actors": tuple(a.lower() for a in params.csv("threat_actor")),
-    }
+def next_cursor(secret: str, sort: str, end: tuple[Any, str]) -> str:
+    """The signed cursor of the page after the one whose last row sits at ``end`` (sort value, id)."""
+    value, last_id = end
+    return sign(secret, cursor_kind(sort), {"v": encode_position(value), "id": last_id})
 
 
-def _flags(params: Params) -> dict[str, Any]:
-    return {
-        "source_type": params.text("source_type", None, ("rss", "community")),
-        "has_iocs": params.flag("has_iocs"),
-        "has_ai_summary": params.flag("has_ai_summary"),
-        "has_audio": params.flag("has_audio"),
-        "include_archived": bool(params.flag("is_archived", False)),
-        "submission_type": params.text("submission_type", None, ("rss_auto", "user_submitted")),
-        "mitre_technique": _technique(params),
-    }
+def _shown(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else iso(value) if isinstance(value, datetime) else value
 
 
-def _echo(query: ArticleQuery) -> dict[str, Any]:
+def echo_filters(query: ArticleQuery) -> dict[str, Any]:
     """meta.filters: every applied filter (lists as lists), the time field, bounds and sort."""
-    echo: dict[str, Any] = {"time_field": query.time_field, "since": iso(query.since) if query.since else None,
-                            "sort": query.sort}
-    names = {"sources": "source", "source_tiers": "source_tier", "categories": "category",
-             "content_types": "content_type", "tech_tags": "tech_tags", "industry_tags": "industry_tags",
-             "threat_actors": "threat_actor", "severity_labels": "severity"}
-    for attr, name in names.items():
-        if getattr(query, attr):
-            echo[name] = list(getattr(query, attr))
-    for name in ("source_type", "min_severity", "has_iocs", "mitre_technique", "has_ai_summary", "has_audio",
-                 "submission_type"):
-        if getattr(query, name) is not None:
-            echo[name] = getattr(query, name)
-    if query.cve_text:
-        echo["cve_text_search"] = query.cve_text
-    if query.until:
-        echo["until"] = iso(query.until)
-    if query.text:
-        echo["q"] = " ".join([*query.text.terms, *("-" + t for t in query.text.excluded)])
-        echo["q_field"] = query.text.field
-    echo["is_archived"] = query.include_archived
-    return echo
+    echo: dict[str, Any] = {}
+    for entry in article_filters.ARTICLE_FILTERS:
+        value = getattr(query, entry.field)
+        if entry.echo == "always" or (entry.echo == "set" and is_set(value)):
+            echo[entry.name] = entry.show(value) if entry.show and value is not None else _shown(value)
+    return {**echo, "sort": query.sort}
 
 
 def parse_article_request(params: Params, tier: Tier, now: datetime, secret: str) -> ArticleRequest:
     """Every rule of the parameter table; raises BadRequest (400) naming the parameter."""
     fmt = params.text("format", "json", FORMATS) or "json"
     sort = params.text("sort", "published:desc", ARTICLE_SORTS) or "published:desc"
-    minimum, labels = _severity(params)
-    cve, deprecated = _cve(params)
-    time_field, window, until = _time(params, tier, now)
+    fields = read_filters(params, tier, now)
+    window: Window = fields.pop(WINDOW)
     limit, capped = _limit(params, tier, fmt)
     offset, after = _offset(params), decode_cursor(params, secret, sort)
     if after is not None and offset:
         raise BadRequest("give either 'cursor' or 'offset', not both", code="conflicting_parameters",
                          details={"parameters": ["cursor", "offset"]})
-    query = ArticleQuery(
-        **_lists(params), **_flags(params), min_severity=minimum, severity_labels=labels, cve_text=cve,
-        text=parse_q(params.raw("q"), params.text("q_field", "default", TEXT_FIELDS) or "default"),
-        time_field=time_field, since=window.since, until=until, floor=window.floor, sort=sort, after=after,
-        offset=offset, limit=limit)
+    query = ArticleQuery(**fields, sort=sort, after=after, offset=offset, limit=limit)
     headers = window_headers(window, capped)
-    if deprecated:
+    if uses_cve_alias(params):
         headers.update(DEPRECATION_HEADERS)
-    fields = params.csv("fields")
-    return ArticleRequest(query, fmt, fields, params.csv("expand", EXPANSIONS),
-                          params.text("count_strategy", "none", COUNT_STRATEGIES) or "none", _echo(query), headers)
+    return ArticleRequest(query, fmt, params.csv("fields"), params.csv("expand", EXPANSIONS),
+                          params.text("count_strategy", "none", COUNT_STRATEGIES) or "none", echo_filters(query),
+                          headers)

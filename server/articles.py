@@ -1,4 +1,4 @@
-"""GET /api/v1/articles, /api/v1/articles/{id} and /api/v1/sources (spec, Endpoints; issue 4).
+"""GET /api/v1/articles, /api/v1/articles/{id} and /api/v1/sources (spec, Endpoints).
 
 A JSON page (at most 1,000 rows) is read with one query for ``limit + 1`` rows: the extra row says
 whether a next page exists. An NDJSON/CSV export (up to 5,000 rows) is streamed instead: its end is
@@ -6,7 +6,7 @@ found first by a two-row peek at the page's last position, so ``X-Next-Cursor`` 
 headers, and rows are then streamed up to that position (not merely ``limit`` rows), so an article
 inserted during the request is never skipped by the next page. Either way cursor walks return every
 row exactly once. A streamed page asked for by cursor reads the next page ahead while it is sent
-(server.readahead; issue 17), for the request that will ask for it.
+(server.readahead), for the request that will ask for it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
@@ -27,10 +27,8 @@ from server.article_params import (
     COUNT_STRATEGIES,
     FORMATS,
     MAX_OFFSET,
-    MAX_Q_TERMS,
     ArticleRequest,
-    cursor_kind,
-    encode_position,
+    next_cursor,
     parse_article_request,
 )
 from server.base import BaseHandler, public_base
@@ -50,11 +48,13 @@ from server.openapi_parts import (
 from server.params import MAX_INTEGER
 from server.readahead import ReadAhead
 from server.streaming import ChunkWriter, ClientGone
-from server.tokens import sign
+from server.windows import within_lookback
+from store import article_filters
+from store.article_filters import ArticleFilter
 from store.base import Position
 from store.ports import ArticleStore
-from store.query import ARTICLE_SORTS, TEXT_FIELDS, TIME_FIELDS, ArticleQuery
-from store.records import CATEGORIES, INDUSTRY_TAGS, SEVERITY_LABELS, Source, iso, utcnow
+from store.query import ARTICLE_SORTS, ArticleQuery
+from store.records import SEVERITY_LABELS, Source, iso, utcnow
 
 MEDIA = {"json": "application/json; charset=utf-8", "ndjson": "application/x-ndjson",
          "csv": "text/csv; charset=utf-8"}
@@ -62,7 +62,7 @@ MEDIA = {"json": "application/json; charset=utf-8", "ndjson": "application/x-ndj
 INSERT_SLACK = 1000
 
 
-# Rows read from the store at a time, each batch written at once (issue 17: one write and one join per
+# Rows read from the store at a time, each batch written at once (one write and one join per
 # batch, not per row); the next batch is read while one is written (store.base.keyset_pages).
 STREAM_BATCH = 2500
 Payload = bytes | dict[str, Any]  # a pre-encoded list-form row, or a row to encode (CSV, fields, expand)
@@ -186,9 +186,7 @@ class ArticleListHandler(BaseHandler):
         self._read_ahead().start(await self._ahead_key(following), _ahead(self.ctx.articles, following))
 
     def _next(self, request: ArticleRequest, end: Position) -> str:
-        value, last_id = end
-        token = sign(self.ctx.settings.secret_key, cursor_kind(request.query.sort),
-                     {"v": encode_position(value), "id": last_id})
+        token = next_cursor(self.ctx.settings.secret_key, request.query.sort, end)
         self.set_header("X-Next-Cursor", token)
         return self._url(drop=("cursor", "offset"), add=[("cursor", token)])
 
@@ -272,8 +270,8 @@ class ArticleHandler(BaseHandler):
         except ValueError as exc:
             raise NotFoundError(f"no article with id {article_id!r}") from exc
         article = await self.ctx.articles.get_article(article_id)
-        # The tier's article lookback holds here too (issue 4: no way around the window).
-        if article.published_at < utcnow() - timedelta(days=self.principal.tier.article_lookback_days):
+        # The tier's article lookback holds here too (no way around the window).
+        if not within_lookback(article.published_at, self.principal.tier.article_lookback_days, utcnow()):
             raise NotFoundError(f"no article with id {article_id!r} in the {self.principal.tier.name} window")
         self.write_json(single_form(article))
 
@@ -302,7 +300,8 @@ def _source_row(source: Source, article_count: int) -> dict[str, Any]:
             "category": source.category, "homepage": source.homepage, "feed_url": source.feed_url,
             "enabled": source.enabled, "article_count": article_count,
             "health": {"last_attempt_at": when(source.last_attempt_at), "last_success_at": when(source.last_success_at),
-                       "last_error": source.last_error, "items_seen": source.items_seen}}
+                       "last_error": source.last_error, "items_seen": source.items_seen,
+                       "failed_articles": source.failed_articles}}
 
 
 def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
@@ -313,52 +312,38 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
     ]
 
 
-# --- OpenAPI description of the article endpoints (spec, GET /api/v1/articles; issue 4) ---
+# --- OpenAPI description of the article endpoints (spec, GET /api/v1/articles) ---
 
 _S = {"type": "string"}
 _SL = {"type": "array", "items": _S}
 _DT = DATE_TIME_PARAM
 _FLAG = {"type": "boolean"}
-_CVE = {"type": "string", "pattern": "^[Cc][Vv][Ee]-[0-9]{4}-[0-9]{4,7}$"}  # article_params.CVE_PATTERN
+
+
+def _schema(entry: ArticleFilter) -> dict[str, Any]:
+    """The OpenAPI schema of a filter: its own, else derived from its kind, allowed values and default."""
+    if entry.schema is not None:
+        return dict(entry.schema)
+    by_kind: dict[str, dict[str, Any]] = {
+        "choice": {"type": "string", "enum": list(entry.values)}, "flag": _FLAG, "date-time": _DT,
+        "number": {"type": "number", "minimum": entry.bounds[0], "maximum": entry.bounds[1]}}
+    schema = dict(by_kind.get(entry.kind, _S))
+    return schema if entry.default is None else {**schema, "default": entry.default}
+
+
+def filter_params() -> list[dict[str, Any]]:
+    """The OpenAPI parameters of store.article_filters, in table order."""
+    out = []
+    for entry in article_filters.ARTICLE_FILTERS:
+        text = entry.description.format(lookback=per_tier("article_lookback_days", " days"))
+        spec = csv_param(entry.name, text, entry.values or None) if entry.kind == "csv" else \
+            param(entry.name, _schema(entry), text)
+        out.append({**spec, "deprecated": True} if entry.deprecated else spec)
+    return out
+
 
 _PARAMS = [
-    csv_param("source", "Exact source names (see /api/v1/sources), any-match."),
-    param("source_type", {"type": "string", "enum": ["rss", "community"]}, "Source type."),
-    csv_param("source_tier", "Source tiers 1-4.", ("1", "2", "3", "4")),
-    csv_param("category", "Category slugs.", CATEGORIES),
-    csv_param("content_type", "Content types (e.g. security, educational, news); all by default."),
-    csv_param("tech_tags", "Technology tags, any-match."),
-    csv_param("industry_tags", "Industry tags, any-match.", INDUSTRY_TAGS),
-    csv_param("threat_actor", "Lowercase canonical actor names, any-match."),
-    param("min_severity", {"type": "number", "minimum": 0, "maximum": 10},
-          "Exclude articles scoring below. Exclusive with `severity` (both: 400 conflicting_parameters)."),
-    csv_param("severity", "Severity buckets (critical 9-10, high 7-8.9, medium 4-6.9, low below 4). Exclusive "
-              "with `min_severity` (both: 400 conflicting_parameters).", SEVERITY_LABELS),
-    param("has_iocs", _FLAG, "true/false/1/0."),
-    param("cve_text_search", _CVE,
-          "Substring match on title and AI summary (a shorter id also matches a longer one)."),
-    {**param("cve", _CVE, "Deprecated alias of cve_text_search; responses carry Deprecation and Sunset headers."),
-     "deprecated": True},
-    param("mitre_technique", {"type": "string", "pattern": "^[Tt][0-9]{4}(\\.[0-9]{3})?$"},
-          "One ATT&CK technique id (case-insensitive)."),
-    param("has_ai_summary", _FLAG, "true/false/1/0."),
-    param("has_audio", _FLAG, "true/false/1/0."),
-    param("is_archived", {"type": "boolean", "default": False}, "Include archived articles."),
-    param("submission_type", {"type": "string", "enum": ["rss_auto", "user_submitted"]}, "Submission type."),
-    param("q", _S, "Full-text query: every term must match (stemmed, case-insensitive); -term excludes. Only "
-          "letters, digits, spaces, '.', ',' and '-' are kept; then at least 2 characters and one alphabetic word "
-          f"of 3+ letters, and at most {MAX_Q_TERMS} distinct terms (repeats count once), else 400 q_invalid."),
-    param("q_field", {"type": "string", "enum": list(TEXT_FIELDS), "default": "default"},
-          "default: title and summary through the full-text index; title, summary, ai_summary: word-prefix "
-          "scans (slower)."),
-    param("time_field", {"type": "string", "enum": list(TIME_FIELDS), "default": "published_at"},
-          "The field since and until apply to. With `modified_since`, only modified_at is allowed (another "
-          "value: 400 conflicting_parameters)."),
-    param("since", _DT, f"Lower bound; older than the tier lookback ({per_tier('article_lookback_days', ' days')}) it "
-          "is clamped and X-Tier-Lookback-Clamped is set."),
-    param("until", _DT, "Upper bound; in the future: 400."),
-    param("modified_since", _DT, "Alias for time_field=modified_at with since (delta polling); with a "
-          "`time_field` other than modified_at: 400 conflicting_parameters."),
+    *filter_params(),
     param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": 50},
           f"Page size; above the tier cap ({article_caps_sentence()}) it is reduced, X-Limit-Capped."),
     param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0},
@@ -434,7 +419,9 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
             "feed_url": _S, "enabled": _FLAG, "article_count": {"type": "integer"},
             "health": {"type": "object", "properties": {
                 "last_attempt_at": {**_DT, "nullable": True}, "last_success_at": {**_DT, "nullable": True},
-                "last_error": {"type": "string", "nullable": True}, "items_seen": {"type": "integer"}}}}}}}},
+                "last_error": {"type": "string", "nullable": True}, "items_seen": {"type": "integer"},
+                "failed_articles": {"type": "integer", "description": "articles skipped (page unreadable) or "
+                                    "stored with an extractor's fields empty, over every run"}}}}}}}},
 }
 
 OPENAPI_PATHS: dict[str, Any] = {

@@ -34,7 +34,7 @@ from server.errors import (
     UriTooLong,
 )
 from server.params import Params
-from store.apikeys import hash_key, hashes_equal, looks_like_key
+from store.apikeys import hash_key, looks_like_key, matches, works
 from store.base import NotFound, StoreUnavailable
 from store.records import ApiKey, User, utcnow
 from telemetry import metrics
@@ -58,13 +58,13 @@ class Principal:
 
 def public_base(settings: Settings) -> str:
     """The scheme and host of the links the API writes (``links.self``, ``links.next``): CTIWIRE_PUBLIC_URL,
-    else the listening address; never the client's ``Host`` header, which anyone can set (issue 15)."""
+    else the listening address; never the client's ``Host`` header, which anyone can set."""
     if settings.public_url:
         return settings.public_url.rstrip("/")
     return f"http://{settings.host}:{settings.port}"
 
 
-# The service's request limits (issue 15), enforced with the error envelope; Tornado's own are set higher
+# The service's request limits, enforced with the error envelope; Tornado's own are set higher
 # (application.http) so that these are the ones a client meets.
 MAX_REQUEST_LINE = 64 * 1024
 MAX_HEADER_BYTES = 64 * 1024
@@ -128,7 +128,7 @@ class BaseHandler(RequestHandler):
         # Called again by send_error's clear(): the request id survives an error.
         if not hasattr(self, "request_id"):
             self.request_id = new_request_id()
-        # Issue 15: keyed answers must not sit in shared or browser caches (cached exports revalidate
+        # Keyed answers must not sit in shared or browser caches (cached exports revalidate
         # instead: server.cached_responses), and no answer is content-sniffed. Constant, safe values go
         # straight into the headers: set_header would check each with a regular expression on every request.
         headers = self._headers
@@ -151,7 +151,7 @@ class BaseHandler(RequestHandler):
         if self.public:
             return
         self.principal = await self.authenticate()
-        # Issue 15: a request refused before any work (403 here; 400 and 404 in the handler) costs one unit;
+        # A request refused before any work (403 here; 400 and 404 in the handler) costs one unit;
         # the rest of its format's multiplier is charged once it is valid (charge_format).
         await self.charge(self.principal, 1)
         self.check_access(self.principal)
@@ -192,14 +192,14 @@ class BaseHandler(RequestHandler):
             raise AuthError("an API key is required: send 'Authorization: Bearer <API_KEY>'", code="missing_api_key")
         digest = hash_key(raw)
         found = await self.ctx.accounts.key_with_user(digest) if looks_like_key(raw) else None
-        if found is None or not hashes_equal(found[0].key_hash, digest):
+        if found is None or not matches(found[0], digest):
             if looks_like_key(raw) and await self.ctx.accounts.is_revoked(digest):
                 raise AuthError("this API key was deleted", code="expired_api_key")
             raise AuthError("the API key matches no active key", code="invalid_api_key")
         key, user = found
-        if not key.active or _expired(key.expires_at):
-            raise AuthError("this API key is deactivated or expired", code="expired_api_key")
         now = utcnow()
+        if not works(key, digest, now):  # a rotated key's former secret, too, once its grace is over
+            raise AuthError("this API key is deactivated or expired", code="expired_api_key")
         if key.last_used_at is None or now - key.last_used_at >= LAST_USED_PRECISION:
             await self._note_use(key, now)
         return Principal(key, user)
@@ -280,7 +280,7 @@ class BaseHandler(RequestHandler):
             self.render_error(exc.status, exc.code, exc.message, exc.details)
             return
         if status_code == 405:
-            self.set_header("Allow", "GET")  # issue 15: HEAD is not served, so Allow does not offer it
+            self.set_header("Allow", "GET")  # HEAD is not served, so Allow does not offer it
         code = CODE_BY_STATUS.get(status_code, "internal_error")
         message = self._reason if status_code < 500 else "internal error; quote the request id when reporting it"
         self.render_error(status_code, code, message, None)
@@ -300,10 +300,6 @@ def _translate(exc: BaseException | None) -> BaseException | None:
     if isinstance(exc, NotFound):
         return NotFoundError(str(exc))
     return exc
-
-
-def _expired(expires_at: datetime | None) -> bool:
-    return expires_at is not None and expires_at <= utcnow()
 
 
 class NotFoundHandler(BaseHandler):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 from email.utils import format_datetime
 
+from tornado.web import RequestHandler
+
 from exporters.build_once import Entry
-from server.base import BaseHandler
 from store.records import parse_iso
 from telemetry import metrics
 
@@ -23,12 +24,12 @@ def _http_date(built_at: str) -> str:
     return format_datetime(parse_iso(built_at), usegmt=True)
 
 
-async def write_entry(handler: BaseHandler, entry: Entry, status: str, *, attachment: bool) -> None:
-    """Send ``entry`` (or 304) with its validators and cache status."""
+async def write_entry(handler: RequestHandler, entry: Entry, status: str, *, attachment: bool, fmt: str) -> None:
+    """Send ``entry`` (or 304) with its validators and cache status; ``fmt`` labels the cache metric."""
     handler.set_header("ETag", entry.meta.etag)
     handler.set_header("Last-Modified", _http_date(entry.meta.built_at))
     handler.set_header("X-Cache", status)
-    metrics().cache_results.labels(handler.format_id(), status).inc()
+    metrics().cache_results.labels(fmt, status).inc()
     handler.set_header("Cache-Control", "private, no-cache")  # revalidate by ETag every time
     if _matches(handler.request.headers.get("If-None-Match", ""), entry.meta.etag):
         handler.set_status(304)

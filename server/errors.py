@@ -85,5 +85,5 @@ CODE_BY_STATUS: dict[int, str] = {
 
 
 def bad_param(name: str, problem: str) -> BadRequest:
-    """A 400 naming the parameter (issue 3: malformed known parameters get a 400 naming it)."""
+    """A 400 naming the parameter (malformed known parameters get a 400 naming it)."""
     return BadRequest(f"parameter {name!r}: {problem}", details={"parameter": name})

@@ -1,4 +1,4 @@
-"""The IOC exports: STIX 2.1, MISP, CEF, OpenIOC, Sigma (spec, IOCs; issues 5 and 8).
+"""The IOC exports: STIX 2.1, MISP, CEF, OpenIOC, Sigma (spec, IOCs).
 
 Each answers from the cache when the entry for (format, tier, window, parameters, data version) is
 current, else builds it once under the lock; Pro only, each with its scope.
@@ -10,6 +10,7 @@ from typing import Any
 
 from config.tiers import Tier
 from exporters import precompute
+from exporters.build_once import Entry
 from exporters.registry import EXPORTERS, format_cost
 from server.base import BaseHandler
 from server.cached_responses import write_entry
@@ -17,9 +18,42 @@ from server.context import AppContext
 from server.errors import BadRequest
 from server.ioc_params import IOC_FILTER_PARAMS, parse_ioc_request
 from server.openapi_parts import bad_request, header, ok, operation, param, per_tier
-from server.params import MAX_INTEGER
+from server.params import MAX_INTEGER, Params
 from store.ioctypes import POLICIES, specs
 from store.records import utcnow
+
+
+def export_allowed(tier: Tier, fmt: str) -> bool:
+    """Whether ``tier`` has the plan and the scope for ``fmt`` (a key may narrow the scopes further)."""
+    return tier.ioc_exports and EXPORTERS[fmt].scope in tier.scopes
+
+
+def export_request(params: Params, tier: Tier, fmt: str) -> tuple[precompute.ExportRequest, dict[str, str]]:
+    """The export ``params`` ask for, clamped to ``tier``, and its window headers (the API and the web's
+    download buttons parse alike)."""
+    default_limit = tier.ioc_results_max if fmt == "misp" else precompute.DEFAULT_EXPORT_LIMIT
+    parsed = parse_ioc_request(params, tier, utcnow(), default_limit)
+    window = params.text("window", None, precompute.known_windows())
+    if window and params.has("since"):
+        raise BadRequest("give either 'window' or 'since', not both", code="conflicting_parameters",
+                         details={"parameters": ["window", "since"]})
+    if window and window not in precompute.tier_windows(tier):
+        raise BadRequest(f"window {window} exceeds the {tier.name} lookback", details={"parameter": "window"})
+    q = parsed.query
+    explicit = params.has("since")
+    request = precompute.ExportRequest(
+        fmt, tier.name, None if explicit else (window or precompute.default_window(tier.name)),
+        since=q.since if explicit else None, types=q.types, confidences=q.confidences,
+        categories=q.categories, industries=q.industries, limit=q.limit)
+    return request, parsed.headers
+
+
+async def build_export(ctx: AppContext, request: precompute.ExportRequest) -> tuple[Entry, str]:
+    """The export from the cache, or built once now; with its cache status (hit, miss, bypass)."""
+    settings = ctx.settings
+    return await precompute.cached_export(ctx.stores, ctx.cache, request, utcnow(), ttl=settings.cache_ttl_seconds,
+                                          on_demand_ttl=settings.on_demand_ttl_seconds,
+                                          delay=settings.build_delay_ms / 1000)
 
 
 class ExportHandler(BaseHandler):
@@ -38,36 +72,14 @@ class ExportHandler(BaseHandler):
     def plan_allows(self, tier: Tier) -> bool:
         return tier.ioc_exports
 
-    def _request(self) -> tuple[precompute.ExportRequest, dict[str, str]]:
-        tier = self.principal.tier
-        default_limit = tier.ioc_results_max if self.fmt == "misp" else precompute.DEFAULT_EXPORT_LIMIT
-        parsed = parse_ioc_request(self.params, tier, utcnow(), default_limit)
-        window = self.params.text("window", None, precompute.known_windows())
-        if window and self.params.has("since"):
-            raise BadRequest("give either 'window' or 'since', not both", code="conflicting_parameters",
-                             details={"parameters": ["window", "since"]})
-        if window and window not in precompute.tier_windows(tier):
-            raise BadRequest(f"window {window} exceeds the {tier.name} lookback", details={"parameter": "window"})
-        q = parsed.query
-        explicit = self.params.has("since")
-        request = precompute.ExportRequest(
-            self.fmt, tier.name, None if explicit else (window or precompute.default_window(tier.name)),
-            since=q.since if explicit else None, types=q.types, confidences=q.confidences,
-            categories=q.categories, industries=q.industries, limit=q.limit)
-        return request, parsed.headers
-
     async def get(self) -> None:
-        request, headers = self._request()
+        request, headers = export_request(self.params, self.principal.tier, self.fmt)
         await self.charge_format()
         for name, value in headers.items():
             self.set_header(name, value)
         self.set_header("X-Format-Cost-Multiplier", str(format_cost(self.fmt)))
-        settings = self.ctx.settings
-        entry, status = await precompute.cached_export(self.ctx.stores, self.ctx.cache, request, utcnow(),
-                                                 ttl=settings.cache_ttl_seconds,
-                                                 on_demand_ttl=settings.on_demand_ttl_seconds,
-                                                 delay=settings.build_delay_ms / 1000)
-        await write_entry(self, entry, status, attachment=True)
+        entry, status = await build_export(self.ctx, request)
+        await write_entry(self, entry, status, attachment=True, fmt=self.fmt)
 
 
 def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:

@@ -1,4 +1,4 @@
-"""GET /healthz: liveness without a key (issue 3); the details only for a Pro key (issue 15).
+"""GET /healthz: liveness without a key; the details only for a Pro key.
 
 Without a key the answer says ``ok`` or ``degraded`` and which dependency failed, nothing more: paths,
 versions and cache statistics help an attacker and no load balancer needs them."""

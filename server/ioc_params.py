@@ -1,4 +1,4 @@
-"""Parsing of the IOC list's parameters, shared by /iocs, /iocs/search and every IOC export (issue 8)."""
+"""Parsing of the IOC list's parameters, shared by /iocs, /iocs/search and every IOC export."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GET /api/v1/iocs and /api/v1/iocs/stats (spec, IOCs; issue 8)."""
+"""GET /api/v1/iocs and /api/v1/iocs/stats (spec, IOCs)."""
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export
 
 
 # A page of up to this many rows (the default page is 100) is read whole, sent with its length in one
-# write, and kept until the next write: a polling SIEM's repeated request is then answered from memory
-# (issue 17). Larger pages stream.
+# write, and kept until the next write: a polling SIEM's repeated request is then answered from memory.
+# Larger pages stream.
 SMALL_PAGE_ROWS = 200
 PAGES_KEPT = 128  # of at most ~80 KB each
 STREAM_BATCH = 2500  # rows read at a time for a larger page (about 1 MB), the next read while one is written
@@ -99,7 +99,7 @@ async def stream_ioc_list(handler: BaseHandler, query: IocQuery, total: int) -> 
     await writer.write(_head(total, query))
     separator = b""
     try:
-        # Stored API forms joined per batch (issue 17): no record is decoded or re-encoded on the way out.
+        # Stored API forms joined per batch: no record is decoded or re-encoded on the way out.
         async for batch in handler.ctx.iocs.iter_ioc_rows(query, STREAM_BATCH):
             await writer.write(separator + b",".join(batch))
             separator = b","
@@ -134,7 +134,7 @@ class IocStatsHandler(BaseHandler):
             raise bad_param("window", f"exceeds the {tier.name} lookback")
         entry, status = await cached_stats(self.ctx.iocs, self.ctx.cache, tier.name, window,
                                            utcnow(), self.ctx.settings.cache_ttl_seconds)
-        await write_entry(self, entry, status, attachment=False)
+        await write_entry(self, entry, status, attachment=False, fmt=self.format_id())
 
 
 def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:

@@ -1,13 +1,12 @@
-"""GET /api/v1/iocs/search and GET /api/v1/lookup (spec, IOCs; issue 8)."""
+"""GET /api/v1/iocs/search and GET /api/v1/lookup (spec, IOCs)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
-from datetime import timedelta
+from dataclasses import replace
 from typing import Any
 
 from config.tiers import SCOPE_IOCS
-from exporters.lookup_risk import hunting_queries, risk_score
+from exporters.lookup import IndicatorError, lookup, read_indicator
 from server.base import BaseHandler
 from server.context import AppContext
 from server.errors import bad_param
@@ -15,24 +14,15 @@ from server.ioc_params import parse_ioc_request
 from server.iocs import STIX_ID_DOC, WINDOW_HEADERS, write_ioc_list
 from server.openapi_parts import bad_request, csv_param, ok, operation, param
 from server.params import MAX_INTEGER
-from store.base import NotFound
-from store.indicators import detect_type, normalize, refang
 from store.ioctypes import REGISTRY
-from store.records import IOC_TYPES, Article, Ioc, iso, utcnow
-
-RELATED_ARTICLES_MAX = 20
+from store.records import IOC_TYPES, utcnow
 
 
 def _indicator(raw: str, name: str, given_type: str | None) -> tuple[str, str]:
-    """(type, normalised value) of a user-typed indicator, defanged forms included."""
-    text = refang(raw.strip())
-    ioc_type = given_type or detect_type(text)
-    if ioc_type is None:
-        raise bad_param(name, "is not a recognised indicator (IP, domain, URL, hash, e-mail or CVE)")
     try:
-        return ioc_type, normalize(ioc_type, text)
-    except ValueError as exc:  # issue 15: a value that is not of the requested type is the caller's error
-        raise bad_param(name, f"is not a valid {ioc_type} value") from exc
+        return read_indicator(raw, given_type)
+    except IndicatorError as exc:
+        raise bad_param(name, str(exc)) from exc
 
 
 class IocSearchHandler(BaseHandler):
@@ -55,41 +45,6 @@ class IocSearchHandler(BaseHandler):
         await write_ioc_list(self, replace(request, query=query))
 
 
-def _technique_names(articles: list[Article]) -> dict[str, str]:
-    return {t.id: t.name for a in articles for t in a.mitre_techniques}
-
-
-async def _related(handler: BaseHandler, ioc: Ioc) -> list[Article]:
-    """The articles reporting ``ioc`` that the caller may read: inside its tier's article lookback, as
-    ``/articles/{id}`` would serve them (issue 15: a Free key saw older titles and URLs here)."""
-    floor = utcnow() - timedelta(days=handler.principal.tier.article_lookback_days)
-    found = []
-    for article_id in ioc.article_ids[-RELATED_ARTICLES_MAX:]:
-        try:
-            found.append(await handler.ctx.articles.get_article(article_id))
-        except NotFound:  # an article removed since is simply not listed
-            continue
-    return sorted((a for a in found if a.published_at >= floor), key=lambda a: a.published_at, reverse=True)
-
-
-def _found_payload(ioc: Ioc, articles: list[Article]) -> dict[str, Any]:
-    score, factors = risk_score(ioc, utcnow())
-    names = _technique_names(articles)
-    return {
-        "found": True, "type": ioc.type, "value": ioc.value, "stix_id": ioc.stix_id,
-        "confidence": ioc.confidence, "first_seen": iso(ioc.first_seen), "last_seen": iso(ioc.last_seen),
-        "source": {"feed_name": ioc.feed_name, "category": ioc.source_category},
-        "reporting_sources": list(ioc.sources), "industries": list(ioc.industries),
-        "related_articles": [{"id": a.id, "title": a.title, "url": a.url, "source_name": a.source_name,
-                              "published_at": iso(a.published_at)} for a in articles],
-        "cves": list(ioc.cves),
-        "mitre_techniques": [{"id": t, "name": names.get(t, "")} for t in ioc.techniques],
-        "threat_actors": list(ioc.threat_actors),
-        "risk": {"score": score, "factors": [asdict(f) for f in factors]},
-        "hunting_queries": hunting_queries(ioc.type, ioc.value),
-    }
-
-
 class LookupHandler(BaseHandler):
     """Single-indicator enrichment: type auto-detected; unknown values answer 200 with found false."""
 
@@ -100,12 +55,8 @@ class LookupHandler(BaseHandler):
         if raw is None:
             raise bad_param("value", "is required: the indicator to look up")
         ioc_type, value = _indicator(raw, "value", None)
-        ioc = await self.ctx.iocs.get_ioc(ioc_type, value)
-        if ioc is None:
-            self.write_json({"found": False, "type": ioc_type, "value": value,
-                             "hunting_queries": hunting_queries(ioc_type, value)})
-            return
-        self.write_json(_found_payload(ioc, await _related(self, ioc)))
+        self.write_json(await lookup(self.ctx.stores, ioc_type, value, self.principal.tier.article_lookback_days,
+                                     utcnow()))
 
 
 def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:

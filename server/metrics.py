@@ -1,4 +1,4 @@
-"""GET /metrics: the Prometheus exposition (issue 16), for operators only.
+"""GET /metrics: the Prometheus exposition, for operators only.
 
 Served to loopback clients, to the networks of ``CTIWIRE_METRICS_ALLOW`` (comma-separated), or with
 ``Authorization: Bearer <CTIWIRE_METRICS_TOKEN>`` (compared in constant time); everyone else gets 403.

@@ -69,7 +69,8 @@ COMPONENTS: dict[str, Any] = {
     },
     "responses": {
         "BadRequest": _error_response(MALFORMED),
-        "Unauthorized": _error_response("missing_api_key, invalid_api_key or expired_api_key"),
+        "Unauthorized": _error_response("missing_api_key, invalid_api_key or expired_api_key (a deleted, deactivated "
+                                        "or expired key, or a rotated key's former secret after its grace)"),
         "Forbidden": _error_response("insufficient_scope: the key lacks the scope or the plan"),
         "NotFound": _error_response("not_found"),
         "TooManyRequests": _error_response("rate_limit_exceeded; see Retry-After and X-RateLimit-Reset"),

@@ -83,7 +83,7 @@ def header(description: str, kind: str = "string") -> dict[str, Any]:
 
 def per_tier(attribute: str, unit: str = "") -> str:
     """``Free 100, Pro 10,000``: a tier number as the descriptions state it, read from config.tiers, so a
-    change of a limit changes the docs (issue 13); never typed by hand."""
+    change of a limit changes the docs; never typed by hand."""
     return ", ".join(f"{tier.name.capitalize()} {getattr(tier, attribute):,}{unit}" for tier in TIERS.values())
 
 

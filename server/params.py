@@ -92,7 +92,7 @@ class Params:
             raise bad_param(name, "must be an integer") from exc
         if minimum is not None and number < minimum:
             raise bad_param(name, f"must be at least {minimum}")
-        if number > maximum:  # issue 15: past 2**63 SQLite and orjson overflow; no parameter needs that much
+        if number > maximum:  # past 2**63 SQLite and orjson overflow; no parameter needs that much
             raise bad_param(name, f"must be at most {maximum:,}")
         return number
 

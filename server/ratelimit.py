@@ -92,7 +92,7 @@ class Counters(abc.ABC):
 
     def charge_now(self, key_id: str, windows: tuple[Window, ...], cost: int, now: float) -> Charged | None:
         """``charge`` when this process can answer without waiting (its own counters, a leased block),
-        else None and nothing charged: every request asks, and most are answered here (issue 17)."""
+        else None and nothing charged: every request asks, and most are answered here."""
         return None
 
     async def close(self) -> None:  # noqa: B027 - only networked counters hold connections
@@ -202,7 +202,7 @@ class _Lease:
 
 
 class LeasedCounters(Counters):
-    """Shared counters charged in small blocks (issue 17): one Redis round trip serves a block of a key's
+    """Shared counters charged in small blocks: one Redis round trip serves a block of a key's
     requests in this process instead of one.
 
     A block is charged with the first request that finds none left, and only when the block fits the
@@ -318,7 +318,7 @@ class RateLimiter:
 
     def _unmetered(self, minute: Window, exc: Exception) -> Verdict:
         """Fail open. The outage is logged once when it starts and once when it ends, with the number of
-        requests served unmetered (issue 16: not a line per request, 519 lines in 15 s)."""
+        requests served unmetered (not a line per request, which floods the log)."""
         metrics().backend_errors.labels("redis").inc()
         if not self.unmetered:
             log.warning("rate-limit store unavailable (%s): serving requests unmetered until it is back",

@@ -1,9 +1,9 @@
-"""Read-ahead of the page a cursor walk will ask for next (issue 17).
+"""Read-ahead of the page a cursor walk will ask for next.
 
 A client walking an export by ``X-Next-Cursor`` asks for the next page as soon as it has read this one.
 The SQLite store reads on one thread, and between two pages that thread idles: while this page's last
 rows are written, while the client turns round, and while the next request peeks at its end and reads
-its first rows (about 9 ms of a 40 ms page of 5,000 rows, measured on the bench's 100,000 articles). So
+its first rows (a fifth of a 5,000-row page's time: BENCHMARKS.md). So
 once a streamed page has read its last rows, the next page's first rows are read while they are sent,
 kept under a key that names the data version and the next request's whole query, and taken (once) by
 the request that matches it. A write to the data changes the version, so a kept read is never stale;

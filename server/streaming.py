@@ -1,8 +1,8 @@
 """Chunked streaming of large bodies with flat memory (tornado web.py, StaticFileHandler.get).
 
-Rows are buffered to about ``chunk_bytes`` (issue 4 measured 60-190 KB as Tornado's sweet spot: flushing
-every row is ~8x slower, 0.5 MB chunks ~4x slower), written, and ``flush()`` is awaited so a slow
-client applies back-pressure instead of filling server memory.
+Rows are buffered to about ``chunk_bytes`` (Tornado streams fastest in chunks of about 60-190 KB;
+flushing every row or sending 0.5 MB chunks is several times slower: BENCHMARKS.md), written, and
+``flush()`` is awaited so a slow client applies back-pressure instead of filling server memory.
 """
 
 from __future__ import annotations

@@ -23,9 +23,14 @@ class Window:
 def lookback_floor(lookback_days: int, now: datetime) -> datetime:
     """``now - lookback_days`` rounded up to the next whole second: never earlier than the lookback
     allows, and the same for every request within that second, so a page's count, or a TAXII page's
-    plan, can be reused (issue 17)."""
+    plan, can be reused."""
     floor = now - timedelta(days=lookback_days)
     return floor.replace(microsecond=0) + timedelta(seconds=1) if floor.microsecond else floor
+
+
+def within_lookback(moment: datetime, lookback_days: int, now: datetime) -> bool:
+    """Whether a record dated ``moment`` lies inside a tier's lookback (a single read obeys it too)."""
+    return moment >= now - timedelta(days=lookback_days)
 
 
 def clamp_since(since: datetime | None, lookback_days: int, now: datetime) -> Window:

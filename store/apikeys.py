@@ -9,6 +9,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from datetime import datetime
+
+from store.records import ApiKey
 
 KEY_PREFIX = "sk_live_"
 _SECRET_BYTES = 32
@@ -37,3 +40,20 @@ def hashes_equal(a: str, b: str) -> bool:
 def looks_like_key(raw: str) -> bool:
     """True when ``raw`` has the shape of a ctiwire key (cheap pre-check before a lookup)."""
     return raw.startswith(KEY_PREFIX) and 16 <= len(raw) <= 200
+
+
+def matches(key: ApiKey, digest: str) -> bool:
+    """True when ``digest`` is the key's hash or, after a rotation, its former one (both compared)."""
+    current = hashes_equal(key.key_hash, digest)
+    former = hashes_equal(key.previous_hash or "", digest)
+    return current or former
+
+
+def works(key: ApiKey, digest: str, now: datetime) -> bool:
+    """Whether the secret hashed to ``digest`` (one that :func:`matches`) authenticates at ``now``: the key
+    active and unexpired; the current secret once delivered, the former one until its grace ends."""
+    if hashes_equal(key.key_hash, digest):
+        usable, ends = not key.pending, [key.expires_at]
+    else:
+        usable, ends = True, [key.expires_at, key.previous_expires_at]
+    return key.active and usable and all(end is None or now < end for end in ends)

@@ -39,7 +39,7 @@ async def keyset_pages(query: Q, batch_size: int, fetch: Callable[[Q, int], Awai
     """Pages of ``query`` by keyset (``after`` = the last row's position), ``query.limit`` rows at most.
 
     Both backends page this way: only the query's own offset is ever skipped, never earlier pages. While
-    the caller writes one batch, the next is already being read (issue 17: the database works while the
+    the caller writes one batch, the next is already being read (the database works while the
     socket drains); a batch shorter than asked for was the last.
     """
     # The first batch is a fifth of the others: the caller starts writing sooner, and the larger reads
@@ -69,7 +69,7 @@ async def keyset_pages(query: Q, batch_size: int, fetch: Callable[[Q, int], Awai
 
 def ioc_row_position(encoded: bytes) -> tuple[datetime, str, str]:
     """The keyset position (``IocQuery.after``) of an IOC's encoded API form: read from a batch's last row
-    only, so no other row carries its position out of the database (issue 17)."""
+    only, so no other row carries its position out of the database."""
     api = orjson.loads(encoded)
     return parse_stored(api["first_seen"]), api["type"], api["value"]
 

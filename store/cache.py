@@ -28,7 +28,7 @@ def body_etag(body: bytes) -> str:
 
 
 class NearMap(Generic[V]):
-    """Small values kept in this process under keys that name their data version (issue 17): a held value
+    """Small values kept in this process under keys that name their data version: a held value
     can never be stale, so there is no expiry, only a bound; the oldest entry leaves first."""
 
     def __init__(self, entries: int) -> None:
@@ -235,7 +235,7 @@ class RedisCache(Cache):
         except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError) as exc:
             raise StoreUnavailable(f"Redis: {exc}") from exc
         # The holder extends the lock while it works, so the TTL can be short: a holder that dies stops
-        # extending and the lock is free again within ``ttl`` (issue 16), whatever a build takes.
+        # extending and the lock is free again within ``ttl``, whatever a build takes.
         renewer = asyncio.create_task(_keep_extending(lock, ttl)) if acquired else None
         try:
             yield acquired

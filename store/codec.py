@@ -21,7 +21,7 @@ _DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
     Source: frozenset({"last_attempt_at", "last_success_at"}),
     Session: frozenset({"created_at", "last_seen_at"}),
     User: frozenset({"created_at"}),
-    ApiKey: frozenset({"created_at", "expires_at", "last_used_at"}),
+    ApiKey: frozenset({"created_at", "expires_at", "last_used_at", "previous_expires_at"}),
 }
 
 
@@ -86,7 +86,7 @@ _RANK = {"low": 0, "medium": 1, "high": 2}
 
 def merged_confidence(old: Ioc, new: Ioc, source_count: int) -> str:
     """The stronger of both reports, raised by corroboration: 2 sources medium, 3 or more high,
-    and any government source high (issue 8: confidence from how many and which sources report it)."""
+    and any government source high (confidence from how many and which sources report it)."""
     floor = "high" if source_count >= 3 or "government" in (old.source_category, new.source_category) else (
         "medium" if source_count == 2 else "low")
     return max(old.confidence, new.confidence, floor, key=lambda c: _RANK.get(c, 0))

@@ -1,6 +1,6 @@
 """The CSV row of an article (spec, "CSV column order for article export"), encoded from its list form.
 
-In the store layer because SQLite keeps each article's CSV line encoded beside its list form (issue 17:
+In the store layer because SQLite keeps each article's CSV line encoded beside its list form (so
 a CSV export then streams stored bytes, as NDJSON does); ``exporters.articles`` serves the same encoder.
 Cells: arrays and objects are JSON-encoded in their cell (lossless, one cell per spec column); booleans
 are ``true``/``false``; absent values are empty cells; a text cell that a spreadsheet would read as a
@@ -58,7 +58,7 @@ def csv_header(columns: tuple[str, ...] = CSV_COLUMNS) -> bytes:
 
 def csv_lines(rows: Iterable[dict[str, Any]], columns: tuple[str, ...] = CSV_COLUMNS) -> bytes:
     """CSV rows of ``columns`` from list-form rows (``severity_label`` etc. computed there), written by one
-    writer: a writer and a buffer per row cost more than the row itself (issue 17)."""
+    writer: a writer and a buffer per row cost more than the row itself."""
     return _csv_lines([_cell(row.get(name)) for name in columns] for row in rows)
 
 

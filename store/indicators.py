@@ -1,4 +1,4 @@
-"""One indicator, one spelling: refanging, type detection and normalisation (issue 8, "Records").
+"""One indicator, one spelling: refanging, type detection and normalisation.
 
 Every layer that meets an indicator value (the extractor in ingest/, the search and lookup handlers,
 the record merge) goes through these functions, so ``evil[.]com``, ``EVIL.com`` and ``evil.com.`` are
@@ -20,6 +20,8 @@ _DEFANG_SUBS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\s?(?:\[\.\]|\(\.\)|\{\.\}|\[dot\]|\(dot\)|\{dot\}|\[d\])\s?", re.IGNORECASE), "."),
     (re.compile(r"\s?(?:\[@\]|\(@\)|\{@\}|\[at\]|\(at\)|\{at\})\s?", re.IGNORECASE), "@"),
     (re.compile(r"\[/\]"), "/"),
+    # Half of a bracket pair lost in copying ("evil.]com", "evil[.com"): still the defanged dot.
+    (re.compile(r"(?<=\w)(?:\[\.|\.\])(?=\w)"), "."),
 )
 
 

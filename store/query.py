@@ -19,6 +19,8 @@ ARTICLE_SORTS: dict[str, tuple[str, bool]] = {
 }
 TIME_FIELDS: tuple[str, ...] = ("published_at", "fetched_at", "modified_at", "created_at")
 TEXT_FIELDS: tuple[str, ...] = ("default", "title", "summary", "ai_summary")
+# The most distinct terms (included and excluded) one ``q`` may hold: every term is one more clause.
+MAX_Q_TERMS = 32
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,7 +103,7 @@ def parse_iso(text: str) -> datetime:
 
 def parse_stored(text: str) -> datetime:
     """``parse_iso`` of a timestamp the store wrote with ``iso`` (UTC, milliseconds, ``Z``), about ten times
-    faster: keyset positions are read for every row of a page (issue 17). Any other form goes to ``parse_iso``."""
+    faster: keyset positions are read for every row of a page. Any other form goes to ``parse_iso``."""
     if len(text) == 24 and text[-1] == "Z":
         return datetime.fromisoformat(text)
     return parse_iso(text)
@@ -117,7 +117,7 @@ def severity_label(score: float) -> str:
 # The shape of ``Article.list_form``, its CSV line (store.csvform) and ``Ioc.to_api``. Bump it with any
 # change: SQLite keeps the
 # encoded forms with each row and re-encodes every row when opened on an older version (store/sqlite/listforms.py).
-LIST_FORM_VERSION = 3  # 2: IOC records keep their API form; 3: articles their CSV line (issue 17)
+LIST_FORM_VERSION = 3  # 2: IOC records keep their API form; 3: articles their CSV line
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +297,8 @@ class User:
     created_at: datetime
     # argon2id hash (argon2-cffi's encoded form); None for a user made by the CLI without a password
     password_hash: str | None = None
+    # Signed up with CTIWIRE_SIGNUP=verify and the e-mail's link not followed yet: no keys until it is.
+    unverified: bool = False
 
 
 @dataclass(slots=True)
@@ -327,6 +329,10 @@ class ApiKey:
     # Saved but its secret not yet handed out (printed or shown): inactive until then, so a creation cut
     # short (a killed CLI) leaves no working key nobody holds; ``keys list`` says "never delivered".
     pending: bool = False
+    # A rotated key's former secret (its SHA-256) and when it stops working: the grace a client gets to
+    # switch to the new one. ``previous_expires_at`` at or before now: the old secret answers expired_api_key.
+    previous_hash: str | None = None
+    previous_expires_at: datetime | None = None
 
 
 @dataclass(slots=True)
@@ -344,6 +350,7 @@ class Source:
     last_success_at: datetime | None = None
     last_error: str | None = None
     items_seen: int = 0
+    failed_articles: int = 0  # articles skipped, or stored with an extractor's fields empty, by every run
     etag: str | None = None
     last_modified: str | None = None
 

@@ -3,7 +3,7 @@
 Every request, first page or follow-up, is planned afresh: the tier lookback is applied to
 ``added_after`` and to the token's position alike, the page size is capped at the server maximum, and
 the filters come from the request or from the signed token (:mod:`taxii.next_tokens`). Pages carry
-``X-TAXII-Date-Added-First`` and ``-Last`` (section 3.3.1); an empty page carries neither (issue 15: it
+``X-TAXII-Date-Added-First`` and ``-Last`` (section 3.3.1); an empty page carries neither (it
 has no first or last object), so a client keeps the ``added_after`` it sent for its next poll.
 """
 
@@ -51,7 +51,7 @@ class Plan:
 
 
 Render = Callable[[Plan, Page], bytes]
-# Issue 17: TAXII clients poll the same URIs over and over. Within one second of the lookback floor, at
+# TAXII clients poll the same URIs over and over. Within one second of the lookback floor, at
 # one data version and tier, a URI always plans to the same page (the plan reads only the URI, the tier
 # and the floor; the token's signature was checked when the entry was made, and tokens do not expire),
 # so this process remembers the page's cache key and the window headers instead of planning again.

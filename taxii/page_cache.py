@@ -93,7 +93,7 @@ class PageCache:
         self.cache = cache
         self.ttl = ttl
         # Decoded pages kept in this process as well: the key names the data version, so a page held
-        # here is never stale, and a hit neither reads the cache nor parses the entry (issue 17).
+        # here is never stale, and a hit neither reads the cache nor parses the entry.
         self.near: NearMap[CachedPage] = near_map(cache, "taxii-pages", NEAR_PAGES)
 
     async def get(self, key: str, lower: datetime) -> CachedPage | None:

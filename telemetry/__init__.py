@@ -1,4 +1,4 @@
-"""Prometheus metrics of every ctiwire process (issue 16), served by ``GET /metrics``.
+"""Prometheus metrics of every ctiwire process, served by ``GET /metrics``.
 
 One set of metrics, made on first use so that a process can choose the multi-process mode first: with
 several API processes (``CTIWIRE_PROCESSES`` > 1) the CLI points ``PROMETHEUS_MULTIPROC_DIR`` at a
@@ -32,6 +32,7 @@ class Metrics:
     ingest_last_success: Gauge
     ingest_failures: Counter
     task_outcomes: Counter
+    enrich_failures: Counter
 
 
 @cache
@@ -53,6 +54,8 @@ def metrics() -> Metrics:
                                   multiprocess_mode="max"),
         ingest_failures=Counter("ctiwire_ingest_failures_total", "Failed collections of a source", ["source"]),
         task_outcomes=Counter("ctiwire_task_outcomes_total", "Celery task outcomes", ["task", "outcome"]),
+        enrich_failures=Counter("ctiwire_enrich_failures_total",
+                                "Extractors that failed on one article (their output left empty)", ["extractor"]),
     )
 
 

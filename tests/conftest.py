@@ -12,7 +12,7 @@ from support import RedisServer, RunningServer, make_settings, start_redis, star
 from store.ports import Stores
 from store.sqlite import sqlite_stores
 
-# Hypothesis keeps no example database in the checkout (issue 16: the tests never write into it).
+# Hypothesis keeps no example database in the checkout (the tests never write into it).
 settings.register_profile("ctiwire", database=None)
 settings.load_profile("ctiwire")
 CHECKOUT_DATA = Path(__file__).resolve().parent.parent / "var"

@@ -1,4 +1,4 @@
-"""The rooms stay where ARCHITECTURE.md puts them: no room is imported by a string (issue 13).
+"""The rooms stay where ARCHITECTURE.md puts them: no room is imported by a string.
 
 import-linter (pyproject.toml) checks the static imports; an import by a string slips past it, as
 ``taxii`` once did from ``server``. This test makes sure none comes back.

@@ -1,4 +1,4 @@
-"""Landing page, sign-up, sign-in and sign-out (issue 14, "What a person can do").
+"""Landing page, sign-up, sign-in and sign-out.
 
 A wrong e-mail and a wrong password get the same message in the same time: an unknown e-mail is checked
 against a dummy argon2id hash (``store.accounts.check_password``). Throttling is ``web.throttle``: an
@@ -15,12 +15,13 @@ from store.accounts import AccountError
 from store.base import Conflict, StoreUnavailable
 from store.passwords import Busy
 from store.records import utcnow
-from web import sessions, throttle
+from web import recovery, sessions, throttle
 from web.base import PageHandler, log, secure_cookies
 
 GENERIC_FAILURE = "Wrong e-mail or password."
 SIGNED_UP = "Thank you. Sign in with the e-mail and password you chose. (If that e-mail already had an account, " \
             "its password has not changed.)"
+TO_VERIFY = " Before you can create API keys, follow the link we sent to that address."
 
 
 def local_next(target: str | None, pages: frozenset[str]) -> str:
@@ -49,14 +50,16 @@ class SignUpHandler(PageHandler):
     """``/account/signup``: a new Free user with an e-mail and a password of 12 or more characters.
 
     A new e-mail and one that has an account get the same answer (the same argon2 work, the same redirect
-    and message), so the form does not tell anyone who has an account; only a new one is created.
+    and message), so the form does not tell anyone who has an account; only a new one is created, and the
+    owner of an existing one is told by e-mail. With ``CTIWIRE_SIGNUP=verify`` the new account must follow
+    a mailed link before it can create keys (``web.recovery``).
     """
 
     needs_user = False
 
     def _closed(self) -> bool:
         """True (and a 403 page) when sign-ups are closed (``CTIWIRE_SIGNUP=closed``)."""
-        if self.ctx.settings.signup == "open":
+        if self.ctx.settings.signup != "closed":
             return False
         self.set_status(403)
         self.page("error.html", status=403, message="Sign-ups are closed. Ask the operator for an account.")
@@ -81,14 +84,19 @@ class SignUpHandler(PageHandler):
         if wait:
             self._refuse(429, email, f"Too many sign-ups. Try again in {throttle.describe(wait)}.")
             return
+        verify = self.ctx.settings.signup == "verify"
         try:
-            await accounts.create_user(self.ctx.accounts, email, "free", password=password)
-        except Conflict:
-            pass  # answered like a new account: the form must not reveal who has one
+            user = await accounts.create_user(self.ctx.accounts, email, "free", password=password, unverified=verify)
+        except Conflict:  # answered like a new account: the form must not reveal who has one
+            recovery.in_background(recovery.mail_reset_link(self.ctx.accounts, self.ctx.settings, email,
+                                                            recovery.already_registered(self.ctx.settings)))
         except Busy as exc:
             self._refuse(503, email, str(exc))
             return
-        self.flash(SIGNED_UP)
+        else:
+            if verify:
+                recovery.in_background(recovery.mail_verify_link(self.ctx.accounts, self.ctx.settings, user))
+        self.flash(SIGNED_UP + (TO_VERIFY if verify else ""))
         self.redirect("/account/signin")
 
     def _refuse(self, status: int, email: str, message: str) -> None:

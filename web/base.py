@@ -1,4 +1,4 @@
-"""PageHandler: the plumbing of every account-web page (issue 14, "Security").
+"""PageHandler: the plumbing of every account-web page.
 
 - Security headers on every page, errors included: a Content-Security-Policy with no inline script,
   framing denied, ``nosniff``, a same-origin referrer, ``no-store`` (pages show keys and usage).

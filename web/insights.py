@@ -1,4 +1,4 @@
-"""``/account/usage`` and ``/account/dashboard`` (issue 14): what a person reads at a glance.
+"""``/account/usage`` and ``/account/dashboard``: what a person reads at a glance.
 
 Usage comes from the same rate-limit counters the API charges (Redis or in-process), read without
 charging. The dashboard shows the IOC statistics of the user's tier from the same cache entry as
@@ -14,8 +14,10 @@ import orjson
 from config.tiers import TIERS
 from exporters.ioc_stats import cached_stats
 from exporters.precompute import known_windows
+from store.accounts import expires_soon
 from store.records import utcnow
 from web.base import PageHandler
+from web.reads import web_budget
 
 
 class UsageHandler(PageHandler):
@@ -29,7 +31,9 @@ class UsageHandler(PageHandler):
         for key in keys:
             usage = await self.ctx.limiter.usage(key.id, tier)
             rows.append((key, usage))
-        self.page("usage.html", rows=rows, tier=tier)
+        soon = {key.id for key in keys if expires_soon(key, utcnow())}  # flagged, like on the keys page
+        web = await self.ctx.limiter.usage(web_budget(user.id), tier)
+        self.page("usage.html", rows=rows, tier=tier, web=web, soon=soon)
 
 
 def windows_for(lookback_days: int) -> list[tuple[str, bool]]:

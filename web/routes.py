@@ -1,4 +1,4 @@
-"""Mounts the account web (issue 14) on the application (``application.app``)."""
+"""Mounts the account web on the application (``application.app``)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,14 @@ from tornado.web import HTTPError, RedirectHandler, RequestHandler, StaticFileHa
 from server.context import AppContext
 from web.account import LandingHandler, SignInHandler, SignOutHandler, SignUpHandler
 from web.base import STATIC, PageHandler
+from web.browse import ArticlePageHandler, ArticlesHandler, IocDownloadHandler, IocsHandler
 from web.docs import SWAGGER_UI, DocsHandler
 from web.insights import DashboardHandler, UsageHandler
+from web.keyforms import KeyDeleteHandler, KeyEditHandler, KeyRotateHandler
 from web.keys import KeyActionHandler, KeysHandler
+from web.profile import DeleteAccountHandler, PasswordHandler, SettingsHandler, SignOutEverywhereHandler
+from web.recovery import ForgotHandler, ResendHandler, ResetHandler, VerifyHandler
+from web.search import SearchHandler
 
 REGEX_SYNTAX = set("\\.^$*+?{}[]()|")
 
@@ -65,9 +70,25 @@ def pages(page: dict[str, Any]) -> list[Any]:
         (r"/", LandingHandler, page),
         (r"/account/signup", SignUpHandler, page),
         (r"/account/signout", SignOutHandler, page),
+        (r"/account/signout-everywhere", SignOutEverywhereHandler, page),
+        (r"/account/settings", SettingsHandler, page),
+        (r"/account/password", PasswordHandler, page),
+        (r"/account/delete", DeleteAccountHandler, page),
+        (r"/account/forgot", ForgotHandler, page),
+        (r"/account/reset", ResetHandler, page),
+        (r"/account/verify", VerifyHandler, page),
+        (r"/account/verify/resend", ResendHandler, page),
         (r"/account/keys", KeysHandler, page),
-        (r"/account/keys/([^/]+)/(delete|deactivate|activate)", KeyActionHandler, page),
+        (r"/account/keys/([^/]+)/(deactivate|activate)", KeyActionHandler, page),
+        (r"/account/keys/([^/]+)/delete", KeyDeleteHandler, page),
+        (r"/account/keys/([^/]+)/rotate", KeyRotateHandler, page),
+        (r"/account/keys/([^/]+)/edit", KeyEditHandler, page),
         (r"/account/usage", UsageHandler, page),
         (r"/account/dashboard", DashboardHandler, page),
         (r"/api/docs/?", DocsHandler, page),
+        (r"/search", SearchHandler, page),
+        (r"/articles", ArticlesHandler, page),
+        (r"/articles/([^/]+)", ArticlePageHandler, page),
+        (r"/iocs", IocsHandler, page),
+        (r"/iocs/download/([a-z]+)", IocDownloadHandler, page),
     ]

@@ -1,4 +1,4 @@
-"""Server-side sessions of the account web (issue 14, "Security: sessions").
+"""Server-side sessions of the account web.
 
 The cookie holds 256 random bits; the store keeps only their SHA-256, so every server process and both
 backends share sessions, and a copy of the database opens none. A session ends at sign-out, at a

@@ -21,6 +21,9 @@ ADDRESS_LIMIT = 30  # sign-in attempts per client address in WINDOW (at least 30
 SIGNUP_WINDOW = timedelta(hours=1)
 SIGNUP_ADDRESS_LIMIT = 5  # sign-ups per client address in SIGNUP_WINDOW (times settings.signup_limit_scale)
 SIGNUP_TOTAL_LIMIT = 100  # sign-ups from everywhere in SIGNUP_WINDOW (times settings.signup_limit_scale)
+MAIL_WINDOW = timedelta(hours=1)
+MAIL_ACCOUNT_LIMIT = 3  # mailed links per e-mail address in MAIL_WINDOW (forgotten password, address check)
+MAIL_ADDRESS_LIMIT = 10  # forgotten-password requests per client address in MAIL_WINDOW
 
 
 def _account(email: str) -> str:
@@ -43,6 +46,17 @@ async def sign_up(store: AttemptStore, address: str, now: datetime, scale: int =
     """Count a sign-up from ``address``: 0 to go ahead, else seconds to wait."""
     limits = ((f"signup-address:{address}", SIGNUP_ADDRESS_LIMIT * scale), ("signup", SIGNUP_TOTAL_LIMIT * scale))
     return await _reserve(store, limits, SIGNUP_WINDOW, now)
+
+
+async def forgot(store: AttemptStore, email: str, address: str, now: datetime) -> int:
+    """Count a forgotten-password request: known and unknown e-mails alike (the answer tells nothing)."""
+    limits = ((f"mail:{email.strip().lower()}", MAIL_ACCOUNT_LIMIT), (f"forgot-address:{address}", MAIL_ADDRESS_LIMIT))
+    return await _reserve(store, limits, MAIL_WINDOW, now)
+
+
+async def mail(store: AttemptStore, email: str, now: datetime) -> int:
+    """Count a mailed link a signed-in user asks for (a new address check)."""
+    return await _reserve(store, ((f"mail:{email.strip().lower()}", MAIL_ACCOUNT_LIMIT),), MAIL_WINDOW, now)
 
 
 async def succeeded(store: AttemptStore, email: str) -> None:

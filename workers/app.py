@@ -48,7 +48,7 @@ def make_celery(settings: Settings, source_names: list[str] | None = None) -> Ce
 
 
 def _source_names(settings: Settings) -> list[str]:
-    """Enabled sources, for one beat entry each (issue 7: a Celery beat task per source)."""
+    """Enabled sources, for one beat entry each (a Celery beat task per source)."""
     try:
         from config.sources import load_sources
     except ImportError:  # the source list is not configured in this build
@@ -62,7 +62,7 @@ app = make_celery(SETTINGS, _source_names(SETTINGS))
 
 def precompute_at_start(sender: Any = None, **_: Any) -> None:
     """Beat's first period ends ``precompute_interval_seconds`` (15 minutes) after it starts, and a fresh
-    production stack would serve cold exports meanwhile (issue 16): queue one precompute at start, then on
+    production stack would serve cold exports meanwhile: queue one precompute at start, then on
     schedule. Idempotent like every task, so a restarted beat costs one more round of cache checks."""
     app.send_task("ctiwire.precompute_all")
 

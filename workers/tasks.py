@@ -108,7 +108,7 @@ def _count(outcome: str) -> Callable[..., None]:
     return count
 
 
-# Celery task outcomes for GET /metrics (issue 16); a worker's samples reach the API's exposition when
+# Celery task outcomes for GET /metrics; a worker's samples reach the API's exposition when
 # both share PROMETHEUS_MULTIPROC_DIR (one host), else the worker's own process holds them.
 task_success.connect(_count("success"), weak=False)
 task_failure.connect(_count("failure"), weak=False)

@@ -1,4 +1,4 @@
-"""Offline enrichment of articles (issue 7, "Enrich"): IOCs, CVEs, ATT&CK, actors, classification, summaries.
+"""Offline enrichment of articles: IOCs, CVEs, ATT&CK, actors, classification, summaries.
 
 Public API: ``enrich(title, text, html=..., source_name=..., now=...) -> Enrichment`` and
 ``enrich_file(path) -> (stem, Enrichment)``; ``Enrichment.to_cli()`` is the ``ctiwire enrich`` JSON.

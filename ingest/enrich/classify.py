@@ -3,7 +3,7 @@
 Weighted cue rules from ``ingest/data/taxonomy.yaml`` (no network), plus what the extractors found: CVE
 ids point to a vulnerability story, named actors and ATT&CK techniques to threat intel. Category and
 severity also weigh how the title and lead read to a classifier trained on labelled leads
-(:mod:`leads`): the rules alone held poorly on articles they were not written against (issue 12).
+(:mod:`leads`): the rules alone held poorly on articles they were not written against.
 Scores are sums of cue weights and one weighted probability, so every decision can be explained.
 """
 
@@ -109,16 +109,16 @@ def category_scores(title: str, body: str, findings: Findings,
         scores[slug] += value
     if _IR_GENRE_TITLE.search(title):
         # "An incident-response write-up is incident-response" (LABELLING.md): a title that names the
-        # genre decides over what the intrusion went through (tuning t21, r03).
+        # genre decides over what the intrusion went through.
         scores["incident-response"] += _GENRE_WEIGHT
     elif _VICTIM_EVENT_TITLE.search(title):
         # "One victim's breach is attacks-breaches": a title telling what happened to an organisation
-        # (halts production, confirms theft) is an event story, whatever malware did it (tuning c1-15).
+        # (halts production, confirms theft) is an event story, whatever malware did it.
         scores["attacks-breaches"] += _GENRE_WEIGHT
     # "A vulnerability in an ICS/OT product is iot-ot" (LABELLING.md's close calls): when the title is
     # about such systems, CVE ids are evidence for that category rather than for vulnerabilities.
     # "A state-actor campaign is threat-intel": an actor named in the title is the subject (as a genre is),
-    # and the flaws and malware it uses are its means (tuning t20, t24, t02).
+    # and the flaws and malware it uses are its means.
     titled_actor = bool(extract_actors(title))
     flaws = "iot-ot" if _ICS_TITLE.search(title) else "threat-intel" if titled_actor else "vulnerabilities"
     scores[flaws] += 2.0 * min(findings.cves, 3)
@@ -128,8 +128,8 @@ def category_scores(title: str, body: str, findings: Findings,
     scores[campaign] += 3.0 * min(findings.actors, 2) + 0.5 * min(findings.techniques, 4)
     scores[campaign] += 1.0 if findings.iocs else 0.0
     # Passwords, MFA and accounts are how most intrusions go (LABELLING.md's close calls): they are an
-    # article's subject only when its title says so (tuning c1-06, c1-13, t13), and weigh less again in an
-    # article that tells an intrusion step by step (tuning c1-06).
+    # article's subject only when its title says so, and weigh less again in an
+    # article that tells an intrusion step by step.
     for slug in _MEANS_CATEGORIES:
         scores[slug] *= (1.0 if titled.get(slug) else 0.5) * (0.5 if findings.techniques >= _NARRATIVE_STEPS else 1.0)
     # How the title and lead read, by the classifier trained on labelled leads (ingest/enrich/leads.py).
@@ -152,7 +152,7 @@ def content_type_of(title: str, body: str) -> str:
     """``educational`` or ``product`` when the title and lead say so; ``security`` otherwise."""
     lead = title + "\n" + body[:400]
     if _VENDOR_NEWS_TITLE.match(title) and not _THREAT_TITLE.search(title) and not extract_actors(title):
-        return "product"  # "Harborline adds passkey enrolment to its platform": a vendor's own news (t22)
+        return "product"  # "Harborline adds passkey enrolment to its platform": a vendor's own news
     for kind, cues in _rules()["content_types"].items():
         if cues.counts(title) or sum(cues.counts(lead).values()) >= 2:
             return str(kind)

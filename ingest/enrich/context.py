@@ -1,6 +1,6 @@
 """How an article presents a value: as attacker infrastructure, as a benign name, or neither.
 
-Issue 7: "An IOC is a value the article presents as malicious or attacker-used", judged from the
+An IOC is a value the article presents as malicious or attacker-used, judged from the
 section it is listed in and the words around it. A mention gets a ``Verdict``:
 
 - strength 3: listed on a list-like line under an indicators heading;

@@ -1,4 +1,4 @@
-"""What a candidate is, regardless of how it is presented: the structural "not IOCs" of issue 7.
+"""What a candidate is, regardless of how it is presented: the structural "not IOCs".
 
 Each check answers with a reason (a short slug, handy in tests and when tuning by class) or None:
 documentation names and ranges, private/loopback/link-local and other non-global addresses, CIDR

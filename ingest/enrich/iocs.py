@@ -96,7 +96,7 @@ def _defanged(candidate: Candidate, line: Line) -> bool:
 
 def _defanged_with(candidate: Candidate, context: LineContext, defanged: list[bool], index: int) -> bool:
     """An IPv6 address has no dot to bracket: enumerated with defanged values ("94.232.41[.]108 and
-    2a12:bec4::2"), it is presented the way they are (tuning article t14)."""
+    2a12:bec4::2"), it is presented the way they are."""
     first, last = context.groups[index]
     return candidate.type == "ipv6" and any(defanged[first:last + 1])
 

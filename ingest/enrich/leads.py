@@ -1,7 +1,7 @@
 """Category and severity as an article's title and lead read, by classifiers trained on labelled leads.
 
 The cue rules of :mod:`classify` and :mod:`severity` know only the wording someone wrote down, and were
-written against the tuning set: on articles they had never seen they held far less well (issue 12).
+written against the tuning set: on articles they had never seen they held far less well.
 These classifiers learn from ``leads/part-*.yaml``: headlines and opening paragraphs labelled with
 one category and one severity from ``bench/LABELLING.md`` alone, by people who had seen neither the
 rules nor the evaluation sets. A title and lead is what tells a reader what an article is about and how

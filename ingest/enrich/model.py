@@ -1,4 +1,4 @@
-"""The result of enriching one article, and its ``ctiwire enrich`` JSON form (issue 7)."""
+"""The result of enriching one article, and its ``ctiwire enrich`` JSON form."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ class Enrichment:
     categorized_by: str
     categorized_at: datetime
     technique_evidence: list[str] = field(default_factory=list)  # "T1003.001: phrase: ...", one per technique
+    errors: list[str] = field(default_factory=list)  # "extractor: ExceptionType: message", one per failed extractor
 
     @property
     def severity_label(self) -> str:
@@ -50,8 +51,8 @@ class Enrichment:
         return [*self.iocs, *(ArticleIoc("cve", cve, "high") for cve in self.cve_ids)]
 
     def to_cli(self, *, explain: bool = False) -> dict[str, Any]:
-        """The object ``ctiwire enrich`` prints for one file (issue 7, "Enrich"); with ``explain``, why
-        (issue 12: the severity rubric's reasons and each technique's id, phrase or classified sentence)."""
+        """The object ``ctiwire enrich`` prints for one file; with ``explain``, why
+        (the severity rubric's reasons and each technique's id, phrase or classified sentence)."""
         grouped: dict[str, list[str]] = {kind: [] for kind in CLI_IOC_TYPES}
         for ioc in self.iocs:
             grouped.setdefault(ioc.type, []).append(ioc.value)
@@ -64,6 +65,8 @@ class Enrichment:
             "severity_label": self.severity_label,
             "severity_score": self.severity_score,
         }
+        if self.errors:
+            shape["error"] = "; ".join(self.errors)
         if explain:
             shape |= {"severity_reasons": list(self.severity_reasons), "attack_evidence": list(self.technique_evidence)}
         return shape

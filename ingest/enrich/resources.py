@@ -1,7 +1,7 @@
 """Curated enrichment data from ``ingest/data`` (shipped as package data, read once per process).
 
 Lists and rules live in data files, not code, so that a reviewer can read and extend them without
-touching the extractor (issue 7: "a curated table of behaviour phrases ... kept in data, not code").
+touching the extractor.
 """
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def _urls(text: str, line: int) -> tuple[list[Candidate], str]:
     found = []
     for match in _URL.finditer(text):
         value = trim_url(match.group())
-        if "://" in value and len(value.split("://", 1)[1]) > 0:
+        if "://" in value and url_host(value):  # no host, or one urlsplit cannot read ("http://a]b/")
             found.append(Candidate("url", value, line, match.start(), match.start() + len(value)))
             text = _mask(text, match.start(), match.start() + len(value))
     return found, text
@@ -96,15 +96,25 @@ def _emails(text: str, line: int) -> tuple[list[Candidate], str]:
     return found, text
 
 
+def _address(value: str) -> bool:
+    """True when the value is an IP address: a version ("18.0.0.324"), a zero-padded placeholder
+    ("000.000.000.000") or an IPv6-shaped run of hex and colons is only shaped like one."""
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        return False
+    return True
+
+
 def _ips(text: str, line: int) -> tuple[list[Candidate], str]:
     found = []
     for match in _IPV4.finditer(text):
+        if not _address(match.group(1)):
+            continue
         found.append(Candidate("ipv4", match.group(1), line, match.start(), match.end(), cidr=bool(match.group(2))))
         text = _mask(text, match.start(), match.end())
     for match in _IPV6.finditer(text):
-        try:
-            ipaddress.IPv6Address(match.group(1))
-        except ValueError:
+        if not _address(match.group(1)):
             continue
         found.append(Candidate("ipv6", match.group(1), line, match.start(), match.end(), cidr=bool(match.group(2))))
         text = _mask(text, match.start(), match.end())

@@ -1,4 +1,4 @@
-"""Severity of the threat an article reports (issue 12's rubric, ``bench/LABELLING.md``), with its reasons.
+"""Severity of the threat an article reports (the rubric of ``bench/LABELLING.md``), with its reasons.
 
 Signals are cue families from ``ingest/data/severity.yaml``; the level is the first rule that holds:
 
@@ -28,7 +28,7 @@ _STEP = {"critical": 0.3, "high": 0.4, "medium": 0.5, "low": 0.5}
 _IMPACT = re.compile(r"\bransomware\b|\bencrypt(?:ed|ion)\b|\bexfiltrat\w*|\bstolen (?:data|files|records)\b|"
                      r"\bstole\b", re.IGNORECASE)
 _LEAD = 600
-RULES_WEIGHT = 0.25  # chosen on the tuning set with its articles c2-c5 (BENCHMARKS.md, issue 12)
+RULES_WEIGHT = 0.25  # chosen on the tuning set and its calibration articles (BENCHMARKS.md)
 _TOOL_CATEGORIES = frozenset({"malware", "application-security"})
 _THREAT_CATEGORIES = frozenset({"attacks-breaches", "threat-intel", "malware", "vulnerabilities", "iot-ot",
                                 "incident-response"})  # a write-up tells a real incident: a case study
@@ -65,7 +65,7 @@ def _signal_in(name: str, text: str) -> bool:
 
 def _exploited_preauth_rce(text: str) -> bool:
     """A flaw exploited in the wild that gives pre-auth code execution: the flaw's pre-auth code execution
-    told in one paragraph (the exploitation may be told in another: tuning t20)."""
+    told in one paragraph (the exploitation may be told in another)."""
     return any(_signal_in("code_exec", paragraph) and _signal_in("preauth", paragraph)
                for paragraph in text.split("\n") if paragraph.strip())
 
@@ -75,7 +75,7 @@ def _level(signals: set[str], evidence: Evidence) -> str:
     case_study = evidence.category in yaml_data("severity.yaml")["case_study_categories"] and "compromise" in signals
     if not evidence.security_content or quiet:
         # A write-up's lessons make it read like a guide, but it tells a real intrusion: a case study is
-        # medium (rubric; tuning r01, t21).
+        # medium (rubric).
         return "medium" if signals & {"exploited", "destructive"} or case_study else "low"
     # An attack on critical infrastructure is what the title and lead report, not a sector named in
     # passing further down ("like hospitals before them").
@@ -83,7 +83,7 @@ def _level(signals: set[str], evidence: Evidence) -> str:
     physical_attack = harmed and _signal_in("physical", evidence.text[:_LEAD])
     # "a flaw under active exploitation giving pre-auth remote code execution or mass data theft"
     mass_theft = {"exploited", "mass", "compromise"} <= signals
-    # "ransomware that destroyed operations at scale": production halted across a company's plants (t23).
+    # "ransomware that destroyed operations at scale": production halted across a company's plants.
     halted = "halted_at_scale" in signals and "compromise" in signals
     if "zero_click" in signals or "destructive" in signals or physical_attack or mass_theft or halted or (
             "exploited" in signals and _exploited_preauth_rce(evidence.text)):
@@ -103,13 +103,13 @@ def _high(signals: set[str], evidence: Evidence) -> bool:
         return False
     if evidence.category in yaml_data("severity.yaml")["case_study_categories"]:
         # A single case study is medium, unless what it tells had significant impact: systems encrypted
-        # or data stolen (tuning article c1-01; bench/LABELLING.md's "confirmed compromise ... with
+        # or data stolen (bench/LABELLING.md's "confirmed compromise ... with
         # significant impact").
         return "compromise" in signals and bool(_IMPACT.search(evidence.text))
     commodity = "commodity" in signals and not evidence.actors  # a named actor's campaign is not commodity
     if commodity and evidence.category in _TOOL_CATEGORIES and "mass" not in signals:
         # A stealer or miner "steals" and "exfiltrates" by design: that is its capability, not a
-        # confirmed compromise of someone (rubric: commodity malware is medium; tuning m05, c1-04, c1-12).
+        # confirmed compromise of someone (rubric: commodity malware is medium).
         return False
     tracked = evidence.actors > 0 or "mass" in signals or evidence.iocs >= 3
     return ("compromise" in signals and evidence.category != "vulnerabilities") or (
@@ -125,7 +125,7 @@ def _threat(signals: set[str], evidence: Evidence) -> bool:
 def weighed(rules: str, lead: dict[str, float]) -> str:
     """The level the title and lead read as most likely, the rules' level counting ``RULES_WEIGHT`` more.
 
-    Rules and classifier each held alone on articles neither had seen (issue 12): the rules read the
+    Rules and classifier each held alone on articles neither had seen: the rules read the
     rubric's signals in the whole text but know only the wording written down; the classifier reads how
     an article presents its threat. A level needs the classifier's clear preference to overrule the rules.
     """

@@ -5,7 +5,7 @@ and severity from an article's title and lead, :mod:`ingest.enrich.leads`) are T
 pairs under a linear model. No model file is in the repository and nothing is downloaded: a model is
 trained from its data (seconds, deterministic), then kept in the cache directory (``CTIWIRE_MODEL_DIR``,
 else ``$XDG_CACHE_HOME/ctiwire`` or ``~/.cache/ctiwire``) under a name that fingerprints the data, the
-settings and the libraries' versions, so a change to any of them retrains (issue 12, "Keep what works").
+settings and the libraries' versions, so a change to any of them retrains.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 An article is read line by line. Each line keeps its text as written (``raw``) and refanged (``text``),
 so an extractor can tell that ``evil[.]com`` was written defanged, and knows the section it sits in:
 values listed under an "Indicators of compromise" heading are presented as indicators, links under
-"References" are sources (issue 7, "anything listed under an indicators heading").
+"References" are sources.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import cache
 
+from lxml import etree
 from lxml import html as lxml_html
 
 from ingest.enrich.resources import context_cues, cue_regex, yaml_data
@@ -28,6 +29,10 @@ _HEADING_WORDS = re.compile(r"[A-Za-z][A-Za-z&/'-]*")
 _LOOKS_TECHNICAL = re.compile(r"\w[.:@]\w|\[\.\]|\(\.\)|\[dot\]|[0-9a-f]{16}", re.IGNORECASE)
 _BLOCK_TAGS = ("p", "div", "li", "tr", "pre", "blockquote", "section", "article", "table", "ul", "ol",
                "br", "dd", "dt", "figcaption", "code", "td", "th", "caption", "figure", "main", "dl", "hr")
+# Characters XML 1.0 forbids (section 2.2, "Char"), which lxml refuses in a tree; an XML declaration,
+# which it refuses in a str (the text is already decoded).
+_NOT_XML_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
 _SOURCE_BREAK = re.compile(r"\s*[\r\n]+\s*")
 _DROP_TAGS = ("script", "style", "noscript", "nav", "footer", "header", "aside", "form", "svg", "template")
 
@@ -197,7 +202,11 @@ def html_to_text(markup: str) -> tuple[str, str]:
     lxml only: deterministic and offline; scripts, styles and page chrome (nav, header, footer, aside)
     are dropped, tables become ``cell | cell`` lines so that indicator tables stay one row per line.
     """
-    root = lxml_html.fromstring(markup)
+    markup = _NOT_XML_CHAR.sub("", _XML_DECLARATION.sub("", markup, count=1))
+    try:
+        root = lxml_html.fromstring(markup)
+    except etree.ParserError:  # no element at all (blank, or only comments and declarations)
+        return "", ""
     for element in list(root.iter(*_DROP_TAGS)):
         element.drop_tree()
     _unwrap(root)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from pymongo import ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import DuplicateKeyError
 
@@ -38,8 +39,14 @@ async def with_owner(collection: Collection, match: dict[str, Any]) -> tuple[Doc
     return found[0], owner
 
 
+def by_hash(key_hash: str) -> Doc:
+    """The key whose secret, or former secret during a rotation's grace, has this hash."""
+    return {"$or": [{"key_hash": key_hash}, {"previous_hash": key_hash}]}
+
+
 class MongoAccounts(MongoPart, AccountStore):
-    """Users, API keys, sessions and throttled attempts (one object: deleting a user ends its keys and sessions)."""
+    """Users, API keys, sessions, mailed links and throttled attempts (one object: deleting a user ends its
+    keys, sessions and links)."""
 
     @guarded
     async def create_user(self, user: User) -> User:
@@ -80,13 +87,13 @@ class MongoAccounts(MongoPart, AccountStore):
 
     @guarded
     async def key_by_hash(self, key_hash: str) -> ApiKey | None:
-        doc = await self._c("api_keys").find_one({"key_hash": key_hash})
+        doc = await self._c("api_keys").find_one(by_hash(key_hash))
         return None if doc is None else from_keyed(ApiKey, doc)
 
     @guarded
     async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
         """One round trip per authenticated request: the key and, by $lookup, its owner."""
-        found = await with_owner(self._c("api_keys"), {"key_hash": key_hash})
+        found = await with_owner(self._c("api_keys"), by_hash(key_hash))
         return None if found is None else (from_keyed(ApiKey, found[0]), from_keyed(User, found[1]))
 
     @guarded
@@ -101,8 +108,7 @@ class MongoAccounts(MongoPart, AccountStore):
         if doc is None:
             raise NotFound(f"no key named {name!r}")
         # Revoked first: the hash is never both gone and unknown (expired_api_key, not invalid_api_key).
-        await self._c("revoked_keys").update_one(
-            {"_id": doc["key_hash"]}, {"$set": {"revoked_at": utcnow()}}, upsert=True)
+        await self.revoke(doc["key_hash"], doc.get("previous_hash"))
         if not (await keys.delete_one({"_id": doc["_id"]})).deleted_count:
             raise NotFound(f"no key named {name!r}")
 
@@ -123,19 +129,18 @@ class MongoAccounts(MongoPart, AccountStore):
 
     @guarded
     async def update_user(self, user: User) -> None:
-        result = await self._c("users").update_one(
-            {"_id": user.id}, {"$set": {"tier": user.tier, "password_hash": user.password_hash}})
+        changes = {"tier": user.tier, "password_hash": user.password_hash, "unverified": user.unverified}
+        result = await self._c("users").update_one({"_id": user.id}, {"$set": changes})
         if not result.matched_count:
             raise NotFound(f"no user with id {user.id!r}")
 
     @guarded
     async def delete_user(self, user_id: str) -> None:
-        keys = [d["key_hash"] async for d in self._c("api_keys").find({"user_id": user_id}, {"key_hash": 1})]
-        for key_hash in keys:  # revoked first: a deleted account's key answers expired_api_key
-            await self._c("revoked_keys").update_one({"_id": key_hash}, {"$set": {"revoked_at": utcnow()}},
-                                                     upsert=True)
+        async for doc in self._c("api_keys").find({"user_id": user_id}):
+            await self.revoke(doc["key_hash"], doc.get("previous_hash"))  # a deleted account's keys: expired
         await self._c("api_keys").delete_many({"user_id": user_id})
         await self._c("sessions").delete_many({"user_id": user_id})
+        await self._c("mail_tokens").delete_many({"user_id": user_id})
         if not (await self._c("users").delete_one({"_id": user_id})).deleted_count:
             raise NotFound(f"no user with id {user_id!r}")
 
@@ -156,6 +161,20 @@ class MongoAccounts(MongoPart, AccountStore):
     async def delete_sessions(self, *, session_id: str | None = None, user_id: str | None = None) -> int:
         query = {"_id": session_id} if session_id is not None else {"user_id": user_id}
         return (await self._c("sessions").delete_many(query)).deleted_count
+
+    @guarded
+    async def save_token(self, token_hash: str, purpose: str, user_id: str, expires_at: datetime) -> None:
+        await self._c("mail_tokens").insert_one(
+            {"_id": token_hash, "purpose": purpose, "user_id": user_id, "expires_at": expires_at})
+
+    @guarded
+    async def take_token(self, token_hash: str, purpose: str, now: datetime) -> str | None:
+        # find_one_and_delete is atomic on the document: of two requests with one link, one gets it.
+        found = await self._c("mail_tokens").find_one_and_delete({"_id": token_hash, "purpose": purpose})
+        if found is None:
+            return None
+        await self._c("mail_tokens").delete_many({"user_id": found["user_id"], "purpose": purpose})
+        return str(found["user_id"]) if ms(found["expires_at"]) > now else None
 
     @guarded
     async def reserve_attempt(self, limits: Sequence[tuple[str, int]], since: datetime, at: datetime
@@ -197,5 +216,39 @@ class MongoAccounts(MongoPart, AccountStore):
     @guarded
     async def set_key_scopes(self, user_id: str, name: str, scopes: list[str]) -> None:
         result = await self._c("api_keys").update_one({"user_id": user_id, "name": name}, {"$set": {"scopes": scopes}})
+        if not result.matched_count:
+            raise NotFound(f"no key named {name!r}")
+
+    async def revoke(self, *key_hashes: str | None) -> None:
+        """Remember deleted or replaced secrets: they answer ``expired_api_key``, not ``invalid_api_key``."""
+        for key_hash in key_hashes:
+            if key_hash is not None:
+                await self._c("revoked_keys").update_one({"_id": key_hash}, {"$set": {"revoked_at": utcnow()}},
+                                                         upsert=True)
+
+    @guarded
+    async def rotate_key(self, user_id: str, name: str, key_hash: str, prefix: str,
+                         previous_expires_at: datetime) -> ApiKey:
+        keys = self._c("api_keys")
+        doc = await keys.find_one({"user_id": user_id, "name": name})
+        if doc is None:
+            raise NotFound(f"no key named {name!r}")
+        await self.revoke(doc.get("previous_hash"))  # the secret before the previous one: its grace ends now
+        change = {"previous_hash": doc["key_hash"], "previous_expires_at": previous_expires_at,
+                  "key_hash": key_hash, "prefix": prefix, "pending": True}
+        # Only if no other rotation came between: the hash read above is the one moved aside.
+        updated = await keys.find_one_and_update({"_id": doc["_id"], "key_hash": doc["key_hash"]}, {"$set": change},
+                                                 return_document=ReturnDocument.AFTER)
+        if updated is None:
+            raise Conflict(f"key {name!r} was rotated at the same moment; try again")
+        return from_keyed(ApiKey, updated)
+
+    @guarded
+    async def rename_key(self, user_id: str, name: str, new_name: str) -> None:
+        try:
+            result = await self._c("api_keys").update_one({"user_id": user_id, "name": name},
+                                                          {"$set": {"name": new_name}})
+        except DuplicateKeyError as exc:
+            raise Conflict(f"a key named {new_name!r} exists") from exc
         if not result.matched_count:
             raise NotFound(f"no key named {name!r}")

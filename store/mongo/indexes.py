@@ -35,10 +35,13 @@ TEXT_INDEX = IndexSpec(
 INDEXES: tuple[IndexSpec, ...] = (
     _unique("users", "email"),
     _unique("api_keys", "key_hash"),
+    _plain("api_keys", "previous_hash"),  # a rotated key's former secret, during its grace
     _unique("api_keys", "user_id", "name"),  # Conflict on a duplicate key name (KeyStore.create_key)
     _plain("api_keys", "user_id", "created_at"),
     _plain("sessions", "user_id"),
     IndexSpec("attempts", [("seen", 1)], {"expireAfterSeconds": 86_400}),  # a subject idle for a day goes
+    IndexSpec("mail_tokens", [("expires_at", 1)], {"expireAfterSeconds": 0}),  # a mailed link gone stale
+    _plain("mail_tokens", "user_id", "purpose"),
     *(_plain("articles", name, "_id") for name in (
         "published_at", "modified_at", "fetched_at", "created_at", "severity_score", "rank_score")),
     # Equality filters combined with the default sort: pages come off the index in order (as on SQLite).

@@ -8,9 +8,11 @@ IOCs with ``_id`` = ``type:value`` (see ``store.mongo.documents``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from store.article_filters import AnyOf, AtLeast, Generic, clauses
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery, TextQuery
 from store.records import parse_iso, severity_range
 from store.sqlite.queries import word_prefix_pattern
@@ -85,43 +87,22 @@ def text_filter(text: TextQuery) -> tuple[Filter | None, list[Filter]]:
     return None, [{"$nor": _any_text_field(p)["$or"]} for p in excluded]
 
 
-def _flags(q: ArticleQuery) -> list[Filter]:
-    out: list[Filter] = []
-    for name, flag in (("has_iocs", q.has_iocs), ("has_audio", q.has_audio), ("has_ai_summary", q.has_ai_summary)):
-        if flag is not None:
-            out.append({name: flag})
-    if not q.include_archived:
-        out.append({"is_archived": False})
-    return out
+def _archived(q: ArticleQuery) -> list[Filter]:
+    return [] if q.include_archived else [{"is_archived": False}]
 
 
-def _lists(q: ArticleQuery) -> list[Filter]:
-    # Array fields (tags, actors) match when any element is in the list: the spec's any-match.
-    pairs: tuple[tuple[str, tuple[Any, ...]], ...] = (
-        ("source_name", q.sources), ("category", q.categories), ("content_type", q.content_types),
-        ("source_tier", q.source_tiers), ("tech_tags", q.tech_tags), ("industry_tags", q.industry_tags),
-        ("threat_actors", q.threat_actors),
-    )
-    out: list[Filter] = [{name: {"$in": list(values)}} for name, values in pairs if values]
-    if q.severity_labels:
-        out.append({"$or": [{"severity_score": severity_filter(s)} for s in q.severity_labels]})
-    return out
+def _severity_buckets(q: ArticleQuery) -> list[Filter]:
+    if not q.severity_labels:
+        return []
+    return [{"$or": [{"severity_score": severity_filter(s)} for s in q.severity_labels]}]
 
 
-def _scalars(q: ArticleQuery) -> list[Filter]:
-    out: list[Filter] = []
-    for name, value in (("source_type", q.source_type), ("submission_type", q.submission_type)):
-        if value is not None:
-            out.append({name: value})
-    if q.min_severity is not None:
-        out.append({"severity_score": {"$gte": q.min_severity}})
-    if q.cve_text:
-        # Spec: substring match on title and AI summary, case-insensitive (a shorter id matches a longer one).
-        needle = regex("(?i)" + re.escape(q.cve_text))
-        out.append({"$or": [{"title": needle}, {"ai_summary": needle}]})
-    if q.mitre_technique:
-        out.append({"mitre_techniques.id": q.mitre_technique})
-    return out
+def _cve_text(q: ArticleQuery) -> list[Filter]:
+    if not q.cve_text:
+        return []
+    # Spec: substring match on title and AI summary, case-insensitive (a shorter id matches a longer one).
+    needle = regex("(?i)" + re.escape(q.cve_text))
+    return [{"$or": [{"title": needle}, {"ai_summary": needle}]}]
 
 
 def _times(q: ArticleQuery) -> list[Filter]:
@@ -132,6 +113,30 @@ def _times(q: ArticleQuery) -> list[Filter]:
     if bounds:
         out.append({q.time_field: bounds})
     return out
+
+
+def _text(q: ArticleQuery) -> list[Filter]:
+    """The clauses of ``q.text``, its ``$text`` operand as a ``{"$text": ...}`` clause (see article_filter)."""
+    if q.text is None:
+        return []
+    search, clauses = text_filter(q.text)
+    return ([{"$text": search}] if search is not None else []) + clauses
+
+
+# The Builder predicates of store.article_filters (the SQLite builder has the same names).
+BUILDERS: dict[str, Callable[[ArticleQuery], list[Filter]]] = {
+    "archived": _archived, "severity_buckets": _severity_buckets, "cve_text": _cve_text, "time_window": _times,
+    "text": _text,
+}
+
+
+def _predicate(predicate: Generic, value: Any) -> Filter:
+    """The filter of a generic predicate (store.article_filters) for a set value; an array field matches
+    when any element does, which is the spec's any-match."""
+    if isinstance(predicate, AtLeast):
+        return {predicate.column: {"$gte": value}}
+    path = (predicate.path or predicate.column) if isinstance(predicate, AnyOf) else predicate.column
+    return {path: {"$in": list(value)} if isinstance(value, tuple) else value}
 
 
 def sort_value(field: str, value: Any) -> Any:
@@ -158,15 +163,13 @@ def article_filter(q: ArticleQuery) -> tuple[Filter | None, Filter]:
 
     ``$text`` is returned apart because it must sit at the top level of the query document.
     """
-    clauses = _flags(q) + _lists(q) + _scalars(q) + _times(q)
-    search: Filter | None = None
-    if q.text is not None:
-        search, extra = text_filter(q.text)
-        clauses += extra
+    every = clauses(q, BUILDERS, _predicate)
+    search = next((c["$text"] for c in every if "$text" in c), None)
+    rest = [c for c in every if "$text" not in c]
     if q.after is not None:
         value, last_id = q.after
-        clauses.append(keyset([(q.sort_field, sort_value(q.sort_field, value)), ("_id", last_id)], q.descending))
-    return search, and_(clauses)
+        rest.append(keyset([(q.sort_field, sort_value(q.sort_field, value)), ("_id", last_id)], q.descending))
+    return search, and_(rest)
 
 
 def article_query(q: ArticleQuery) -> Filter:

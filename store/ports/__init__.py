@@ -1,8 +1,8 @@
 """The storage seam, one interface per concern (medallion's backend seam, without HTTP concerns or paging).
 
 ``ArticleStore``, ``IocStore``, ``SourceStore`` and ``AccountStore`` (itself ``UserStore``, ``KeyStore``,
-``SessionStore`` and ``AttemptStore``) each declare one method per operation; ``Lifecycle`` opens, closes
-and probes the connection they share. A backend (``store.sqlite``, ``store.mongo``) implements every
+``SessionStore``, ``TokenStore`` and ``AttemptStore``) each declare one method per operation; ``Lifecycle``
+opens, closes and probes the connection they share. A backend (``store.sqlite``, ``store.mongo``) implements every
 concern with the same behaviour, and ``tests/conformance`` runs each concern's suite on each backend.
 ``Stores`` bundles one backend's parts; callers hold only the concerns they use.
 
@@ -15,14 +15,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from store.ports.accounts import AccountStore, AttemptStore, KeyStore, SessionStore, UserStore
+from store.ports.accounts import AccountStore, AttemptStore, KeyStore, SessionStore, TokenStore, UserStore
 from store.ports.articles import ArticleStore
 from store.ports.iocs import IocStore
 from store.ports.lifecycle import Lifecycle, Versioned
 from store.ports.sources import SourceStore
 
 __all__ = ["AccountStore", "ArticleStore", "AttemptStore", "IocStore", "KeyStore", "Lifecycle",
-           "SessionStore", "SourceStore", "Stores", "UserStore", "Versioned"]
+           "SessionStore", "SourceStore", "Stores", "TokenStore", "UserStore", "Versioned"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
-"""Accounts: users, their API keys, their web sessions and the sign-in throttle's attempts.
+"""Accounts: users, their API keys, their web sessions, the links mailed to them and the sign-in throttle's
+attempts.
 
-Four small interfaces, one backend object: deleting a user ends its keys and sessions in one step, so a
+Five small interfaces, one backend object: deleting a user ends its keys and sessions in one step, so a
 backend answers them all on one connection (``AccountStore``); callers name the part they use.
 """
 
@@ -30,7 +31,7 @@ class UserStore(abc.ABC):
 
     @abc.abstractmethod
     async def update_user(self, user: User) -> None:
-        """Store ``user``'s tier and password hash; NotFound for an unknown id."""
+        """Store ``user``'s tier, password hash and ``unverified``; NotFound for an unknown id."""
 
     @abc.abstractmethod
     async def delete_user(self, user_id: str) -> None:
@@ -46,7 +47,7 @@ class KeyStore(abc.ABC):
 
     @abc.abstractmethod
     async def key_by_hash(self, key_hash: str) -> ApiKey | None:
-        """The key (active or not) whose hash is ``key_hash``, or None."""
+        """The key (active or not) whose hash, or former hash (``previous_hash``), is ``key_hash``, or None."""
 
     @abc.abstractmethod
     async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
@@ -77,6 +78,17 @@ class KeyStore(abc.ABC):
     async def set_key_scopes(self, user_id: str, name: str, scopes: list[str]) -> None:
         """Replace the scopes of one key (a downgrade trims them); NotFound for an unknown name."""
 
+    @abc.abstractmethod
+    async def rotate_key(self, user_id: str, name: str, key_hash: str, prefix: str,
+                         previous_expires_at: datetime) -> ApiKey:
+        """A new secret for one key: ``key_hash`` and ``prefix`` replace the key's, whose hash becomes
+        ``previous_hash`` until ``previous_expires_at``; the key turns ``pending`` (the new secret works once
+        delivered). A former hash still kept is revoked. The updated key; NotFound for an unknown name."""
+
+    @abc.abstractmethod
+    async def rename_key(self, user_id: str, name: str, new_name: str) -> None:
+        """Rename one key; NotFound for an unknown name, Conflict when ``new_name`` is taken."""
+
 
 class SessionStore(abc.ABC):
     """The account web's sessions (cookies hold the secret, the store its SHA-256)."""
@@ -98,6 +110,20 @@ class SessionStore(abc.ABC):
         """End one session, or every session of a user; the number ended."""
 
 
+class TokenStore(abc.ABC):
+    """Single-use links mailed to a user (password reset, address check): only their SHA-256 is kept."""
+
+    @abc.abstractmethod
+    async def save_token(self, token_hash: str, purpose: str, user_id: str, expires_at: datetime) -> None:
+        """Keep the SHA-256 of a link mailed to ``user_id`` for ``purpose`` (``reset``, ``verify``) until
+        ``expires_at``; deleted with the user."""
+
+    @abc.abstractmethod
+    async def take_token(self, token_hash: str, purpose: str, now: datetime) -> str | None:
+        """Use a mailed link once: atomically delete it and every other ``purpose`` token of its user; the
+        user's id when it existed and had not expired at ``now``, else None."""
+
+
 class AttemptStore(abc.ABC):
     """Sign-in and sign-up attempts, counted atomically for ``web.throttle``."""
 
@@ -115,5 +141,5 @@ class AttemptStore(abc.ABC):
         """Forget ``subject``'s attempts (an account after its right password)."""
 
 
-class AccountStore(UserStore, KeyStore, SessionStore, AttemptStore, abc.ABC):
+class AccountStore(UserStore, KeyStore, SessionStore, TokenStore, AttemptStore, abc.ABC):
     """Every account concern, as one backend object answers them."""

@@ -24,7 +24,12 @@ T = TypeVar("T")
 KEEP_ATTEMPTS = timedelta(days=1)
 
 _SESSION_WITH_USER = ("SELECT s.id, s.user_id, s.created_at, s.last_seen_at, u.email, u.tier, u.created_at, "
-                      "u.password_hash FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?")
+                      "u.password_hash, u.unverified FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.id = ?")
+
+
+def user_of(row: sqlite3.Row) -> User:
+    """A ``users`` row as a record (``unverified`` is NULL in rows older than the column: verified)."""
+    return from_doc(User, {**dict(row), "unverified": bool(row["unverified"])})
 
 
 def _limit_th(db: sqlite3.Connection, subject: str, limit: int, since: datetime) -> datetime | None:
@@ -34,13 +39,21 @@ def _limit_th(db: sqlite3.Connection, subject: str, limit: int, since: datetime)
     return None if row is None else parse_iso(row[0])
 
 
+def revoke(db: sqlite3.Connection, *key_hashes: str | None) -> None:
+    """Remember deleted or replaced secrets: they answer ``expired_api_key``, not ``invalid_api_key``."""
+    db.executemany("INSERT OR REPLACE INTO revoked_keys VALUES (?, ?)",
+                   [(key_hash, iso(utcnow())) for key_hash in key_hashes if key_hash is not None])
+
+
 class SqliteAccounts(SqlitePart, AccountStore):
-    """Users, API keys, sessions and throttled attempts (one object: deleting a user ends its keys and sessions)."""
+    """Users, API keys, sessions, mailed links and throttled attempts (one object: deleting a user ends its
+    keys, sessions and links)."""
 
     async def create_user(self, user: User) -> User:
         def insert(db: sqlite3.Connection) -> None:
-            db.execute("INSERT INTO users (id, email, tier, created_at, password_hash) VALUES (?, ?, ?, ?, ?)",
-                       (user.id, user.email.lower(), user.tier, iso(user.created_at), user.password_hash))
+            db.execute("INSERT INTO users (id, email, tier, created_at, password_hash, unverified) "
+                       "VALUES (?, ?, ?, ?, ?, ?)", (user.id, user.email.lower(), user.tier, iso(user.created_at),
+                                                     user.password_hash, int(user.unverified)))
 
         try:
             await self._run(lambda db: self._write(db, insert))
@@ -53,7 +66,7 @@ class SqliteAccounts(SqlitePart, AccountStore):
         row = await self._point(f"SELECT * FROM users WHERE {column} = ?", (value,))
         if row is None:
             raise NotFound(f"no user with {column} {value!r}")
-        return from_doc(User, dict(row))
+        return user_of(row)
 
     async def create_key(self, key: ApiKey, max_keys: int) -> ApiKey:
         def insert(db: sqlite3.Connection) -> None:
@@ -64,7 +77,7 @@ class SqliteAccounts(SqlitePart, AccountStore):
                 f"INSERT INTO api_keys ({', '.join(_KEY_COLUMNS)}) VALUES ({', '.join('?' * len(_KEY_COLUMNS))})",
                 (key.id, key.user_id, key.name, key.key_hash, key.prefix, _json(key.scopes).decode(),
                  iso(key.created_at), int(key.active), key.expires_at and iso(key.expires_at), None,
-                 int(key.pending)),
+                 int(key.pending), None, None),
             )
 
         try:
@@ -82,7 +95,7 @@ class SqliteAccounts(SqlitePart, AccountStore):
         return from_doc(ApiKey, doc)
 
     async def key_by_hash(self, key_hash: str) -> ApiKey | None:
-        row = await self._point("SELECT * FROM api_keys WHERE key_hash = ?", (key_hash,))
+        row = await self._point("SELECT * FROM api_keys WHERE key_hash = ?1 OR previous_hash = ?1", (key_hash,))
         return None if row is None else self._key(row)
 
     async def key_with_user(self, key_hash: str) -> tuple[ApiKey, User] | None:
@@ -96,11 +109,11 @@ class SqliteAccounts(SqlitePart, AccountStore):
 
     async def delete_key(self, user_id: str, name: str) -> None:
         def delete(db: sqlite3.Connection) -> int:
-            row = db.execute("SELECT key_hash FROM api_keys WHERE user_id = ? AND name = ?",
+            row = db.execute("SELECT key_hash, previous_hash FROM api_keys WHERE user_id = ? AND name = ?",
                              (user_id, name)).fetchone()
             if row is None:
                 return 0
-            db.execute("INSERT OR REPLACE INTO revoked_keys VALUES (?, ?)", (row[0], iso(utcnow())))
+            revoke(db, *row)
             return db.execute("DELETE FROM api_keys WHERE user_id = ? AND name = ?", (user_id, name)).rowcount
 
         if not await self._run(lambda db: self._write(db, delete)):
@@ -123,18 +136,18 @@ class SqliteAccounts(SqlitePart, AccountStore):
 
     async def list_users(self) -> list[User]:
         rows = await self._run(lambda db: db.execute("SELECT * FROM users ORDER BY email").fetchall())
-        return [from_doc(User, dict(row)) for row in rows]
+        return [user_of(row) for row in rows]
 
     async def update_user(self, user: User) -> None:
-        changed = await self._change("UPDATE users SET tier = ?, password_hash = ? WHERE id = ?",
-                                     (user.tier, user.password_hash, user.id))
+        changed = await self._change("UPDATE users SET tier = ?, password_hash = ?, unverified = ? WHERE id = ?",
+                                     (user.tier, user.password_hash, int(user.unverified), user.id))
         if not changed:
             raise NotFound(f"no user with id {user.id!r}")
 
     async def delete_user(self, user_id: str) -> None:
         def delete(db: sqlite3.Connection) -> int:
-            db.execute("INSERT OR REPLACE INTO revoked_keys SELECT key_hash, ? FROM api_keys WHERE user_id = ?",
-                       (iso(utcnow()), user_id))
+            for row in db.execute("SELECT key_hash, previous_hash FROM api_keys WHERE user_id = ?", (user_id,)):
+                revoke(db, *row)
             return db.execute("DELETE FROM users WHERE id = ?", (user_id,)).rowcount  # keys, sessions cascade
 
         if not await self._run(lambda db: self._write(db, delete)):
@@ -148,9 +161,9 @@ class SqliteAccounts(SqlitePart, AccountStore):
         row = await self._point(_SESSION_WITH_USER, (session_id,))
         if row is None:
             return None
-        sid, user_id, created, seen, email, tier, user_created, password_hash = tuple(row)
+        sid, user_id, created, seen, email, tier, user_created, password_hash, unverified = tuple(row)
         return (Session(sid, user_id, parse_iso(created), parse_iso(seen)),
-                User(user_id, email, tier, parse_iso(user_created), password_hash))
+                User(user_id, email, tier, parse_iso(user_created), password_hash, bool(unverified)))
 
     async def touch_session(self, session_id: str, at: datetime) -> None:
         await self._change("UPDATE sessions SET last_seen_at = ? WHERE id = ?", (iso(at), session_id))
@@ -158,6 +171,24 @@ class SqliteAccounts(SqlitePart, AccountStore):
     async def delete_sessions(self, *, session_id: str | None = None, user_id: str | None = None) -> int:
         column, value = ("id", session_id) if session_id is not None else ("user_id", user_id)
         return await self._change(f"DELETE FROM sessions WHERE {column} = ?", (value,))
+
+    async def save_token(self, token_hash: str, purpose: str, user_id: str, expires_at: datetime) -> None:
+        def save(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM mail_tokens WHERE expires_at <= ?", (iso(utcnow()),))
+            db.execute("INSERT INTO mail_tokens VALUES (?, ?, ?, ?)", (token_hash, purpose, user_id, iso(expires_at)))
+
+        await self._run(lambda db: self._write(db, save))
+
+    async def take_token(self, token_hash: str, purpose: str, now: datetime) -> str | None:
+        def take(db: sqlite3.Connection) -> str | None:
+            row = db.execute("SELECT user_id, expires_at FROM mail_tokens WHERE hash = ? AND purpose = ?",
+                             (token_hash, purpose)).fetchone()
+            if row is None:
+                return None
+            db.execute("DELETE FROM mail_tokens WHERE user_id = ? AND purpose = ?", (row[0], purpose))
+            return str(row[0]) if parse_iso(row[1]) > now else None
+
+        return await self._run(lambda db: self._write(db, take))
 
     async def reserve_attempt(self, limits: Sequence[tuple[str, int]], since: datetime, at: datetime
                               ) -> datetime | None:
@@ -185,11 +216,37 @@ class SqliteAccounts(SqlitePart, AccountStore):
         if not changed:
             raise NotFound(f"no key named {name!r}")
 
+    async def rotate_key(self, user_id: str, name: str, key_hash: str, prefix: str,
+                         previous_expires_at: datetime) -> ApiKey:
+        def rotate(db: sqlite3.Connection) -> sqlite3.Row | None:
+            row = db.execute("SELECT previous_hash FROM api_keys WHERE user_id = ? AND name = ?",
+                             (user_id, name)).fetchone()
+            if row is None:
+                return None
+            revoke(db, row[0])  # the secret before the previous one: its grace ends now
+            return db.execute(  # type: ignore[no-any-return]
+                "UPDATE api_keys SET previous_hash = key_hash, previous_expires_at = ?, key_hash = ?, prefix = ?, "
+                "pending = 1 WHERE user_id = ? AND name = ? RETURNING *",
+                (iso(previous_expires_at), key_hash, prefix, user_id, name)).fetchone()
+
+        row = await self._run(lambda db: self._write(db, rotate))
+        if row is None:
+            raise NotFound(f"no key named {name!r}")
+        return self._key(row)
+
+    async def rename_key(self, user_id: str, name: str, new_name: str) -> None:
+        try:
+            changed = await self._change("UPDATE api_keys SET name = ? WHERE user_id = ? AND name = ?",
+                                         (new_name, user_id, name))
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"a key named {new_name!r} exists") from exc
+        if not changed:
+            raise NotFound(f"no key named {name!r}")
 
 _KEY_COLUMNS = ("id", "user_id", "name", "key_hash", "prefix", "scopes", "created_at", "active", "expires_at",
-                "last_used_at", "pending")
+                "last_used_at", "pending", "previous_hash", "previous_expires_at")
 _KEY_WITH_USER = (f"SELECT {', '.join('k.' + c for c in _KEY_COLUMNS)}, u.email, u.tier, u.created_at "
-                  "FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?")
+                  "FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.key_hash = ?1 OR k.previous_hash = ?1")
 
 
 def _key_and_user(row: sqlite3.Row) -> tuple[ApiKey, User]:

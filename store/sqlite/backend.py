@@ -80,7 +80,7 @@ class SqliteStore(Lifecycle):
         return self._inline(lambda db: db.execute(sql, params).fetchone())
 
     def _remembered(self, sql: str, params: tuple[Any, ...], decode: Callable[[Any], T]) -> T:
-        """``decode`` of a point read, remembered until any connection commits to the file (issue 17).
+        """``decode`` of a point read, remembered until any connection commits to the file.
 
         SQLite's ``PRAGMA data_version`` on the read connection changes after every commit by another
         connection: this process's writer and other processes (the CLI, workers) alike

@@ -36,7 +36,7 @@ class SqliteIocs(SqlitePart, IocStore):
 
     def __init__(self, conn: SqliteStore) -> None:
         super().__init__(conn)
-        # IOC counts by (data version, filters): reused while the data is unchanged (issue 17).
+        # IOC counts by (data version, filters): reused while the data is unchanged.
         self._ioc_counts: NearMap[int] = NearMap(COUNT_CACHE_SIZE)
 
     async def upsert_iocs(self, iocs: Iterable[Ioc]) -> int:

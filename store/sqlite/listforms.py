@@ -1,6 +1,6 @@
 """The stored encoded forms: each article's list form (``articles.list_json``) and CSV line
-(``articles.csv_line``), and each IOC record's API form (``iocs.api_json``; both issue 17),
-versioned (issue 13, "A hazard").
+(``articles.csv_line``), and each IOC record's API form (``iocs.api_json``),
+versioned.
 
 SQLite keeps every article's encoded list form beside its document, written with the row, so a page
 streams stored bytes; MongoDB encodes it on read. When ``Article.list_form`` changes shape, rows written

@@ -20,8 +20,8 @@ def _json(value: Any) -> bytes:
 
 def _tuples(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
     """``fetchall`` as plain tuples: the connections make ``sqlite3.Row`` objects (named columns for the
-    account reads), which cost a page of stored forms more than its read (issue 17, 2,500 article rows:
-    the page read with them took 14.4 ms; a plain-tuple fetchall 11.0 ms, and the loop over it 0.6 ms)."""
+    account reads), which cost a page of stored forms more than its read
+    (BENCHMARKS.md, "Row pages are fetched as plain tuples")."""
     cursor = db.cursor()
     cursor.row_factory = None
     return cursor.execute(sql, params).fetchall()

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from store.article_filters import AnyOf, Equals, Generic, IsTrue, clauses
 from store.query import ArticleQuery, IocQuery, TextQuery
 from store.records import iso, severity_range
 
 Clause = tuple[str, list[Any]]
-
 
 
 def _bucket_sql(label: str) -> str:
@@ -63,48 +64,22 @@ def _text(text: TextQuery) -> list[Clause]:
     ]
 
 
-def _flags(q: ArticleQuery) -> list[Clause]:
-    out: list[Clause] = []
-    for column, flag in (("has_iocs", q.has_iocs), ("has_audio", q.has_audio)):
-        if flag is not None:
-            out.append((f"{column} = ?", [int(flag)]))
-    if q.has_ai_summary is not None:
-        out.append(("(coalesce(ai_summary, '') != '') = ?", [int(q.has_ai_summary)]))
-    if not q.include_archived:
-        out.append(("is_archived = 0", []))
-    return out
+def _archived(q: ArticleQuery) -> list[Clause]:
+    return [] if q.include_archived else [("is_archived = 0", [])]
 
 
-def _lists(q: ArticleQuery) -> list[Clause]:
-    out: list[Clause] = []
-    for column, values in (("source_name", q.sources), ("category", q.categories),
-                           ("content_type", q.content_types), ("source_tier", q.source_tiers)):
-        if values:
-            out.append(_in(column, values))
-    for column, values in (("tech_tags", q.tech_tags), ("industry_tags", q.industry_tags),
-                           ("threat_actors", q.threat_actors)):
-        if values:
-            out.append(_any_json(column, values))
-    if q.severity_labels:
-        out.append(("(" + " OR ".join(_bucket_sql(s) for s in q.severity_labels) + ")", []))
-    return out
+def _severity_buckets(q: ArticleQuery) -> list[Clause]:
+    if not q.severity_labels:
+        return []
+    return [("(" + " OR ".join(_bucket_sql(s) for s in q.severity_labels) + ")", [])]
 
 
-def _scalars(q: ArticleQuery) -> list[Clause]:
-    out: list[Clause] = []
-    for column, value in (("source_type", q.source_type), ("submission_type", q.submission_type)):
-        if value is not None:
-            out.append((f"{column} = ?", [value]))
-    if q.min_severity is not None:
-        out.append(("severity_score >= ?", [q.min_severity]))
-    if q.cve_text:
-        # Spec: substring match on title and AI summary (a shorter id matches a longer one).
-        needle = q.cve_text.upper()
-        out.append(("(instr(upper(title), ?) > 0 OR instr(upper(coalesce(ai_summary, '')), ?) > 0)",
-                    [needle, needle]))
-    if q.mitre_technique:
-        out.append(_any_json("technique_ids", (q.mitre_technique,)))
-    return out
+def _cve_text(q: ArticleQuery) -> list[Clause]:
+    if not q.cve_text:
+        return []
+    # Spec: substring match on title and AI summary (a shorter id matches a longer one).
+    needle = q.cve_text.upper()
+    return [("(instr(upper(title), ?) > 0 OR instr(upper(coalesce(ai_summary, '')), ?) > 0)", [needle, needle])]
 
 
 def _times(q: ArticleQuery) -> list[Clause]:
@@ -118,6 +93,25 @@ def _times(q: ArticleQuery) -> list[Clause]:
     return out
 
 
+# The Builder predicates of store.article_filters (the MongoDB builder has the same names).
+BUILDERS: dict[str, Callable[[ArticleQuery], list[Clause]]] = {
+    "archived": _archived, "severity_buckets": _severity_buckets, "cve_text": _cve_text, "time_window": _times,
+    "text": lambda q: _text(q.text) if q.text is not None else [],
+}
+
+
+def _predicate(predicate: Generic, value: Any) -> Clause:
+    """The clause of a generic predicate (store.article_filters) for a set value."""
+    values = value if isinstance(value, tuple) else (value,)
+    if isinstance(predicate, Equals):
+        return _in(predicate.column, values) if isinstance(value, tuple) else (f"{predicate.column} = ?", [value])
+    if isinstance(predicate, AnyOf):
+        return _any_json(predicate.column, values)
+    if isinstance(predicate, IsTrue):
+        return (f"{predicate.sql or predicate.column} = ?", [int(value)])
+    return (f"{predicate.column} >= ?", [value])
+
+
 def _keyset(q: ArticleQuery) -> list[Clause]:
     if q.after is None:
         return []
@@ -128,10 +122,7 @@ def _keyset(q: ArticleQuery) -> list[Clause]:
 
 def article_where(q: ArticleQuery) -> Clause:
     """WHERE clause (without keyword) and parameters for every filter of ``q``."""
-    clauses = _flags(q) + _lists(q) + _scalars(q) + _times(q) + _keyset(q)
-    if q.text is not None:
-        clauses += _text(q.text)
-    return join(clauses)
+    return join(clauses(q, BUILDERS, _predicate) + _keyset(q))
 
 
 def article_order(q: ArticleQuery) -> str:

@@ -1,4 +1,4 @@
-"""GET /api/v1/articles through real HTTP: filters, meta, headers and errors (issue 4)."""
+"""GET /api/v1/articles through real HTTP: filters, meta, headers and errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cursors, streamed NDJSON/CSV exports, the single-read form and /api/v1/sources (issue 4)."""
+"""Cursors, streamed NDJSON/CSV exports, the single-read form and /api/v1/sources."""
 
 from __future__ import annotations
 
@@ -117,4 +117,4 @@ async def test_sources_lists_the_names_the_filter_accepts(seeded) -> None:
     assert {a.source_name for a in seeded.rows} <= names and len(listed) >= 30
     talos = next(row for row in listed if row["name"] == "Cisco Talos")
     assert talos["article_count"] == sum(a.source_name == "Cisco Talos" for a in seeded.rows)
-    assert set(talos["health"]) == {"last_attempt_at", "last_success_at", "last_error", "items_seen"}
+    assert set(talos["health"]) == {"last_attempt_at", "last_success_at", "last_error", "items_seen", "failed_articles"}

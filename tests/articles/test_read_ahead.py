@@ -1,4 +1,4 @@
-"""A cursor walk's next page read ahead (issue 17, server.readahead): served only to the request it was read
+"""A cursor walk's next page read ahead (server.readahead): served only to the request it was read
 for, never stale, never for a first page asked again, and bounded."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Tests that write while a request reads: cursor walks during inserts, exports cut short (issue 4)."""
+"""Tests that write while a request reads: cursor walks during inserts, exports cut short."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Real-browser tests of the account web (issue 14): Debian's Chromium and chromedriver through Selenium.
+"""Real-browser tests of the account web: Debian's Chromium and chromedriver through Selenium.
 
 No browser is ever downloaded: the system binaries are used (``scripts/test`` installs them with apt-get
 when it runs as root), and the tests skip with that reason when they are missing. A failing test saves a
@@ -71,3 +71,11 @@ def browser(chrome: Any, web_server: tuple[ServerProcess, dict[str, Any]], reque
         chrome.save_screenshot(str(shot))
         print(f"screenshot of the failing page: {shot}")
 
+
+@pytest.fixture
+def viewport(browser: Any) -> Iterator[Any]:
+    """The browser with its viewport and colour scheme set by the test; both are reset afterwards."""
+    yield browser
+    browser.set_window_size(1280, 900)  # the chrome fixture's size
+    browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})

@@ -1,4 +1,4 @@
-"""A person's path through the account web in a real Chromium (issue 14, "Tests, in a real browser")."""
+"""A person's path through the account web in a real Chromium."""
 
 from __future__ import annotations
 
@@ -71,9 +71,18 @@ def test_sign_up_create_use_and_delete_a_key(browser: Any, web_server: Site) -> 
     browser.get(server.url + "/account/keys")  # revisiting never shows the secret again
     assert secret not in browser.page_source and not browser.find_elements(By.CSS_SELECTOR,
                                                                            "[data-testid=new-key-secret]")
-    row = browser.find_element(By.CSS_SELECTOR, "[data-testid=key-row][data-key-name='my-siem']")
-    row.find_element(By.CSS_SELECTOR, "[data-testid=delete-key]").click()
-    flash = wait(browser).until(ec.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=flash]")))
+    browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})  # works without script
+    try:
+        row = browser.find_element(By.CSS_SELECTOR, "[data-testid=key-row][data-key-name='my-siem']")
+        row.find_element(By.CSS_SELECTOR, "[data-testid=delete-key]").click()
+        wait(browser).until(ec.url_contains("/account/keys/my-siem/delete"))  # asks first: nothing deleted yet
+        facts = browser.find_element(By.CSS_SELECTOR, "[data-testid=key-facts]").text
+        assert "my-siem" in facts and secret[:12] in facts and "Last used" in facts
+        assert httpx.get(server.url + "/api/v1/articles", headers={"X-API-Key": secret}).status_code == 200
+        browser.find_element(By.CSS_SELECTOR, "[data-testid=confirm-delete]").click()
+        flash = wait(browser).until(ec.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=flash]")))
+    finally:
+        browser.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": False})
     assert "deleted" in flash.text
     refused = httpx.get(server.url + "/api/v1/articles", headers={"Authorization": f"Bearer {secret}"})
     assert refused.status_code == 401 and refused.json()["error"]["code"] == "expired_api_key"

@@ -8,34 +8,32 @@ from disk and injected into the page, never downloaded here. Without it the test
 
 from __future__ import annotations
 
-import base64
 import json
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import SIZES, Site, demo_records, emulate, save_page, sign_in_and_create_key, wait
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
-from selenium.webdriver.support.ui import WebDriverWait
-from support import ServerProcess
 
 pytestmark = pytest.mark.slow  # a real Chromium and a server process
 
-Site = tuple[ServerProcess, dict[str, Any]]
 AXE = Path(__file__).resolve().parents[2] / ".cache" / "axe-core" / "axe.min.js"
-SIZES = {"phone": (390, 844), "laptop": (1366, 900)}
 SIGNED_OUT = {"landing": "/", "signin": "/account/signin", "signup": "/account/signup",
-              "error": "/account/nope", "docs": "/api/docs"}
-SIGNED_IN = {"keys": "/account/keys", "usage": "/account/usage", "dashboard": "/account/dashboard?window=30d"}
+              "error": "/account/nope", "docs": "/api/docs", "forgot": "/account/forgot",
+              "reset": "/account/reset?token=from-the-mail"}
+SIGNED_IN = {"keys": "/account/keys", "usage": "/account/usage", "dashboard": "/account/dashboard?window=30d",
+             "search-empty": "/search", "search-refused": "/search?q=%3Cb%3Enot+an+indicator%3C%2Fb%3E",
+             "articles": "/articles", "iocs": "/iocs", "settings": "/account/settings", "delete": "/account/delete"}
 # Swagger UI is a third-party bundle (swagger-ui-bundle): axe finds its own markup's faults there (an unnamed
 # "Servers" select, buttons nested in operation summaries, its pale version stamps and method labels), which
 # only a fork could fix; so on the docs page axe checks our parts (header, intro, footer) and the scroll
 # width covers the whole page.
 OWN_PARTS = {"docs": {"include": [["header.top"], ["main > p"], ["footer"]]}}
 LONG_NAME = "a-rather-long-key-name-for-the-siem-in-production"
+KEY_PAGES = ("delete", "edit", "rotate")  # one key's own pages, for the key the test creates
 
 
 @pytest.fixture(scope="module")
@@ -45,33 +43,12 @@ def axe_source() -> str:
     return AXE.read_text()
 
 
-@pytest.fixture
-def viewport(browser: Any) -> Iterator[Any]:
-    """The browser with its viewport and colour scheme set by the test; both are reset afterwards."""
-    yield browser
-    browser.set_window_size(1280, 900)  # the chrome fixture's size
-    browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
-
-
-def emulate(driver: Any, size: str, scheme: str) -> None:
-    width, height = SIZES[size]
-    driver.set_window_size(width, height)
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": width, "height": height, "deviceScaleFactor": 1, "mobile": size == "phone"})
-    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
-        "features": [{"name": "prefers-color-scheme", "value": scheme}]})
-
-
-def save_page(driver: Any, folder: Path, name: str) -> Path:
-    """A full-page PNG (not only the viewport) in ``folder`` and in ``CTIWIRE_SCREENSHOTS`` when set."""
-    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
-    data = base64.b64decode(shot["data"])
-    targets = [folder] + ([Path(os.environ["CTIWIRE_SCREENSHOTS"])] if os.environ.get("CTIWIRE_SCREENSHOTS") else [])
-    for target in targets:
-        target.mkdir(parents=True, exist_ok=True)
-        (target / f"{name}.png").write_bytes(data)
-    return folder / f"{name}.png"
+@pytest.fixture(scope="module")
+def lookup_pages(web_server: Site) -> dict[str, str]:
+    """The look-up pages of a demo record: an indicator that has a related article (searched in its defanged
+    form), a CVE, that article's page and a filtered IOC list."""
+    server, demo = web_server
+    return {name: path for name, path in demo_records(server.url, demo["pro"]).items() if name != "value"}
 
 
 def axe_problems(driver: Any, source: str, context: dict[str, Any] | None = None) -> list[str]:
@@ -93,12 +70,14 @@ def check_page(driver: Any, source: str, name: str, folder: Path, width: int) ->
     save_page(driver, folder, name)
     scroll = driver.execute_script("return document.documentElement.scrollWidth")
     problems = [f"{name}: scrollWidth {scroll} > viewport {width}"] if scroll > width else []
+    spill = driver.execute_script(  # a table wider than the page's column (the keys table's action buttons)
+        "var main = document.querySelector('main'), m = main.getBoundingClientRect().right"
+        " - parseFloat(getComputedStyle(main).paddingRight);"
+        "return Array.from(document.querySelectorAll('main table')).some(function (t) {"
+        "  return t.getBoundingClientRect().right > m + 1; });")
+    problems += [f"{name}: a table spills past the main column"] if spill else []
     page = name.split("-")[0]
     return problems + [f"{name}: {p}" for p in axe_problems(driver, source, OWN_PARTS.get(page))]
-
-
-def wait(driver: Any, seconds: float = 30) -> WebDriverWait:  # type: ignore[type-arg]
-    return WebDriverWait(driver, seconds)
 
 
 def open_page(driver: Any, url: str, name: str) -> None:
@@ -107,32 +86,26 @@ def open_page(driver: Any, url: str, name: str) -> None:
         wait(driver).until(ec.visibility_of_element_located((By.CSS_SELECTOR, ".swagger-ui .info .title")))
 
 
-def sign_in_and_create_key(driver: Any, url: str, account: dict[str, str], key_name: str) -> None:
-    driver.get(url + "/account/signin")
-    driver.find_element(By.NAME, "email").send_keys(account["email"])
-    driver.find_element(By.NAME, "password").send_keys(account["password"])
-    driver.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
-    wait(driver).until(ec.url_contains("/account/keys"))
-    driver.find_element(By.CSS_SELECTOR, "[data-testid=create-key-form] [name=name]").send_keys(key_name)
-    driver.find_element(By.CSS_SELECTOR, "[data-testid=create-key]").click()
-    wait(driver).until(ec.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=new-key-secret]")))
-
-
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("size", list(SIZES))
 def test_every_page_fits_and_passes_axe(viewport: Any, web_server: Site, axe_source: str, tmp_path: Path,
-                                        size: str, scheme: str) -> None:
+                                        lookup_pages: dict[str, str], size: str, scheme: str) -> None:
     server, demo = web_server
     emulate(viewport, size, scheme)
     problems: list[str] = []
     for name, path in SIGNED_OUT.items():
         open_page(viewport, server.url + path, name)
         problems += check_page(viewport, axe_source, f"{name}-{size}-{scheme}", tmp_path, SIZES[size][0])
-    sign_in_and_create_key(viewport, server.url, demo["accounts"]["pro"], f"{LONG_NAME}-{size}-{scheme}")
+    key_name = f"{LONG_NAME}-{size}-{scheme}"
+    sign_in_and_create_key(viewport, server.url, demo["accounts"]["pro"], key_name, expires_in_days="3")
     problems += check_page(viewport, axe_source, f"keys-new-secret-{size}-{scheme}", tmp_path, SIZES[size][0])
-    for name, path in {**SIGNED_IN, "error-signed-in": "/account/keys/x/y"}.items():
+    one_key = {f"key-{action}": f"/account/keys/{key_name}/{action}" for action in KEY_PAGES}
+    for name, path in {**SIGNED_IN, **lookup_pages, "error-signed-in": "/account/keys/x/y", **one_key}.items():
         open_page(viewport, server.url + path, name)
         problems += check_page(viewport, axe_source, f"{name}-{size}-{scheme}", tmp_path, SIZES[size][0])
+    viewport.find_element(By.CSS_SELECTOR, "[data-testid=confirm-rotate]").click()  # the rotate page was last
+    wait(viewport).until(ec.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=old-until]")))
+    problems += check_page(viewport, axe_source, f"keys-rotated-{size}-{scheme}", tmp_path, SIZES[size][0])
     assert not problems, "\n".join(problems) + f"\nscreenshots: {tmp_path}"
 
 

@@ -25,7 +25,7 @@ def test_users_and_keys_lifecycle(tmp_path) -> None:
     assert "siem" in listing and "read:iocs" in listing and secret not in listing and secret[:16] not in listing
     ctiwire(env, "keys", "deactivate", "ana@corp.example", "siem")
     listing = ctiwire(env, "keys", "list", "ana@corp.example").splitlines()
-    assert listing[0].split("\t") == ["name", "prefix", "state", "scopes", "created", "expires"]
+    assert listing[0].split("\t") == ["name", "prefix", "state", "scopes", "created", "expires", "last used"]
     assert listing[1].split("\t")[2] == "deactivated"
     ctiwire(env, "keys", "delete", "ana@corp.example", "siem")
     assert "siem" not in ctiwire(env, "keys", "list", "ana@corp.example")
@@ -59,7 +59,7 @@ def test_serve_prints_demo_keys_and_stops_on_sigterm(tmp_path) -> None:
     assert (tmp_path / "demo-keys.json").stat().st_mode & 0o077 == 0
     response = httpx.get(server.url + "/api/v1/iocs", headers={"X-API-Key": keys["pro"]})
     assert response.status_code == 200
-    assert _signs_in(server.url, demo["accounts"]["pro"])  # issue 14: the printed account opens the web
+    assert _signs_in(server.url, demo["accounts"]["pro"])  # the printed account opens the web
     server.process.send_signal(signal.SIGTERM)
     assert server.process.wait(timeout=20) == 0
     out = server.process.stdout.read() if server.process.stdout else ""

@@ -1,4 +1,4 @@
-"""SQLite after a SIGKILL (issue 16): a writer killed in the middle of a bulk write (the seed), of an
+"""SQLite after a SIGKILL: a writer killed in the middle of a bulk write (the seed), of an
 ingestion from local feeds, or of key creation leaves a database that opens with ``PRAGMA integrity_check``
 ok and no half-written record."""
 
@@ -35,7 +35,7 @@ def test_a_bulk_write_killed_midway_leaves_whole_records(tmp_path: Path) -> None
     ctiwire(env, "seed", "--articles", "10")  # the schema exists: the kill lands in the bulk write
     proc = subprocess.Popen([str(VENV_BIN / "ctiwire"), "seed", "--articles", "30000"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(2.5)
+    _until_written(tmp_path / "ctiwire.sqlite3", more_than=10)  # the 30,000-article write has begun
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
     db = _check(tmp_path / "ctiwire.sqlite3")
@@ -111,7 +111,11 @@ def test_key_creation_killed_before_the_secret_is_printed_leaves_no_working_key(
 
 
 class _Feeds(BaseHTTPRequestHandler):
-    """Eight RSS feeds of 50 items each, and slow article pages: an ingestion that takes seconds."""
+    """Eight RSS feeds of 50 items each, and slow article pages: an ingestion that takes seconds. The pages
+    of feeds 1-7 are held until ``release`` is set (or a minute has passed), so a kill after feed 0's
+    articles are written lands mid-ingestion however loaded the machine."""
+
+    release = threading.Event()
 
     def do_GET(self) -> None:
         host = f"http://{self.headers['Host']}"
@@ -122,8 +126,10 @@ class _Feeds(BaseHTTPRequestHandler):
             self._send(f'<?xml version="1.0"?><rss version="2.0"><channel><title>F{n}</title>{items}'
                        "</channel></rss>", "application/rss+xml")
             return
-        time.sleep(0.02)
         n, i = self.path.split("/")[2:4]
+        if n != "0":  # every later feed waits until the test lets it go: the kill lands mid-ingestion
+            _Feeds.release.wait(timeout=60)
+        time.sleep(0.02)
         self._send(f"<html><head><title>Loader wave {n}-{i}</title></head><body><article><h1>Loader wave</h1>"
                    f"<p>The loader beacons to its C2 server at 45.61.{n}.{i} and fetches a payload from "
                    f"hxxp://wave-{n}-{i}[.]top/p.bin, researchers said in a long report on the campaign.</p>"
@@ -142,21 +148,24 @@ class _Feeds(BaseHTTPRequestHandler):
 
 
 def test_ingestion_killed_midway_leaves_whole_records_and_the_next_run_completes(tmp_path: Path) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Feeds)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
-    sources = [{"name": f"Feed {n}", "homepage": base, "feed_url": f"{base}/feed/{n}", "source_type": "rss",
-                "source_tier": 2, "category": "commercial", "enabled": True} for n in range(8)]
+    # Feed 0 on one server, feeds 1-7 on another: the collector takes one request at a time per host and
+    # port, so feed 0 is written while the others wait for ``release``.
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), _Feeds) for _ in range(2)]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    bases = [f"http://127.0.0.1:{server.server_address[1]}" for server in servers]
+    sources = [{"name": f"Feed {n}", "homepage": bases[n > 0], "feed_url": f"{bases[n > 0]}/feed/{n}",
+                "source_type": "rss", "source_tier": 2, "category": "commercial", "enabled": True} for n in range(8)]
     (tmp_path / "sources.yaml").write_text(yaml.safe_dump({"sources": sources}))
     env = cli_env(tmp_path, CTIWIRE_SOURCES_FILE=str(tmp_path / "sources.yaml"))
+    _Feeds.release.clear()
     try:
         proc = subprocess.Popen([str(VENV_BIN / "ctiwire"), "ingest", "--once"], env=env,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not _articles(tmp_path / "ctiwire.sqlite3"):
-            time.sleep(0.02)  # kill as soon as the first source's articles are being written
+        _until_written(tmp_path / "ctiwire.sqlite3", more_than=0)  # the first source's articles are written
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
+        _Feeds.release.set()
         db = _check(tmp_path / "ctiwire.sqlite3")
         rows = db.execute("SELECT id, doc, list_json FROM articles").fetchall()
         assert 0 < len(rows) < 400, "the kill did not land mid-ingestion"
@@ -171,7 +180,16 @@ def test_ingestion_killed_midway_leaves_whole_records_and_the_next_run_completes
         assert db.execute("SELECT count(*) FROM iocs WHERE type = 'ipv4'").fetchone()[0] == 400
         db.close()
     finally:
-        server.shutdown()
+        _Feeds.release.set()
+        for server in servers:
+            server.shutdown()
+
+
+def _until_written(path: Path, more_than: int) -> None:
+    """Wait (polling, up to two minutes) until the database at ``path`` holds more than ``more_than`` articles."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and _articles(path) <= more_than:
+        time.sleep(0.02)
 
 
 def _articles(path: Path) -> int:

@@ -1,4 +1,4 @@
-"""``ctiwire enrich --reprocess`` as an operator runs it after a rules update (issue 12)."""
+"""``ctiwire enrich --reprocess`` as an operator runs it after a rules update."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``ctiwire users list|set-tier|set-password|delete`` as an operator uses them (issue 14)."""
+"""``ctiwire users list|set-tier|set-password|delete`` as an operator uses them."""
 
 from __future__ import annotations
 
@@ -31,6 +31,13 @@ def test_set_password_list_and_delete(tmp_path) -> None:
     gone = run(env, "keys", "list", "ana@corp.example")
     assert gone.returncode == 1 and "no user" in gone.stderr
     assert len(ctiwire(env, "users", "list").splitlines()) == 1
+
+
+def test_create_says_the_user_has_no_password_and_how_to_set_one(tmp_path) -> None:
+    env = cli_env(tmp_path)
+    said = ctiwire(env, "users", "create", "cy@corp.example")
+    assert "no password yet" in said and "cannot sign in" in said
+    assert "ctiwire users set-password cy@corp.example" in said and "Forgot your password?" in said
 
 
 def test_downgrade_trims_scopes_and_respects_the_quota(tmp_path) -> None:

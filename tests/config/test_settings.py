@@ -1,4 +1,4 @@
-"""Typed settings (issue 13): every value arrives as its field's type, a bad value or an unknown type is refused."""
+"""Typed settings: every value arrives as its field's type, a bad value or an unknown type is refused."""
 
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ def _yaml(tmp_path: Path, text: str) -> Path:
     ("host", "999.1.1.1", "IP address"), ("host", "-lead.example", "host name"), ("host", "", "host name"),
     ("log_level", "LOUD", "DEBUG, INFO, WARNING, ERROR, CRITICAL"), ("log_format", "xml", "text, json"),
     ("public_url", "not a url", "http(s)://"), ("public_url", "https://", "http(s)://"),
+    ("smtp_url", "mail.example:25", "smtp://"), ("smtp_url", "http://mail.example", "smtps://"),
 ])
 def test_a_value_out_of_range_names_setting_value_and_what_is_allowed(tmp_path: Path, name: str, raw: str,
                                                                       allowed: str) -> None:
@@ -75,10 +76,18 @@ def test_a_value_out_of_range_names_setting_value_and_what_is_allowed(tmp_path: 
     ("host", "localhost", "localhost"), ("host", "cti-1.corp.example", "cti-1.corp.example"),
     ("log_level", "debug", "DEBUG"), ("log_format", "JSON", "json"),
     ("public_url", "http://10.0.0.5:8000/cti", "http://10.0.0.5:8000/cti"),
+    ("smtp_url", "smtps://u:p@mail.example:465", "smtps://u:p@mail.example:465"), ("signup", "verify", "verify"),
 ])
 def test_good_values_are_kept_and_names_normalised(tmp_path: Path, name: str, raw: str, kept: object) -> None:
     settings = load_settings({f"CTIWIRE_{name.upper()}": raw, "CTIWIRE_DATA_DIR": str(tmp_path)})
     assert getattr(settings, name) == kept
+
+
+def test_a_refused_smtp_url_never_shows_its_password(tmp_path: Path) -> None:
+    with pytest.raises(SettingsError) as refused:
+        load_settings({"CTIWIRE_SMTP_URL": "imap://mailer:hunter2-secret@mail.example",
+                       "CTIWIRE_DATA_DIR": str(tmp_path)})
+    assert "hunter2-secret" not in str(refused.value) and "imap://mailer:***@mail.example" in str(refused.value)
 
 
 def test_the_data_dir_is_created_and_must_be_a_writable_directory(tmp_path: Path) -> None:

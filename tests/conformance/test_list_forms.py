@@ -1,6 +1,6 @@
 """Both backends answer the same rows for every format from the same records, and SQLite's stored list
-forms (articles) and API forms (IOC records, issue 17) follow the record shape's version (issue 13, "A hazard
-between the backends")."""
+forms (articles) and API forms (IOC records) follow the record shape's version, so a stored
+form never drifts from what the other backend encodes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``Stores.replace_iocs`` and the re-enrichment of stored articles (issue 12, ``ctiwire enrich --reprocess``),
+"""``IocStore.replace_iocs`` and the re-enrichment of stored articles (``ctiwire enrich --reprocess``),
 on every backend."""
 
 from __future__ import annotations

@@ -17,14 +17,16 @@ from store.ports import (
     SessionStore,
     SourceStore,
     Stores,
+    TokenStore,
     UserStore,
     Versioned,
 )
 
 CONCERNS: dict[str, type[abc.ABC]] = {"articles": ArticleStore, "iocs": IocStore, "sources": SourceStore,
                                       "accounts": AccountStore}
-# The interfaces callers name; AccountStore is UserStore + KeyStore + SessionStore + AttemptStore.
-INTERFACES = (Lifecycle, ArticleStore, IocStore, SourceStore, UserStore, KeyStore, SessionStore, AttemptStore)
+# The interfaces callers name; AccountStore is UserStore + KeyStore + SessionStore + TokenStore + AttemptStore.
+INTERFACES = (Lifecycle, ArticleStore, IocStore, SourceStore, UserStore, KeyStore, SessionStore, TokenStore,
+              AttemptStore)
 MOST_OPERATIONS = 15
 
 

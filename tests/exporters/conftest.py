@@ -25,7 +25,7 @@ from store.records import Ioc
 REPO = Path(__file__).resolve().parents[2]
 OPENIOC_DIR = REPO.parent / "shared" / "data" / "openioc"
 NOW = datetime(2026, 11, 23, 13, 0, tzinfo=UTC)
-# Validators that need ATT&CK / D3FEND data downloads: excluded offline (issue 8).
+# Validators that need ATT&CK / D3FEND data downloads: excluded offline.
 SIGMA_DOWNLOAD_VALIDATORS = ("attacktag", "d3_fendtag")
 
 IocFactory = Callable[..., Ioc]

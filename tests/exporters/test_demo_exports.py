@@ -1,5 +1,5 @@
 """The demo dataset, exported through the real job (store -> records -> articles -> encoder) in every format,
-each document checked by its own validator (issue 8, "Done means")."""
+each document checked by its own validator."""
 
 from __future__ import annotations
 

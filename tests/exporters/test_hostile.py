@@ -1,4 +1,4 @@
-"""Property test: hostile text in values, feed names, source names and article fields (issue 8, "Done means").
+"""Property test: hostile text in values, feed names, source names and article fields.
 
 Pipes, equals signs, backslashes, line breaks, markup, YAML syntax, wildcards and unicode go into every
 format; each document must still pass its own validator (nothing injected: no extra line, key, element

@@ -14,7 +14,7 @@ from exporters.base import ExportContext
 from exporters.misp import MispExporter
 from store.records import Ioc
 
-EXPECTED = {  # spec mapping table, plus the categories and to_ids of issue 8
+EXPECTED = {  # spec mapping table, plus MISP's category and to_ids per type
     "ipv4": ("ip-src", "Network activity", True), "ipv6": ("ip-src", "Network activity", True),
     "domain": ("domain", "Network activity", True), "url": ("url", "Network activity", True),
     "md5": ("md5", "Payload delivery", True), "sha1": ("sha1", "Payload delivery", True),

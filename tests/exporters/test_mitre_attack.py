@@ -1,4 +1,4 @@
-"""The spec's ``mitre-attack`` IOC type (issue 15): ATT&CK technique ids as IOC records, aggregated from the
+"""The spec's ``mitre-attack`` IOC type: ATT&CK technique ids as IOC records, aggregated from the
 articles like the others, in the list, search, lookup, stats, TAXII and the exports that have a place for
 them (STIX attack-pattern, a MISP text attribute, Sigma tags); ``/iocs?type=mitre-attack`` was a 400."""
 

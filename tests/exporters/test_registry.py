@@ -18,7 +18,7 @@ from store.records import CTIWIRE_NAMESPACE, Ioc, iso, parse_iso
 
 
 def test_every_use_of_the_formats_derives_from_the_registry() -> None:
-    """Issue 13: routes, OpenAPI paths, scopes, costs, CLI choices and precompute jobs come from EXPORTERS."""
+    """Routes, OpenAPI paths, scopes, costs, CLI choices and precompute jobs come from EXPORTERS."""
     from application.app import openapi_document
     from cli.main import _parser
     from config.tiers import IOC_EXPORT_COST, SCOPES

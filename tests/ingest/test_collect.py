@@ -1,4 +1,4 @@
-"""Collection over real HTTP against a local feed server (issue 7, "Collect"): RSS, Atom, broken XML,
+"""Collection over real HTTP against a local feed server: RSS, Atom, broken XML,
 304s, 500s, timeouts, huge bodies, redirects, duplicates across feeds and non-UTF-8 pages."""
 
 from __future__ import annotations
@@ -178,3 +178,38 @@ async def test_collect_enrich_store_and_serve(feeds: HTTPServer, tmp_path: Path,
     assert [row["value"] for row in found] == [HASH] and found[0]["article_ids"] == [ransom["id"]]
     assert sources["RSS"]["health"]["last_success_at"] and sources["RSS"]["article_count"] == 2
     assert "500" in sources["Fails"]["health"]["last_error"]
+
+
+async def test_one_failing_article_never_stops_its_source(httpserver: HTTPServer, stores: Stores,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """An extractor failing on one article leaves that article's fields empty; a page the extractor cannot
+    read skips its article; the others are stored and the source's health counts both."""
+    from ingest import pipeline as collection
+    from ingest.enrich import pipeline as enrichment
+
+    real_actors, real_page = enrichment.extract_actors, collection.extract_page
+
+    def actors(text: str) -> list[str]:
+        if "Poisoned" in text:
+            raise RuntimeError("actor table broken")
+        return real_actors(text)
+
+    def page(body: bytes, content_type: str, url: str) -> object:
+        if url.endswith("/p/unreadable"):
+            raise RuntimeError("parser defect")
+        return real_page(body, content_type, url)
+
+    monkeypatch.setattr(enrichment, "extract_actors", actors)
+    monkeypatch.setattr(collection, "extract_page", page)
+    base = httpserver.url_for("").rstrip("/")
+    items = [("Poisoned ransomware story", "/p/poisoned"), ("Unreadable", "/p/unreadable"), ("One", "/p/one")]
+    for title, path in items:
+        httpserver.expect_request(path).respond_with_data(_page(title, STORY), content_type="text/html")
+    httpserver.expect_request("/feed").respond_with_data(_rss(base, items), content_type="application/rss+xml")
+    report = await ingest_once(stores, [_source(httpserver, "Local", "/feed")], limits=LIMITS)
+    stored = {a.title: a for a in await stores.articles.all_articles(ArticleQuery(limit=10))}
+    assert sorted(stored) == ["One", "Poisoned ransomware story"] and not report.failed
+    assert stored["Poisoned ransomware story"].threat_actors == [] and stored["Poisoned ransomware story"].iocs
+    assert report.failed_articles == {"Local": 2}
+    health = (await stores.sources.list_sources())[0]
+    assert health.failed_articles == 2 and health.last_error is None and health.items_seen == 3

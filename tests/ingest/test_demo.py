@@ -1,4 +1,4 @@
-"""The demo dataset and the article -> IOC record aggregation (issues 3 and 8)."""
+"""The demo dataset and the article -> IOC record aggregation."""
 
 from __future__ import annotations
 

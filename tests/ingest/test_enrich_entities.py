@@ -1,4 +1,4 @@
-"""CVE ids, ATT&CK techniques and threat actors (issue 7), rule by rule."""
+"""CVE ids, ATT&CK techniques and threat actors, rule by rule."""
 
 from __future__ import annotations
 

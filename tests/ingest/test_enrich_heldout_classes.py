@@ -1,4 +1,4 @@
-"""Issue 12's classification error classes, one rule per test: introduced clusters and brands, techniques
+"""The held-out set's classification error classes, one rule per test: introduced clusters and brands, techniques
 told in prose, LABELLING.md's category close calls, and the severity rubric with its buckets (independent
 of the bench sets)."""
 
@@ -70,7 +70,7 @@ def test_what_is_not_an_actor_stays_out_of_introductions() -> None:
     ("Since Monday, a crew calling itself Tidebreakers has posted screenshots.", ["tidebreakers"]),
 ])
 def test_a_date_before_the_comma_is_not_an_apposed_actor(text: str, actors: list[str]) -> None:
-    """"19 October, a cluster ...": the date is when, not who (tuning c2-08, c3-07, c5-10)."""
+    """"19 October, a cluster ...": the date is when, not who."""
     assert extract_actors(text) == actors
 
 
@@ -129,13 +129,13 @@ def test_loose_keywords_infer_no_technique(sentence: str) -> None:
      "group run commands as root.", "critical"),
     # "account takeover" is not code execution; "users are used to" is not a campaign
     ("Passkey adoption doubles", "Account takeover attempts dropped as users are used to passkeys now.", "low"),
-    # a vendor's own news names threats as the reason for its feature: product news is low (t22)
+    # a vendor's own news names threats as the reason for its feature: product news is low
     ("Harborline adds risk-based sign-in policies to its identity platform",
      "The feature responds to phishing campaigns that target help desks and to attackers who steal cookies.", "low"),
     # a vendor title that is about a threat is not product news
     ("LockBit adds a new encryptor for ESXi servers",
      "The ransomware gang is targeting law firms and has encrypted hundreds of servers.", "high"),
-    # ransomware that halted operations at scale (tuning t23)
+    # ransomware that halted operations at scale
     ("Ransomware halts production at all seven Teller Foods plants",
      "The attackers encrypted the servers that schedule production lines.", "critical"),
     # a critical-infrastructure sector named in passing, far from the lead, is not the victim
@@ -143,7 +143,7 @@ def test_loose_keywords_infer_no_technique(sentence: str) -> None:
      "Attackers stole the records of 2,000 customers from the retailer's web shop.\n\n" + "The retailer sells "
      "outdoor gear online and in twelve stores across the region, and runs a loyalty programme. " * 6
      + "Similar gangs have hit hospitals before.", "high"),
-    # a named actor's campaign is not commodity malware, whatever stealer it delivers (tuning t24)
+    # a named actor's campaign is not commodity malware, whatever stealer it delivers
     ("Lazarus Group lures engineers with fake job tests that install an infostealer",
      "The campaign is targeting engineers; the stealer harvests passwords and the stolen credentials were "
      "used to sign in to two companies' repositories.", "high"),
@@ -204,7 +204,7 @@ def test_common_intrusion_steps_told_in_report_prose(sentence: str, technique: s
     ("The intruders breached one mailbox; responders reset the password within the hour.", "medium"),
 ])
 def test_an_incident_write_up_is_high_when_what_it_tells_had_impact(body: str, level: str) -> None:
-    """Single case studies are medium, unless systems were encrypted or data stolen (tuning c1-01, r03)."""
+    """Single case studies are medium, unless systems were encrypted or data stolen."""
     from ingest.enrich.classify import Findings, severity_of
 
     score, reasons = severity_of(body, "incident-response", "security", Findings(0, 0, 0, 0))
@@ -225,7 +225,7 @@ def test_flaws_in_an_ics_product_are_an_iot_ot_story_and_a_router_flaw_is_a_vuln
 
 def test_a_network_attack_story_and_an_actors_campaign_take_their_close_call_categories() -> None:
     """LABELLING.md's close calls: a DDoS or DNS-hijacking story is network-security even when it names
-    its actor; an actor's campaign through a flaw is threat-intel (tuning t19, t20)."""
+    its actor; an actor's campaign through a flaw is threat-intel."""
     from ingest.enrich.classify import Findings, category_of
 
     ddos = ("Traffic floods aimed at login pages peaked at 1.2 million requests per second; the group's "

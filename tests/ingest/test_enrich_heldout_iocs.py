@@ -1,4 +1,4 @@
-"""Issue 12's IOC error classes, one rule per test: IPv6 lists and RFC 5952 spelling, attacker contacts and
+"""The held-out set's IOC error classes, one rule per test: IPv6 lists and RFC 5952 spelling, attacker contacts and
 senders told in prose, tools, platforms, cloud storage and resolvers named as context, an organisation's own
 site, versions, seized or sinkholed values, clean hashes and fingerprints, and HTML as a browser renders it
 (independent of the bench sets)."""

@@ -1,4 +1,4 @@
-"""IOC extraction rules of issue 7, one class of value per test (independent of bench/enrich_eval)."""
+"""IOC extraction rules, one class of value per test (independent of bench/enrich_eval)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ def test_enrich_fills_every_field() -> None:
         ("sha256", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")}
     assert all(ioc.confidence in ("high", "medium", "low") for ioc in result.iocs)
     assert result.cve_ids == ["CVE-2025-0001"]
-    # spraying named as such; exploiting the VPN appliance's flaw told in prose (the classifier, issue 12)
+    # spraying named as such; exploiting the VPN appliance's flaw told in prose (the classifier)
     assert [t.id for t in result.mitre_techniques] == ["T1110.003", "T1190"]
     assert result.threat_actors == ["volt typhoon"]
     assert result.category in CATEGORIES and result.category == "vulnerabilities"

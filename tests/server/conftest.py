@@ -1,4 +1,4 @@
-"""The spine's tests run through real HTTP on every backend (issue 3, "Done means")."""
+"""The spine's tests run through real HTTP on every backend."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Links and client addresses are the service's own, not what a client claims (issue 15)."""
+"""Links and client addresses are the service's own, not what a client claims."""
 
 from __future__ import annotations
 

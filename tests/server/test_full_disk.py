@@ -1,5 +1,5 @@
 """A full disk (a small tmpfs under the SQLite database): writes answer 503 and change nothing, reads keep
-being served, and everything recovers when space is back (issue 16)."""
+being served, and everything recovers when space is back."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 15, "Hardening": each defect found by fuzzing and hand-made probes, as a test that failed before its fix."""
+"""Each defect found by fuzzing and hand-made probes, as a test that failed before its fix."""
 
 from __future__ import annotations
 

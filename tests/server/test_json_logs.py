@@ -1,4 +1,4 @@
-"""CTIWIRE_LOG_FORMAT=json: one JSON object a line, the access line with the request's fields (issue 16)."""
+"""CTIWIRE_LOG_FORMAT=json: one JSON object a line, the access line with the request's fields."""
 
 from __future__ import annotations
 

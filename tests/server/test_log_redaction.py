@@ -1,4 +1,4 @@
-"""No log line ever contains an API key, not even Tornado's line about a malformed header (issue 15)."""
+"""No log line ever contains an API key, not even Tornado's line about a malformed header."""
 
 from __future__ import annotations
 

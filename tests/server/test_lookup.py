@@ -1,4 +1,4 @@
-"""GET /api/v1/iocs/search and /api/v1/lookup through real HTTP (issue 8, "Endpoints")."""
+"""GET /api/v1/iocs/search and /api/v1/lookup through real HTTP."""
 
 from __future__ import annotations
 

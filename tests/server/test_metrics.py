@@ -1,4 +1,4 @@
-"""GET /metrics (issue 16): Prometheus text a parser accepts, the counts the service made, and only for
+"""GET /metrics: Prometheus text a parser accepts, the counts the service made, and only for
 operators (loopback, CTIWIRE_METRICS_ALLOW, or CTIWIRE_METRICS_TOKEN)."""
 
 from __future__ import annotations

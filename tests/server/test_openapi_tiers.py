@@ -1,4 +1,4 @@
-"""The OpenAPI description states the tier numbers of config/tiers.py, never numbers typed by hand (issue 13)."""
+"""The OpenAPI description states the tier numbers of config/tiers.py, never numbers typed by hand."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rate limits per key on rolling windows, per tier, with costs (spec, Limits; issue 3)."""
+"""Rate limits per key on rolling windows, per tier, with costs (spec, Limits)."""
 
 from __future__ import annotations
 
@@ -202,7 +202,7 @@ def test_two_processes_share_one_budget_through_redis(tmp_path, redis_server) ->
 
 async def test_a_redis_outage_is_logged_once_when_it_starts_and_once_when_it_ends(
         tmp_path, caplog: pytest.LogCaptureFixture) -> None:
-    """Issue 16: not one warning per unmetered request."""
+    """Not one warning per unmetered request."""
     from support import free_port, start_redis
 
     from config.tiers import TIERS

@@ -1,4 +1,4 @@
-"""Redis SIGKILLed and restarted while clients keep asking (issue 16): only the documented answers, no
+"""Redis SIGKILLed and restarted while clients keep asking: only the documented answers, no
 request hangs past the Redis timeout, and the server recovers by itself within seconds."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Redis down: exports still answer (built on demand, X-Cache: bypass), never a hang or a stack trace,
-and the server recovers by itself when Redis returns (issue 5, "Reliability")."""
+and the server recovers by itself when Redis returns."""
 
 from __future__ import annotations
 

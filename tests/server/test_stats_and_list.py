@@ -95,7 +95,7 @@ async def test_ioc_list_rejects_malformed_parameters(server) -> None:
 
 
 async def test_a_small_page_is_kept_until_the_next_write(server) -> None:
-    """Issue 17: a repeated small page comes from memory, whole, with its ETag; a write is seen at once."""
+    """A repeated small page comes from memory, whole, with its ETag; a write is seen at once."""
     await server.ctx.iocs.upsert_iocs(_iocs(5))
     async with server.client(server.pro_key) as http:
         first = await http.get("/api/v1/iocs", params={"limit": 3})

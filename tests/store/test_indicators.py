@@ -1,4 +1,4 @@
-"""Refanging, type detection and normalisation: one indicator, one spelling (issue 8, "Records")."""
+"""Refanging, type detection and normalisation: one indicator, one spelling."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_types_are_detected(value: str, kind: str | None) -> None:
 @pytest.mark.parametrize(("kind", "value", "normal"), [
     ("domain", "EVIL.Example.COM.", "evil.example.com"),
     ("ipv6", "2001:DB8:0:0:0:0:0:1", "2001:db8::1"),
-    ("ipv6", "2A01:04F8:0010:00B2:0000:0000:0000:0042", "2a01:4f8:10:b2::42"),  # RFC 5952 (issue 12)
+    ("ipv6", "2A01:04F8:0010:00B2:0000:0000:0000:0042", "2a01:4f8:10:b2::42"),  # RFC 5952
     ("url", "http://[2A01:04F8:0010:00B2:0000:0000:0000:0042]:8080/Bins/X", "http://[2a01:4f8:10:b2::42]:8080/Bins/X"),
     ("url", "HTTPS://Bad.Example.NET/Path/Keep?Q=Case#Frag", "https://bad.example.net/Path/Keep?Q=Case#Frag"),
     ("md5", "D41D8CD98F00B204E9800998ECF8427E", "d41d8cd98f00b204e9800998ecf8427e"),

@@ -1,5 +1,5 @@
 """The SQLite store remembers its hot point reads (a key with its user, the data version) until the file's
-next commit (issue 17); another process's write must still be seen by the very next read."""
+next commit; another process's write must still be seen by the very next read."""
 
 from __future__ import annotations
 

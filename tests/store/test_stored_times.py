@@ -1,4 +1,4 @@
-"""``parse_stored``: the fast reading of the store's own timestamps agrees with ``parse_iso`` (issue 17)."""
+"""``parse_stored``: the fast reading of the store's own timestamps agrees with ``parse_iso``."""
 
 from __future__ import annotations
 

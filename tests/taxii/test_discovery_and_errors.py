@@ -107,4 +107,4 @@ async def test_writes_are_refused_as_taxii_405(server, taxii_http) -> None:
     async with taxii_http(server.pro_key, **{"Content-Type": TAXII}) as http:
         response = await http.post(ROOT + "collections/all-iocs/objects/", content=b'{"objects": []}')
     assert_taxii_error(response, 405, "method_not_allowed")
-    assert response.headers["Allow"] == "GET"  # issue 15: HEAD is not served, so it is not offered
+    assert response.headers["Allow"] == "GET"  # HEAD is not served, so it is not offered

@@ -126,7 +126,7 @@ async def test_added_after_polls_only_what_is_new(server, iocs, taxii_http) -> N
         later = await http.get(COLLECTIONS + "all-iocs/objects/", params={"added_after": last})
     assert len(first.json()["objects"]) == 12
     assert empty.json() == {"more": False}
-    # issue 15: an empty page does not echo added_after as its first and last date (it has no object)
+    # An empty page does not echo added_after as its first and last date (it has no object)
     assert "X-TAXII-Date-Added-First" not in empty.headers and "X-TAXII-Date-Added-Last" not in empty.headers
     assert [o["id"] for o in later.json()["objects"]] == [o["id"] for o in _expected(fresh)]
     assert later.headers["X-TAXII-Date-Added-First"] == taxii_time(fresh[0].first_seen)

@@ -88,7 +88,7 @@ def _answer_headers(response: Any) -> dict[str, str]:
 
 
 async def test_a_repeated_uri_gets_the_answer_its_first_request_got(server, iocs, taxii_http) -> None:
-    """Issue 17: a repeat skips the planning, never its outcome: the same bytes and window headers, follow-up
+    """A repeat skips the planning, never its outcome: the same bytes and window headers, follow-up
     pages too, and a forged token is refused every time (a refusal is never remembered)."""
     await server.ctx.iocs.upsert_iocs(iocs(30))
     url = "/api/taxii2/api/collections/all-iocs/objects/"

@@ -9,7 +9,9 @@ The right token goes through and changes what the form is for.
 
 from __future__ import annotations
 
+import asyncio
 import re
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -19,13 +21,26 @@ import pytest
 from support import RunningServer
 from web_support import PASSWORD, browser, form_token, sign_up
 
-from store import accounts
+from store import accounts, mail
 from store.base import NotFound
 from store.records import utcnow
 from web import sessions
 from web.routes import routes
 
 VICTIM, ATTACKER, NEWCOMER = "victim@corp.example", "mallory@corp.example", "newcomer@corp.example"
+NEW_PASSWORD = "a brand new passphrase"
+
+
+async def _reset_link(site: RunningServer) -> dict[str, str]:
+    store = site.ctx.accounts
+    return {"token": await accounts.issue_token(store, await store.get_user(email=VICTIM), "reset")}
+
+
+async def _unverified(site: RunningServer) -> dict[str, str]:
+    user = await site.ctx.accounts.get_user(email=VICTIM)
+    user.unverified = True
+    await site.ctx.accounts.update_user(user)
+    return {}
 
 
 @dataclass(frozen=True)
@@ -34,6 +49,7 @@ class Form:
     page: str  # where the form is shown (its token comes from there)
     body: dict[str, str]
     signed_in: bool = True
+    fields: Callable[[RunningServer], Awaitable[dict[str, str]]] | None = None  # more of the body, made per test
 
 
 FORMS = [
@@ -41,9 +57,17 @@ FORMS = [
     Form("/account/signin", "/account/signin", {"email": VICTIM, "password": PASSWORD}, signed_in=False),
     Form("/account/signout", "/account/keys", {}),
     Form("/account/keys", "/account/keys", {"name": "added"}),
-    Form("/account/keys/kept/delete", "/account/keys", {}),
+    Form("/account/keys/kept/delete", "/account/keys/kept/delete", {}),
+    Form("/account/keys/kept/rotate", "/account/keys/kept/rotate", {"grace": "1h"}),
+    Form("/account/keys/kept/edit", "/account/keys/kept/edit", {"name": "renamed", "scopes": "read:iocs"}),
     Form("/account/keys/kept/deactivate", "/account/keys", {}),
     Form("/account/keys/paused/activate", "/account/keys", {}),
+    Form("/account/signout-everywhere", "/account/settings", {}),
+    Form("/account/password", "/account/settings", {"current": PASSWORD, "password": NEW_PASSWORD}),
+    Form("/account/delete", "/account/delete", {"current": PASSWORD}),
+    Form("/account/forgot", "/account/forgot", {"email": VICTIM}, signed_in=False),
+    Form("/account/reset", "/account/reset?token=x", {"password": NEW_PASSWORD}, signed_in=False, fields=_reset_link),
+    Form("/account/verify/resend", "/account/keys", {}, fields=_unverified),
 ]
 
 
@@ -79,14 +103,15 @@ async def test_every_form_needs_its_own_sessions_token(site: RunningServer, form
         else:  # idle long enough that any request counted as use would restart its idle clock
             session_id = sessions.session_hash(victim.cookies[sessions.COOKIE])
             await site.ctx.accounts.touch_session(session_id, utcnow() - timedelta(minutes=30))
+        body = {**form.body, **(await form.fields(site) if form.fields else {})}
         state = await _state(site, victim)
         for label, token, planted in await _wrong_tokens(site, attacker, form, before_sign_in):
-            refused = await _post(victim, form.path, {**form.body, **token}, planted)
+            refused = await _post(victim, form.path, {**body, **token}, planted)
             assert refused.status_code == 403, label
             assert sessions.COOKIE not in refused.headers.get("set-cookie", ""), label
             assert await _state(site, victim) == state, label
-        done = await victim.post(form.path, data={**form.body, "_xsrf": await form_token(victim, form.page)})
-        assert done.status_code != 403 and await _state(site, victim) != state
+        done = await victim.post(form.path, data={**body, "_xsrf": await form_token(victim, form.page)})
+        assert done.status_code != 403 and await _changed(site, victim, state)
 
 
 async def _post(client: httpx.AsyncClient, path: str, data: dict[str, str], planted: str | None) -> httpx.Response:
@@ -128,10 +153,27 @@ async def _wrong_tokens(site: RunningServer, attacker: httpx.AsyncClient, form: 
     return rows
 
 
+async def _changed(site: RunningServer, client: httpx.AsyncClient, before: tuple[Any, ...]) -> bool:
+    """Whether the state moved from ``before``; waits (up to 30 s) for mail, which leaves in the background."""
+    for _ in range(300):
+        if await _state(site, client) != before:
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
 async def _state(site: RunningServer, client: httpx.AsyncClient) -> tuple[Any, ...]:
-    """What a form could change: the victim's keys, the browser's session and its idle clock, the newcomer."""
+    """What a form could change: the victim's keys and password, the browser's session and its idle clock,
+    the newcomer, the mail sent."""
     store = site.ctx.accounts
-    keys = [(key.name, key.active) for key in await store.list_keys((await store.get_user(email=VICTIM)).id)]
+    try:
+        victim = await store.get_user(email=VICTIM)
+        keys = [(key.name, key.active, key.key_hash, key.scopes) for key in await store.list_keys(victim.id)]
+        password: str | None = victim.password_hash
+    except NotFound:
+        keys, password = [], None
+    outbox = mail.outbox(site.ctx.settings)
+    sent = sorted(path.name for path in outbox.iterdir()) if outbox.exists() else []
     cookie = client.cookies.get(sessions.COOKIE)
     found = await store.session_with_user(sessions.session_hash(cookie)) if cookie else None
     last_seen = found[0].last_seen_at if found else None
@@ -139,4 +181,4 @@ async def _state(site: RunningServer, client: httpx.AsyncClient) -> tuple[Any, .
         newcomer = bool(await store.get_user(email=NEWCOMER))
     except NotFound:
         newcomer = False
-    return keys, cookie, last_seen, newcomer
+    return keys, password, cookie, last_seen, newcomer, sent

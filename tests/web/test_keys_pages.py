@@ -1,4 +1,4 @@
-"""The key pages, usage and dashboard over real HTTP, on every backend (issue 14)."""
+"""The key pages, usage and dashboard over real HTTP, on every backend."""
 
 from __future__ import annotations
 

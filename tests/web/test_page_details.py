@@ -85,7 +85,7 @@ async def test_key_rows_show_one_ellipsis_times_in_utc_and_named_buttons(site: R
         keys = (await client.get("/account/keys")).text
         stamps = re.findall(r'class="when" data-label="(?:Created|Expires)">([^<]+)<', keys)
         assert len(stamps) == 2 and all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", s) for s in stamps), stamps
-        for action in ("Deactivate", "Delete"):
-            assert f'{action}<span class="visually-hidden"> key siem-prod</span></button>' in keys
+        for action, end in (("Deactivate", "</button>"), ("Rotate", "</a>"), ("Edit", "</a>"), ("Delete", "</a>")):
+            assert f'{action}<span class="visually-hidden"> key siem-prod</span>{end}' in keys
         dashboard = (await client.get("/account/dashboard")).text
         assert re.search(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC;", dashboard)

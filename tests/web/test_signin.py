@@ -1,4 +1,4 @@
-"""Sign-up, sign-in, sessions and throttling over real HTTP, on every backend (issue 14, "Security")."""
+"""Sign-up, sign-in, sessions and throttling over real HTTP, on every backend."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Beat queues a precompute as it starts, not only when its first 15-minute period ends (issue 16)."""
+"""Beat queues a precompute as it starts, not only when its first 15-minute period ends."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Real Celery workers build the exports into a real Redis (issue 5, "Reliability"): served byte-identical to
+"""Real Celery workers build the exports into a real Redis: served byte-identical to
 an on-demand build, and a worker killed mid-build never leaves half an export; the task is redelivered."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The production path of collection: a real Celery worker runs the per-source task against a local feed
-server, stores the enriched articles, then queues the rebuild that refreshes the cached stats (issue 7)."""
+server, stores the enriched articles, then queues the rebuild that refreshes the cached stats."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The production processes start from the runtime dependencies alone, built from exactly the files the
-Dockerfile copies (issue 16).
+Dockerfile copies.
 
 The test suite's environment holds the dev tools too, and one of them once supplied a package that
 kombu's Redis transport needs at run time (``packaging``), so ``ctiwire worker`` died on a fresh
