@@ -59,6 +59,18 @@ _CITATION = re.compile(r"\(Citation:[^)]*\)?")
 _CODE = re.compile(r"`[^`]*`?")
 _CLAUSE = re.compile(r";\s+|,\s+(?:and\s+|then\s+|before\s+|after\s+|which\s+)?|\s+(?:and then|before|after)\s+")
 _CLAUSE_WORDS = 4
+# Words that point at the report or pass the time, not at behaviour, taken out before a sentence is read:
+# image and link markup (an address reads as web traffic), the reader's figures ("as seen in the
+# screenshot below" is no screen capture) and time idioms ("at the same time" is no system time discovery).
+_INCIDENTAL = re.compile(
+    r"!?\[[^\]]*\]\([^)]*\)"
+    r"|\b(?:as (?:can be )?)?(?:seen|shown|illustrated|depicted|visible|highlighted|displayed) (?:in|on|below|above)"
+    r"(?: (?:the|this|that|these))?(?: following| next| previous)?"
+    r" (?:screen ?shots?|figures?|images?|pictures?|tables?|screens?|snippets?|excerpts?)(?: \d+)?(?: below| above)?"
+    r"|\b(?:for the time being|at the same time"
+    r"|at (?:the|that|this) (?:time|point in time)(?: of (?:writing|publication))?"
+    r"|by the time|over time|in time|from time to time|(?:some|this|that|a long|the first|the last) time)\b",
+    re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +182,11 @@ def model() -> Model:
 
 def clauses(sentence: str) -> list[str]:
     """The sentence, and its clauses when it has several (a sentence often tells several steps: "ran
-    whoami, then dumped LSASS and archived the files"); a clause needs a few words to say anything."""
+    whoami, then dumped LSASS and archived the files"); a clause needs a few words to say anything.
+    Incidental words (``_INCIDENTAL``) are left out; a sentence of nothing else gives no clause."""
+    sentence = " ".join(_INCIDENTAL.sub(" ", sentence).split()).lstrip(",;: ")
+    if not sentence.strip(".!?"):
+        return []
     parts = [part.strip() for part in _CLAUSE.split(sentence)]
     parts = [part for part in parts if len(part.split()) >= _CLAUSE_WORDS]
     return [sentence, *parts] if len(parts) > 1 else [sentence]
