@@ -8,8 +8,9 @@ of an article and its clauses; a clause gives its best techniques (at most ``PER
 defenders' text wins it) that score at least ``THRESHOLD``, chosen on the tuning set for precision
 (issue 12: "behind a precision threshold, beside exact id matches").
 
-No download and no model file in the repository: the model is trained from the pinned package's data
-and the report prose (a few seconds, deterministic) and kept under a fingerprint (:mod:`textmodel`).
+No download and no model file in the repository: the model is trained from the pinned package's data,
+the report prose and the sentences people marked in MITRE TRAM 2's reports (shipped in ``tram/``; a few
+seconds, deterministic) and kept under a fingerprint (:mod:`textmodel`).
 Every technique it reports carries its evidence: the sentence and its score.
 """
 
