@@ -134,7 +134,7 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--per-module", type=int, default=8, help="mutants sampled per module (default 8)")
+    parser.add_argument("--per-module", type=int, default=10, help="mutants sampled per module (default 10)")
     parser.add_argument("--seed", type=int, default=7, help="sampling seed (default 7)")
     parser.add_argument("--only", nargs="*", choices=sorted(TARGETS), help="these modules only")
     args = parser.parse_args(argv)
