@@ -6,6 +6,7 @@ killed when the tests fail (or time out, counted as killed), survived when they 
 per module, the total, and every survivor as ``file:line: before -> after`` for judging.
 
     scripts/bench mutation [--per-module N] [--seed S] [--only PATH ...]
+    scripts/bench mutation --recheck server/base.py#N tests/server/test_ratelimit.py   # one survivor, other tests
 """
 
 from __future__ import annotations
@@ -80,32 +81,48 @@ def changed_line(original: str, mutated: str) -> str:
     return "?: (a line removed)"
 
 
-def score_module(module: str, per_module: int, seed: int) -> Score:
+def all_mutants(module: str) -> tuple[str, list[RelativeMutationID]]:
+    original = (ROOT / module).read_text()
+    return original, list_mutations(Context(source=original, mutation_id=ALL, filename=str(ROOT / module)))
+
+
+def try_mutant(module: str, original: str, mutant: RelativeMutationID, tests: list[str], timeout: float) -> str:
+    """Apply one mutant in place, run ``tests``, restore the source whatever happens."""
     path = ROOT / module
-    original = path.read_text()
-    mutants = list_mutations(Context(source=original, mutation_id=ALL, filename=str(path)))
+    path.write_text(mutant_source(path, original, mutant))
+    try:
+        return run_tests(tests, timeout)
+    finally:
+        path.write_text(original)
+
+
+def score_module(module: str, per_module: int, seed: int) -> Score:
+    original, mutants = all_mutants(module)
     rng = random.Random(f"{seed}:{module}")  # per module: --only draws the same sample
-    sample = sorted(rng.sample(mutants, min(per_module, len(mutants))), key=lambda m: (m.line_number, m.index))
+    sample = sorted(rng.sample(range(len(mutants)), min(per_module, len(mutants))))
     score = Score(module, len(mutants), len(sample))
     started = time.monotonic()
     if run_tests(TARGETS[module], 3600) != "survived":
         raise SystemExit(f"{module}: its tests fail without any mutant")
     timeout = 3 * (time.monotonic() - started) + 30
-    for mutant in sample:
-        mutated = mutant_source(path, original, mutant)
-        path.write_text(mutated)
-        try:
-            outcome = run_tests(TARGETS[module], timeout)
-        finally:
-            path.write_text(original)
+    for number in sample:
+        outcome = try_mutant(module, original, mutants[number], TARGETS[module], timeout)
         if outcome == "survived":
-            score.survivors.append(f"{module}:{changed_line(original, mutated)}")
+            mutated = mutant_source(ROOT / module, original, mutants[number])
+            score.survivors.append(f"{module}#{number} line {changed_line(original, mutated)}")
         elif outcome == "timeout":
             score.timeouts += 1
         else:
             score.killed += 1
-        print(f"  {module} line {mutant.line_number + 1}: {outcome}", file=sys.stderr, flush=True)
+        print(f"  {module}#{number}: {outcome}", file=sys.stderr, flush=True)
     return score
+
+
+def recheck(mutant_id: str, tests: list[str]) -> None:
+    """``MODULE#N``, one survivor, against other tests (a wider folder, or a test written to kill it)."""
+    module, _, number = mutant_id.partition("#")
+    original, mutants = all_mutants(module)
+    print(f"{mutant_id}: {try_mutant(module, original, mutants[int(number)], tests, 3600)} by {' '.join(tests)}")
 
 
 def report(scores: list[Score], argv: list[str]) -> None:
@@ -137,8 +154,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--per-module", type=int, default=10, help="mutants sampled per module (default 10)")
     parser.add_argument("--seed", type=int, default=7, help="sampling seed (default 7)")
     parser.add_argument("--only", nargs="*", choices=sorted(TARGETS), help="these modules only")
+    parser.add_argument("--recheck", metavar="MODULE#N", help="run one mutant against the tests given after it")
+    parser.add_argument("tests", nargs="*", help="with --recheck: the tests (pytest arguments)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)
+    if args.recheck:
+        recheck(args.recheck, args.tests)
+        return
     scores = [score_module(module, args.per_module, args.seed) for module in (args.only or TARGETS)]
     report(scores, sys.argv[1:] if argv is None else argv)
 
