@@ -156,11 +156,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--only", nargs="*", choices=sorted(TARGETS), help="these modules only")
     parser.add_argument("--recheck", metavar="MODULE#N", help="run one mutant against the tests given after it")
     parser.add_argument("tests", nargs="*", help="with --recheck: the tests (pytest arguments)")
-    args = parser.parse_args(argv)
+    args, pytest_options = parser.parse_known_args(argv)  # e.g. -k after --recheck's tests
     signal.signal(signal.SIGTERM, _terminate)
     if args.recheck:
-        recheck(args.recheck, args.tests)
+        recheck(args.recheck, [*args.tests, *pytest_options])
         return
+    if pytest_options:
+        parser.error(f"unrecognized arguments: {' '.join(pytest_options)}")
     scores = [score_module(module, args.per_module, args.seed) for module in (args.only or TARGETS)]
     report(scores, sys.argv[1:] if argv is None else argv)
 
