@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
+import pytest
 from mutmut import ALL, Context, RelativeMutationID, list_mutations, mutate  # type: ignore[import-untyped]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,7 +33,7 @@ TARGETS: dict[str, list[str]] = {
     "server/ratelimit.py": ["tests/server/test_ratelimit.py", *NOT_MONGO],
     "server/tokens.py": ["tests/server/test_tokens.py", *NOT_MONGO],
     "config/tiers.py": ["tests/server/test_tier_access.py", *NOT_MONGO],
-    "server/windows.py": ["tests/server/test_tier_windows.py", *NOT_MONGO],
+    "server/windows.py": ["tests/server/test_windows.py", "tests/server/test_tier_windows.py", *NOT_MONGO],
     "store/apikeys.py": ["tests/server/test_auth.py", *NOT_MONGO],
     "web/csrf.py": ["tests/web/test_csrf.py", *NOT_MONGO],
     "exporters/stix.py": ["tests/exporters/test_stix.py", "tests/exporters/test_ioctype_table.py"],
@@ -65,6 +66,8 @@ def run_tests(tests: list[str], timeout: float) -> str:
         done = subprocess.run([*PYTEST, *tests], cwd=ROOT, capture_output=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return "timeout"
+    if done.returncode == pytest.ExitCode.NO_TESTS_COLLECTED:  # a test selection that kills nothing
+        raise SystemExit(f"no test selected by {' '.join(tests)}")
     return "survived" if done.returncode == 0 else "killed"
 
 
