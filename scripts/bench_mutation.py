@@ -154,7 +154,8 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--per-module", type=int, default=7, help="mutants sampled per module (default 7: under 30 minutes on 2 busy cores)")
+    parser.add_argument("--per-module", type=int, default=7,
+                        help="mutants sampled per module (default 7: under 30 minutes on 2 busy cores)")
     parser.add_argument("--seed", type=int, default=7, help="sampling seed (default 7)")
     parser.add_argument("--only", nargs="*", choices=sorted(TARGETS), help="these modules only")
     parser.add_argument("--recheck", metavar="MODULE#N", help="run one mutant against the tests given after it")
