@@ -81,7 +81,10 @@ async def test_ioc_list_filters_and_free_lookback(server) -> None:
     assert {tuple(r["industries"]) for r in sector["data"]} == {("finance",)}
     async with server.client(server.free_key) as http:
         free = await http.get("/api/v1/iocs", params={"since": "2020-01-01T00:00:00Z"})
+        free_capped = await http.get("/api/v1/iocs", params={"limit": 1000})
     assert free.headers["X-Tier-Lookback-Clamped"] == "true" and free.headers["X-Tier-Lookback-Days"] == "1"
+    # spec, Limits: a Free key's IOC results stop at 100
+    assert free_capped.headers["X-Limit-Capped"] == "true" and free_capped.json()["meta"]["limit"] == 100
     assert "198.51.100.77" not in free.text and free.json()["meta"]["total"] == 12
 
 
