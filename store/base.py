@@ -106,7 +106,9 @@ class IocStats:
     by_confidence: dict[str, int]
     by_category: dict[str, int]
     top_sources: list[tuple[str, int]]
-    daily: list[tuple[str, int]] = field(default_factory=list)
+    # Records per UTC hour of ``modified`` ("YYYY-MM-DDTHH"): the same records as ``total``, so any series
+    # summed from it adds up to the total, the window's partial first day and hour included.
+    hourly: list[tuple[str, int]] = field(default_factory=list)
 
 
 class Store(abc.ABC):
@@ -302,7 +304,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
-        """Totals of records modified since ``since``, with a daily series of first_seen."""
+        """Totals of records modified since ``since``, with an hourly series of those records."""
 
     # -- sources -----------------------------------------------------------------------------
     @abc.abstractmethod
