@@ -27,6 +27,7 @@ import orjson
 from store.csvform import csv_line
 from store.query import ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Session, Source, User, parse_stored
+from store.usage import UsageHistory
 
 # (sort value, id) of a row in its query's order: the keyset position cursors carry.
 Position = tuple[Any, str]
@@ -111,8 +112,8 @@ class IocStats:
     hourly: list[tuple[str, int]] = field(default_factory=list)
 
 
-class Store(abc.ABC):
-    """Async storage of articles, IOCs, sources, users and API keys."""
+class Store(UsageHistory, abc.ABC):
+    """Async storage of articles, IOCs, sources, users and API keys (and their usage history, ``store.usage``)."""
 
     name: str = "abstract"
 

@@ -38,6 +38,7 @@ INDEXES: tuple[IndexSpec, ...] = (
     _unique("api_keys", "user_id", "name"),  # Conflict on a duplicate key name (Store.create_key)
     _plain("api_keys", "user_id", "created_at"),
     _plain("sessions", "user_id"),
+    _plain("key_usage", "key_id", "day"),  # Store.usage_history
     IndexSpec("attempts", [("seen", 1)], {"expireAfterSeconds": 86_400}),  # a subject idle for a day goes
     *(_plain("articles", name, "_id") for name in (
         "published_at", "modified_at", "fetched_at", "created_at", "severity_score", "rank_score")),

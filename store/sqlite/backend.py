@@ -38,6 +38,7 @@ from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, pa
 from store.sqlite import listforms, queries
 from store.sqlite.accounts import SqliteAccounts
 from store.sqlite.schema import ADDED_COLUMNS, BACKFILL_STIX_IDS, LATE_SCHEMA, PRAGMAS, SCHEMA, STIX_ID_FUNCTION
+from store.sqlite.usage import SqliteUsage
 from store.stixids import object_id
 
 T = TypeVar("T")
@@ -91,7 +92,7 @@ def _ioc_row(i: Ioc) -> tuple[Any, ...]:
             i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.to_api()))
 
 
-class SqliteStore(SqliteAccounts, Store):
+class SqliteStore(SqliteAccounts, SqliteUsage, Store):
     """Store on one SQLite file (WAL, FTS5 with the porter stemmer)."""
 
     name = "sqlite"
