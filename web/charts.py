@@ -18,6 +18,8 @@ class Bar:
     count: int
     x: float
     height: float  # in percent of the plot's height
+    part: int = 0  # how many of ``count`` are drawn apart, at its foot (the usage history's 429s)
+    part_height: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +41,10 @@ class Chart:
         return sum(bar.count for bar in self.bars)
 
     @property
+    def parts(self) -> int:
+        return sum(bar.part for bar in self.bars)
+
+    @property
     def tallest(self) -> Bar | None:
         return max(self.bars, key=lambda bar: bar.count, default=None)
 
@@ -51,13 +57,14 @@ def nice_top(value: int) -> int:
     return next(m * power for m in (1, 2, 5, 10) if m * power >= value)
 
 
-def bar_chart(points: list[tuple[datetime, int]], label: str, tick: str) -> Chart:
-    """Bars of ``points`` (oldest first); ``label`` and ``tick`` are the strftime forms of a bar's name in
-    the table and of the x axis' labels."""
+def bar_chart(points: list[tuple[datetime, int]], label: str, tick: str, parts: list[int] | None = None) -> Chart:
+    """Bars of ``points`` (oldest first), with ``parts`` of each drawn apart; ``label`` and ``tick`` are the
+    strftime forms of a bar's name in the table and of the x axis' labels."""
     top = nice_top(max((count for _, count in points), default=0))
     count = max(len(points), 1)
-    bars = [Bar(at.strftime(label), n, i * BAR_SLOT + 1, round(100 * n / top, 2))
-            for i, (at, n) in enumerate(points)]
+    parts = parts or [0] * len(points)
+    bars = [Bar(at.strftime(label), n, i * BAR_SLOT + 1, round(100 * n / top, 2), part, round(100 * part / top, 2))
+            for i, ((at, n), part) in enumerate(zip(points, parts, strict=True))]
     step = max(math.ceil(len(points) / X_TICKS), 1)
     ticks = [Tick(_tick_text(at, tick), round(100 * (i + 0.5) / count, 2), bool((i // step) % 2))
              for i, (at, _) in enumerate(points) if i % step == 0]

@@ -7,7 +7,7 @@ charging. The dashboard shows the IOC statistics of the user's tier from the sam
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -15,14 +15,20 @@ import orjson
 from config.tiers import TIERS
 from exporters.ioc_stats import cached_stats
 from exporters.precompute import known_windows
+from store.base import Store
 from store.records import utcnow
+from store.usage import UsageDay
 from web.base import PageHandler
 from web.charts import Chart, bar_chart
 from web.reads import web_budget
 
+# The usage history's span: a bar per UTC day, today included.
+HISTORY_DAYS = 30
+
 
 class UsageHandler(PageHandler):
-    """Per key: requests this minute and today against the tier's limits, and when it was last used."""
+    """Per key: requests this minute and today against the tier's limits, when it was last used, and its
+    requests and 429s per day over 30 days; the web budget likewise."""
 
     async def get(self) -> None:
         user = self.user
@@ -33,7 +39,21 @@ class UsageHandler(PageHandler):
             usage = await self.ctx.limiter.usage(key.id, tier)
             rows.append((key, usage))
         web = await self.ctx.limiter.usage(web_budget(user.id), tier)
-        self.page("usage.html", rows=rows, tier=tier, web=web)
+        await self.ctx.limiter.tally.flush(self.ctx.store)  # this process's latest counts, before reading them
+        charts = await history(self.ctx.store, [key.id for key in keys] + [web_budget(user.id)], utcnow())
+        self.page("usage.html", rows=rows, tier=tier, web=web, charts=charts, web_id=web_budget(user.id))
+
+
+async def history(store: Store, ids: list[str], now: datetime) -> dict[str, Chart]:
+    """Each id's requests per day over HISTORY_DAYS, with its 429s drawn apart."""
+    days = [now.date() - timedelta(days=n) for n in range(HISTORY_DAYS - 1, -1, -1)]
+    found = {(row.key_id, row.day): row for row in await store.usage_history(ids, days[0].isoformat())}
+    charts = {}
+    for key_id in ids:
+        rows = [found.get((key_id, day.isoformat()), UsageDay(key_id, day.isoformat(), 0, 0)) for day in days]
+        points = [(datetime.fromisoformat(row.day), row.requests) for row in rows]
+        charts[key_id] = bar_chart(points, "%Y-%m-%d", "%d %b", [row.refused for row in rows])
+    return charts
 
 
 def windows_for(lookback_days: int) -> list[tuple[str, bool]]:
