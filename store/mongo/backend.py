@@ -2,7 +2,7 @@
 deprecated). Behaviour is the SQLite backend's, method for method; ``tests/conformance`` checks it.
 
 Collections: ``articles``, ``iocs``, ``sources``, ``users``, ``api_keys``, ``revoked_keys`` (deleted key
-hashes, for ``expired_api_key``) ``meta`` (the data version, bumped with ``$inc``)
+hashes, for ``expired_api_key``), ``meta`` (the data version, bumped with ``$inc``)
 and ``key_usage`` (the usage history, ``store.mongo.usage``).
 """
 
