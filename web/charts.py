@@ -41,6 +41,11 @@ class Chart:
         return sum(bar.count for bar in self.bars)
 
     @property
+    def middle(self) -> str:
+        """The label of the y scale's middle line ("2.5" under a top of 5); none under a top of 1."""
+        return "" if self.top == 1 else f"{self.top // 2:,}" if self.top % 2 == 0 else f"{self.top / 2:,}"
+
+    @property
     def parts(self) -> int:
         return sum(bar.part for bar in self.bars)
 
