@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from browser_support import SIZES, Site, demo_records, emulate, save_page, sign_in, sign_in_and_create_key, wait
 from selenium.webdriver.common.by import By
@@ -175,3 +176,19 @@ def test_the_first_tab_shows_a_skip_link_to_the_content(viewport: Any, web_serve
     assert skip.rect["y"] >= 0 and skip.is_displayed()  # hidden above the page until focused
     skip.send_keys(Keys.ENTER)
     assert viewport.switch_to.active_element.get_attribute("id") == "main"
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_usage_history_draws_a_forced_429(viewport: Any, web_server: Site, axe_source: str, tmp_path: Path,
+                                              size: str) -> None:
+    server, demo = web_server
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {demo['free']}"}, timeout=30) as api:
+        codes = [api.get("/api/v1/iocs", params={"limit": 1}).status_code for _ in range(11)]
+    assert 429 in codes  # Free: 10 a minute
+    emulate(viewport, size, "dark")
+    sign_in(viewport, server.url, demo["accounts"]["free"])
+    viewport.get(server.url + "/account/usage")
+    refused = viewport.find_elements(By.CSS_SELECTOR, "[data-testid=history-chart] svg rect.refused")
+    assert refused and refused[0].size["height"] > 0
+    chart_fills_its_frame(viewport, "history-chart")
+    assert not check_page(viewport, axe_source, f"usage-429-{size}-dark", tmp_path, SIZES[size][0])

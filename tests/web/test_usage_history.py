@@ -35,6 +35,7 @@ async def test_requests_and_429s_per_key_and_the_web_budget(site: RunningServer)
         assert (await client.get("/search", params={"q": "203.0.113.9"})).status_code == 200
         page = (await client.get("/account/usage")).text
     assert _today(page, "meter") == (11, 1)
+    assert '11 requests, <span class="refused-note">1 refused (429)</span>' in page
     assert _today(page, "web")[0] >= 1
     idle = page[page.index('data-testid="history" data-key-name="idle"'):]
     assert idle[:idle.index("</section>")].count("No requests in the last 30 days.") == 1
