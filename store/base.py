@@ -27,6 +27,7 @@ import orjson
 from store.csvform import csv_line
 from store.query import ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Session, Source, User, parse_stored
+from store.usage import UsageHistory
 
 # (sort value, id) of a row in its query's order: the keyset position cursors carry.
 Position = tuple[Any, str]
@@ -106,11 +107,13 @@ class IocStats:
     by_confidence: dict[str, int]
     by_category: dict[str, int]
     top_sources: list[tuple[str, int]]
-    daily: list[tuple[str, int]] = field(default_factory=list)
+    # Records per UTC hour of ``modified`` ("YYYY-MM-DDTHH"): the same records as ``total``, so any series
+    # summed from it adds up to the total, the window's partial first day and hour included.
+    hourly: list[tuple[str, int]] = field(default_factory=list)
 
 
-class Store(abc.ABC):
-    """Async storage of articles, IOCs, sources, users and API keys."""
+class Store(UsageHistory, abc.ABC):
+    """Async storage of articles, IOCs, sources, users and API keys (and their usage history, ``store.usage``)."""
 
     name: str = "abstract"
 
@@ -324,7 +327,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
-        """Totals of records modified since ``since``, with a daily series of first_seen."""
+        """Totals of records modified since ``since``, with an hourly series of those records."""
 
     # -- sources -----------------------------------------------------------------------------
     @abc.abstractmethod

@@ -2,7 +2,8 @@
 deprecated). Behaviour is the SQLite backend's, method for method; ``tests/conformance`` checks it.
 
 Collections: ``articles``, ``iocs``, ``sources``, ``users``, ``api_keys``, ``revoked_keys`` (deleted key
-hashes, for ``expired_api_key``) and ``meta`` (the data version, bumped with ``$inc``).
+hashes, for ``expired_api_key``), ``meta`` (the data version, bumped with ``$inc``)
+and ``key_usage`` (the usage history, ``store.mongo.usage``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from store.mongo.documents import Doc, article_doc, from_ioc, from_keyed, from_s
 from store.mongo.errors import guarded, translated
 from store.mongo.indexes import INDEXES
 from store.mongo.queries import IOC_SORT, article_query, article_sort, ioc_filter
+from store.mongo.usage import MongoUsage
 from store.query import ArticleQuery, IocQuery
 from store.records import ApiKey, Article, Ioc, Source, User
 
@@ -30,7 +32,7 @@ Collection = AsyncCollection[dict[str, Any]]
 _ESTIMATE_CAP = 10_000  # the "planned" count stops here, as the SQLite backend's does
 
 
-class MongoStore(MongoAccounts, Store):
+class MongoStore(MongoAccounts, MongoUsage, Store):
     """Store on one MongoDB database; indexes (text index included) are created by ``open``."""
 
     name = "mongodb"

@@ -38,6 +38,7 @@ from store.records import ApiKey, Article, Ioc, Source, User, iso, parse_iso, pa
 from store.sqlite import listforms, queries
 from store.sqlite.accounts import SqliteAccounts, revoke, user_of
 from store.sqlite.schema import ADDED_COLUMNS, BACKFILL_STIX_IDS, LATE_SCHEMA, PRAGMAS, SCHEMA, STIX_ID_FUNCTION
+from store.sqlite.usage import SqliteUsage
 from store.stixids import object_id
 
 T = TypeVar("T")
@@ -91,7 +92,7 @@ def _ioc_row(i: Ioc) -> tuple[Any, ...]:
             i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.to_api()))
 
 
-class SqliteStore(SqliteAccounts, Store):
+class SqliteStore(SqliteAccounts, SqliteUsage, Store):
     """Store on one SQLite file (WAL, FTS5 with the porter stemmer)."""
 
     name = "sqlite"
@@ -515,11 +516,11 @@ def _stats(db: sqlite3.Connection, since: str, top: int) -> IocStats:
     sources = db.execute(
         "SELECT s.value, count(*) AS n FROM iocs, json_each(json_extract(iocs.doc, '$.sources')) AS s "
         "WHERE modified >= ? GROUP BY s.value ORDER BY n DESC, s.value LIMIT ?", (since, top)).fetchall()
-    daily = db.execute("SELECT substr(first_seen, 1, 10) AS day, count(*) FROM iocs WHERE modified >= ? "
-                       "GROUP BY day ORDER BY day", (since,)).fetchall()
+    hourly = db.execute("SELECT substr(modified, 1, 13) AS hour, count(*) FROM iocs WHERE modified >= ? "
+                        "GROUP BY hour ORDER BY hour", (since,)).fetchall()
     return IocStats(total=int(total), by_type=grouped("type"), by_confidence=grouped("confidence"),
                     by_category=grouped("source_category"), top_sources=[(r[0], int(r[1])) for r in sources],
-                    daily=[(r[0], int(r[1])) for r in daily])
+                    hourly=[(r[0], int(r[1])) for r in hourly])
 
 
 _KEY_COLUMNS = ("id", "user_id", "name", "key_hash", "prefix", "scopes", "created_at", "active", "expires_at",
