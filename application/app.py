@@ -7,6 +7,8 @@ them, so every import here is static and the import-linter layers (pyproject.tom
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import logging
 from types import ModuleType
@@ -113,10 +115,17 @@ async def build_context(settings: Settings, stores: Stores | None = None) -> App
     await stores.open()
     ctx = AppContext(settings=settings, stores=stores, cache=make_cache(settings),
                      limiter=RateLimiter(make_counters(settings.redis_url), settings.rate_limit_scale))
+    flushing = ctx.limiter.tally.flush_every(stores.accounts, settings.usage_flush_seconds)
+    ctx.extras["usage_flush"] = asyncio.create_task(flushing)
     return ctx
 
 
 async def close_context(ctx: AppContext) -> None:
+    flushing = ctx.extras.pop("usage_flush", None)
+    if flushing is not None:  # its last flush needs the store open
+        flushing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await flushing
     await ctx.cache.close()
     await ctx.limiter.counters.close()
     await ctx.stores.close()

@@ -78,6 +78,8 @@ class Settings:
     cache_enabled: bool = True
     # Multiplies every tier's request budgets: load tests and benchmarks keep the limiter's work without its 429s.
     rate_limit_scale: int = 1
+    # How often each server process adds its requests and 429s per key to the usage history (store.usage).
+    usage_flush_seconds: float = 10.0
     cache_max_entries: int = 256
     cache_max_bytes: int = 256 * 1024 * 1024
     cache_ttl_seconds: int = 3600

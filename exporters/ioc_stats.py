@@ -25,21 +25,44 @@ def default_stats_window(tier: Tier) -> str:
     return STATS_DEFAULT_WINDOW if STATS_DEFAULT_WINDOW in windows else next(reversed(windows))
 
 
-def _daily(series: list[tuple[str, int]], days: int, end: datetime) -> list[dict[str, Any]]:
-    """Zero-filled daily counts, oldest first, ending on ``end``'s day (UTC)."""
-    counts = dict(series)
-    dates = [(end.date() - timedelta(days=n)).isoformat() for n in range(days - 1, -1, -1)]
-    return [{"date": d, "count": counts.get(d, 0)} for d in dates]
+# Windows this short also get an hourly series: a day drawn as one bar says nothing.
+HOURLY_MAX_DAYS = 1
+
+
+def _buckets(start: datetime, end: datetime, step: timedelta, form: str) -> list[str]:
+    """The labels of every ``step`` from ``start``'s to ``end``'s (both included, partial ones too)."""
+    labels, at = [], start
+    while at <= end:
+        labels.append(at.strftime(form))
+        at += step
+    return labels
+
+
+def _series(hourly: list[tuple[str, int]], since: datetime, now: datetime, hours: bool) -> list[dict[str, Any]]:
+    """Zero-filled counts per UTC hour or day, oldest first, from the window's first (partial) bucket to
+    the current one: their sum is the window's total."""
+    width = 13 if hours else 10  # "YYYY-MM-DDTHH" or "YYYY-MM-DD", the prefixes of the store's hour labels
+    counts: dict[str, int] = {}
+    for label, n in hourly:
+        counts[label[:width]] = counts.get(label[:width], 0) + n
+    start = since.replace(minute=0, second=0, microsecond=0)
+    labels = _buckets(start, now, timedelta(hours=1), "%Y-%m-%dT%H") if hours else \
+        _buckets(start.replace(hour=0), now, timedelta(days=1), "%Y-%m-%d")
+    key = "hour" if hours else "date"
+    return [{key: label + (":00:00Z" if hours else ""), "count": counts.get(label, 0)} for label in labels]
 
 
 def stats_payload(stats: IocStats, window: str, since: datetime, now: datetime) -> dict[str, Any]:
-    return {
+    payload = {
         "window": window, "since": iso(since), "generated_at": iso(now),
         "total": stats.total, "by_type": stats.by_type, "by_confidence": stats.by_confidence,
         "by_category": stats.by_category,
         "top_sources": [{"source": name, "count": n} for name, n in stats.top_sources],
-        "daily": _daily(stats.daily, known_windows()[window], now),
+        "daily": _series(stats.hourly, since, now, hours=False),
     }
+    if known_windows()[window] <= HOURLY_MAX_DAYS:
+        payload["hourly"] = _series(stats.hourly, since, now, hours=True)
+    return payload
 
 
 def stats_key(tier: str, window: str, data_version: int, now: datetime) -> str:

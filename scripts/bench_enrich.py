@@ -247,7 +247,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="passes over each set when timing ctiwire")
     parser.add_argument("--errors", action="store_true", help="list every false hit and miss on the tuning set")
     parser.add_argument("--subset", default="", help="only the articles whose name starts with this prefix")
-    args = parser.parse_args()
+    parser.add_argument("--tram", action="store_true",
+                        help="instead: techniques on TRAM 2's reports, 5-fold by report (scripts/bench_tram.py)")
+    args, rest = parser.parse_known_args()
+    if args.tram:
+        from bench_tram import main as tram  # scripts/, beside this file
+
+        return tram(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     sets = {name: found for name, folder in SETS.items() if (found := run_set(folder, args.subset, args.repeat))}
     print_table(sets)
     print(f"\ncommand: scripts/bench enrich {shlex.join(sys.argv[1:])}".rstrip())

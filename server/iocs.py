@@ -186,8 +186,14 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "by_category": {"type": "object", "additionalProperties": {"type": "integer"}},
         "top_sources": {"type": "array", "items": {"type": "object", "properties": {
             "source": {"type": "string"}, "count": {"type": "integer"}}}},
-        "daily": {"type": "array", "items": {"type": "object", "properties": {
-            "date": {"type": "string", "format": "date"}, "count": {"type": "integer"}}}},
+        "daily": {"type": "array", "description": "Records per UTC day of `modified`, zero-filled, from the day "
+                  "of `since` (partial) to today: the counts add up to `total`.",
+                  "items": {"type": "object", "properties": {
+                      "date": {"type": "string", "format": "date"}, "count": {"type": "integer"}}}},
+        "hourly": {"type": "array", "description": "Only for the 1d window: the same records per UTC hour, "
+                   "from the hour of `since` (partial) to the current one; the counts add up to `total`.",
+                   "items": {"type": "object", "properties": {
+                       "hour": {"type": "string", "format": "date-time"}, "count": {"type": "integer"}}}},
     }},
 }
 
@@ -197,8 +203,8 @@ OPENAPI_PATHS: dict[str, Any] = {
         {"200": ok("IOC page", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS)}),
     "/api/v1/iocs/stats": operation(
         "iocs", "IOC statistics (Pro)",
-        "Scope read:stats, Pro plan. Totals of records added or updated in the window, with a zero-filled daily "
-        "series of first sightings.",
+        "Scope read:stats, Pro plan. Totals of records added or updated in the window, with zero-filled "
+        "series of the same records by the UTC day (and, for 1d, hour) they were added or updated.",
         [param("window", {"type": "string", "enum": list(known_windows()), "default": STATS_DEFAULT_WINDOW},
                "Time window, within the tier's IOC lookback (default 7d, or the whole lookback when shorter).")],
         {"200": ok("Statistics", {"application/json": {"$ref": "#/components/schemas/IocStats"}})}),

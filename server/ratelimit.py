@@ -25,6 +25,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from config.tiers import Tier
+from server.usage_tally import UsageTally
 from telemetry import metrics
 
 log = logging.getLogger("ctiwire.ratelimit")
@@ -267,9 +268,10 @@ def make_counters(redis_url: str | None) -> Counters:
 class RateLimiter:
     """Charges the per-minute and per-day budgets of one key."""
 
-    def __init__(self, counters: Counters, scale: int = 1) -> None:
+    def __init__(self, counters: Counters, scale: int = 1, tally: UsageTally | None = None) -> None:
         self.counters = counters
         self.scale = max(scale, 1)
+        self.tally = tally or UsageTally()  # requests and 429s per key and day, for the usage history
         self.unmetered = 0  # requests served unmetered in the current outage of the shared counters
 
     def windows(self, tier: Tier) -> tuple[Window, Window]:
@@ -296,15 +298,20 @@ class RateLimiter:
         try:
             refused, counts = await self.counters.charge(key_id, windows, cost, now)
         except (RedisError, OSError) as exc:
+            self.tally.count(key_id, True, now)
             return self._unmetered(windows[0], exc)
         self._metered_again()
-        return self._verdict(windows, refused, counts, cost, now)
+        return self._counted(key_id, self._verdict(windows, refused, counts, cost, now), now)
 
     def charge_now(self, key_id: str, tier: Tier, cost: int) -> Verdict | None:
         """``charge`` without waiting when the counters can answer in this process, else None."""
         windows, now = self.windows(tier), time.time()
         served = self.counters.charge_now(key_id, windows, cost, now)
-        return None if served is None else self._verdict(windows, *served, cost, now)
+        return None if served is None else self._counted(key_id, self._verdict(windows, *served, cost, now), now)
+
+    def _counted(self, key_id: str, verdict: Verdict, now: float) -> Verdict:
+        self.tally.count(key_id, verdict.allowed, now)
+        return verdict
 
     @staticmethod
     def _verdict(windows: tuple[Window, Window], refused: int, counts: list[Counts], cost: int, now: float) -> Verdict:

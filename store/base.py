@@ -103,4 +103,6 @@ class IocStats:
     by_confidence: dict[str, int]
     by_category: dict[str, int]
     top_sources: list[tuple[str, int]]
-    daily: list[tuple[str, int]] = field(default_factory=list)
+    # Records per UTC hour of ``modified`` ("YYYY-MM-DDTHH"): the same records as ``total``, so any series
+    # summed from it adds up to the total, the window's partial first day and hour included.
+    hourly: list[tuple[str, int]] = field(default_factory=list)

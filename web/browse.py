@@ -101,7 +101,8 @@ class IocsHandler(ReadPage):
         window = asked if asked in windows else next(iter(windows))  # the most recent day by default
         args["window"] = window
         values: dict[str, Any] = {"args": args, "choices": IOC_CHOICES, "windows": windows, "rows": [], "total": 0,
-                                  "offset": 0, "size": IOC_PAGE, "formats": _formats(self.tier), "error": None}
+                                  "offset": 0, "size": IOC_PAGE, "formats": _formats(self.tier), "error": None,
+                                  "download": ""}
         since = iso(utcnow() - timedelta(days=windows[window]))
         try:
             query = parse_ioc_request(self.params(IOC_FIXED, since=since), self.tier, utcnow(), IOC_PAGE).query

@@ -55,8 +55,10 @@ class ReadPage(PageHandler):
         super().page(template, tier=self.tier, **values)
 
     def params(self, drop: Iterable[str] = (), **given: str) -> Params:
-        """The query string as the API's parsers read it, without ``drop`` and with ``given`` set."""
-        args = {name: values for name, values in self.request.query_arguments.items() if name not in set(drop)}
+        """The query string as the API's parsers read it, without ``drop`` and with ``given`` set. A form's
+        empty field means "no filter" (the API refuses a blank value, which a person never types on purpose)."""
+        args = {name: values for name, values in self.request.query_arguments.items()
+                if name not in set(drop) and any(value.strip() for value in values)}
         args.update({name: [value.encode()] for name, value in given.items()})
         return Params(args)
 

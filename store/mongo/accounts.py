@@ -19,7 +19,7 @@ from pymongo.errors import DuplicateKeyError
 from store.base import Conflict, NotFound, QuotaExceeded
 from store.mongo.documents import Doc, from_keyed, keyed_doc
 from store.mongo.errors import guarded
-from store.mongo.part import MongoPart
+from store.mongo.usage import MongoUsage
 from store.ports import AccountStore
 from store.records import ApiKey, Session, User, ms, utcnow
 
@@ -44,7 +44,7 @@ def by_hash(key_hash: str) -> Doc:
     return {"$or": [{"key_hash": key_hash}, {"previous_hash": key_hash}]}
 
 
-class MongoAccounts(MongoPart, AccountStore):
+class MongoAccounts(MongoUsage, AccountStore):
     """Users, API keys, sessions, mailed links and throttled attempts (one object: deleting a user ends its
     keys, sessions and links)."""
 

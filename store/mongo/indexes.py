@@ -39,6 +39,7 @@ INDEXES: tuple[IndexSpec, ...] = (
     _unique("api_keys", "user_id", "name"),  # Conflict on a duplicate key name (KeyStore.create_key)
     _plain("api_keys", "user_id", "created_at"),
     _plain("sessions", "user_id"),
+    _plain("key_usage", "key_id", "day"),  # AccountStore.usage_history
     IndexSpec("attempts", [("seen", 1)], {"expireAfterSeconds": 86_400}),  # a subject idle for a day goes
     IndexSpec("mail_tokens", [("expires_at", 1)], {"expireAfterSeconds": 0}),  # a mailed link gone stale
     _plain("mail_tokens", "user_id", "purpose"),

@@ -133,11 +133,11 @@ async def _top_sources(coll: Collection, since: datetime, top: int) -> list[tupl
     return [(d["_id"], int(d["n"])) async for d in await coll.aggregate(pipeline)]
 
 
-async def _daily(coll: Collection, since: datetime) -> list[tuple[str, int]]:
-    # The UTC calendar day of first_seen, as SQLite's substr(first_seen, 1, 10) of the ISO text.
-    day = {"$dateToString": {"format": "%Y-%m-%d", "date": "$first_seen"}}
+async def _hourly(coll: Collection, since: datetime) -> list[tuple[str, int]]:
+    # The UTC hour of modified, as SQLite's substr(modified, 1, 13) of the ISO text.
+    hour = {"$dateToString": {"format": "%Y-%m-%dT%H", "date": "$modified"}}
     pipeline: list[Doc] = [{"$match": {"modified": {"$gte": since}}},
-                           {"$group": {"_id": day, "n": {"$sum": 1}}}, {"$sort": {"_id": 1}}]
+                           {"$group": {"_id": hour, "n": {"$sum": 1}}}, {"$sort": {"_id": 1}}]
     return [(d["_id"], int(d["n"])) async for d in await coll.aggregate(pipeline)]
 
 
@@ -149,5 +149,5 @@ async def stats(coll: Collection, since: datetime, top: int) -> IocStats:
         by_confidence=await _grouped(coll, since, "confidence"),
         by_category=await _grouped(coll, since, "source_category"),
         top_sources=await _top_sources(coll, since, top),
-        daily=await _daily(coll, since),
+        hourly=await _hourly(coll, since),
     )

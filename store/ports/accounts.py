@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from store.records import ApiKey, Session, User
+from store.usage import UsageHistory
 
 
 class UserStore(abc.ABC):
@@ -141,5 +142,5 @@ class AttemptStore(abc.ABC):
         """Forget ``subject``'s attempts (an account after its right password)."""
 
 
-class AccountStore(UserStore, KeyStore, SessionStore, TokenStore, AttemptStore, abc.ABC):
+class AccountStore(UserStore, KeyStore, SessionStore, TokenStore, AttemptStore, UsageHistory, abc.ABC):
     """Every account concern, as one backend object answers them."""

@@ -46,7 +46,7 @@ class IocStore(Versioned):
 
     @abc.abstractmethod
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
-        """Totals of records modified since ``since``, with a daily series of first_seen."""
+        """Totals of records modified since ``since``, with an hourly series of those records."""
 
     async def all_iocs(self, query: IocQuery) -> list[Ioc]:
         """Every record of ``query`` in one list."""

@@ -17,7 +17,8 @@ from store.base import Conflict, NotFound, QuotaExceeded
 from store.codec import from_doc
 from store.ports import AccountStore
 from store.records import ApiKey, Session, User, iso, parse_iso, utcnow
-from store.sqlite.part import SqlitePart, _json
+from store.sqlite.part import _json
+from store.sqlite.usage import SqliteUsage
 
 T = TypeVar("T")
 # Attempts older than any throttle's window (the longest is an hour) no longer count anywhere.
@@ -45,7 +46,7 @@ def revoke(db: sqlite3.Connection, *key_hashes: str | None) -> None:
                    [(key_hash, iso(utcnow())) for key_hash in key_hashes if key_hash is not None])
 
 
-class SqliteAccounts(SqlitePart, AccountStore):
+class SqliteAccounts(SqliteUsage, AccountStore):
     """Users, API keys, sessions, mailed links and throttled attempts (one object: deleting a user ends its
     keys, sessions and links)."""
 

@@ -128,8 +128,8 @@ def _stats(db: sqlite3.Connection, since: str, top: int) -> IocStats:
     sources = db.execute(
         "SELECT s.value, count(*) AS n FROM iocs, json_each(json_extract(iocs.doc, '$.sources')) AS s "
         "WHERE modified >= ? GROUP BY s.value ORDER BY n DESC, s.value LIMIT ?", (since, top)).fetchall()
-    daily = db.execute("SELECT substr(first_seen, 1, 10) AS day, count(*) FROM iocs WHERE modified >= ? "
-                       "GROUP BY day ORDER BY day", (since,)).fetchall()
+    hourly = db.execute("SELECT substr(modified, 1, 13) AS hour, count(*) FROM iocs WHERE modified >= ? "
+                        "GROUP BY hour ORDER BY hour", (since,)).fetchall()
     return IocStats(total=int(total), by_type=grouped("type"), by_confidence=grouped("confidence"),
                     by_category=grouped("source_category"), top_sources=[(r[0], int(r[1])) for r in sources],
-                    daily=[(r[0], int(r[1])) for r in daily])
+                    hourly=[(r[0], int(r[1])) for r in hourly])

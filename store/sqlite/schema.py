@@ -100,6 +100,11 @@ CREATE INDEX IF NOT EXISTS iocs_first_seen ON iocs (first_seen, type, value);
 CREATE INDEX IF NOT EXISTS iocs_modified ON iocs (modified);
 
 CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
+-- Usage history (store.usage): requests and 429s per key (or web budget) and UTC day.
+CREATE TABLE IF NOT EXISTS key_usage (
+    key_id TEXT NOT NULL, day TEXT NOT NULL, requests INTEGER NOT NULL, refused INTEGER NOT NULL,
+    PRIMARY KEY (key_id, day)
+) WITHOUT ROWID;
 """
 
 # Columns added after databases existed: (table, column, type). ``open`` adds each one missing with

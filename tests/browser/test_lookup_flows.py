@@ -55,7 +55,9 @@ def test_filter_the_iocs_and_download_the_stix_export(viewport: Any, web_server:
     Select(viewport.find_element(By.NAME, "type")).select_by_value("domain")
     viewport.find_element(By.CSS_SELECTOR, "[data-testid=apply-filters]").click()
     wait(viewport).until(ec.url_contains("type=domain"))
-    types = {cell.text for cell in viewport.find_elements(By.CSS_SELECTOR, "[data-testid=ioc-row] td[data-label=Type]")}
+    cells = wait(viewport).until(  # the filtered page has loaded its rows (a URL change comes before the page)
+        lambda d: d.find_elements(By.CSS_SELECTOR, "[data-testid=ioc-row] td[data-label=Type]"))
+    types = {cell.text for cell in cells}
     assert types == {"domain"}
     viewport.find_element(By.CSS_SELECTOR, "[data-testid=download-stix]").click()
     bundle = stix2.parse(_downloaded(downloads).read_text(), allow_custom=True)

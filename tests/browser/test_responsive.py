@@ -12,8 +12,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from browser_support import SIZES, Site, demo_records, emulate, save_page, sign_in_and_create_key, wait
+from browser_support import SIZES, Site, demo_records, emulate, save_page, sign_in, sign_in_and_create_key, wait
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
@@ -25,6 +26,8 @@ SIGNED_OUT = {"landing": "/", "signin": "/account/signin", "signup": "/account/s
               "error": "/account/nope", "docs": "/api/docs", "forgot": "/account/forgot",
               "reset": "/account/reset?token=from-the-mail"}
 SIGNED_IN = {"keys": "/account/keys", "usage": "/account/usage", "dashboard": "/account/dashboard?window=30d",
+             "dashboard-1d": "/account/dashboard?window=1d",
+             "dashboard-no-such-window": "/account/dashboard?window=90d",
              "search-empty": "/search", "search-refused": "/search?q=%3Cb%3Enot+an+indicator%3C%2Fb%3E",
              "articles": "/articles", "iocs": "/iocs", "settings": "/account/settings", "delete": "/account/delete"}
 # Swagger UI is a third-party bundle (swagger-ui-bundle): axe finds its own markup's faults there (an unnamed
@@ -138,9 +141,42 @@ def test_phone_tables_become_cards_and_the_chart_label_is_readable(viewport: Any
     viewport.get(server.url + "/account/dashboard?window=30d")
     panels = viewport.find_elements(By.CSS_SELECTOR, ".grid .panel")
     assert len({panel.rect["x"] for panel in panels}) == 1  # one column
-    label = viewport.find_element(By.CSS_SELECTOR, "[data-testid=chart-scale]")
-    assert float(label.value_of_css_property("font-size").removesuffix("px")) >= 12
+    for window in ("30d", "1d"):
+        viewport.get(server.url + f"/account/dashboard?window={window}")
+        chart_fills_its_frame(viewport, "stats-chart")
+    viewport.get(server.url + "/account/usage")
+    chart_fills_its_frame(viewport, "history-chart")
     save_page(viewport, tmp_path, "dashboard-phone-checked")
+
+
+def chart_fills_its_frame(driver: Any, testid: str) -> None:
+    """The bars span the plot from edge to edge, and the axes' labels are readable, inside it and apart."""
+    figure = driver.find_element(By.CSS_SELECTOR, f"[data-testid={testid}]")
+    svg = figure.find_element(By.TAG_NAME, "svg").rect
+    bars = [bar.rect for bar in figure.find_elements(By.CSS_SELECTOR, "svg rect:not(.refused)")]
+    slot = svg["width"] / len(bars)
+    assert svg["width"] > 250 and bars[0]["x"] - svg["x"] < slot and svg["x"] + svg["width"] - (
+        bars[-1]["x"] + bars[-1]["width"]) < slot, (svg, bars[0], bars[-1])
+    ticks = [t for t in figure.find_elements(By.CSS_SELECTOR, ".x-axis span") if t.is_displayed()]
+    assert len(ticks) >= 3
+    for tick, after in zip(ticks, ticks[1:], strict=False):
+        assert tick.rect["x"] + tick.rect["width"] < after.rect["x"], (tick.text, after.text)
+    for label in [*ticks, figure.find_element(By.CSS_SELECTOR, ".y-top")]:
+        assert float(label.value_of_css_property("font-size").removesuffix("px")) >= 12, label.text
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_pro_window_on_free_says_so(viewport: Any, web_server: Site, axe_source: str, tmp_path: Path,
+                                      size: str) -> None:
+    server, demo = web_server
+    emulate(viewport, size, "light")
+    sign_in(viewport, server.url, demo["accounts"]["free"])  # no new key: Free allows only a few
+    viewport.get(server.url + "/account/dashboard?window=7d")
+    note = viewport.find_element(By.CSS_SELECTOR, "[data-testid=window-note]")
+    assert note.is_displayed() and note.text.startswith("7 days is a Pro feature")
+    assert not viewport.find_elements(By.CSS_SELECTOR, "a[data-testid=window-7d]")  # not a link that falls back
+    chart_fills_its_frame(viewport, "stats-chart")
+    assert not check_page(viewport, axe_source, f"dashboard-free-7d-{size}-light", tmp_path, SIZES[size][0])
 
 
 def test_the_first_tab_shows_a_skip_link_to_the_content(viewport: Any, web_server: Site) -> None:
@@ -153,3 +189,19 @@ def test_the_first_tab_shows_a_skip_link_to_the_content(viewport: Any, web_serve
     assert skip.rect["y"] >= 0 and skip.is_displayed()  # hidden above the page until focused
     skip.send_keys(Keys.ENTER)
     assert viewport.switch_to.active_element.get_attribute("id") == "main"
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_usage_history_draws_a_forced_429(viewport: Any, web_server: Site, axe_source: str, tmp_path: Path,
+                                              size: str) -> None:
+    server, demo = web_server
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {demo['free']}"}, timeout=30) as api:
+        codes = [api.get("/api/v1/iocs", params={"limit": 1}).status_code for _ in range(11)]
+    assert 429 in codes  # Free: 10 a minute
+    emulate(viewport, size, "dark")
+    sign_in(viewport, server.url, demo["accounts"]["free"])
+    viewport.get(server.url + "/account/usage")
+    refused = viewport.find_elements(By.CSS_SELECTOR, "[data-testid=history-chart] svg rect.refused")
+    assert refused and refused[0].size["height"] > 0
+    chart_fills_its_frame(viewport, "history-chart")
+    assert not check_page(viewport, axe_source, f"usage-429-{size}-dark", tmp_path, SIZES[size][0])

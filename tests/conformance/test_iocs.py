@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conformance.factories import BASE, at, ioc, replace
+from conformance.factories import at, ioc, replace
 
 from store.codec import merge_ioc
 from store.ports import IocStore
@@ -167,7 +167,8 @@ async def test_stats_over_records_modified_since(loaded: IocStore) -> None:
     assert stats.by_confidence == dict(sorted(Counter(i.confidence for i in window).items()))
     assert stats.by_category == dict(sorted(Counter(i.source_category for i in window).items()))
     assert stats.top_sources == [("Alpha", 4), ("Gov", 2)]
-    assert stats.daily == [(BASE.date().isoformat(), 5), (at(days=1).date().isoformat(), 1)]
+    hours = Counter(i.modified.strftime("%Y-%m-%dT%H") for i in window)  # by modified, as the total counts
+    assert stats.hourly == sorted(hours.items()) and sum(n for _, n in stats.hourly) == stats.total
     assert list(stats.by_type) == sorted(stats.by_type)
 
 
@@ -175,7 +176,7 @@ async def test_stats_top_sources_break_ties_by_name_and_empty_window(loaded: Ioc
     stats = await loaded.ioc_stats(at(days=-2), top=10)
     assert stats.top_sources == [("Alpha", 4), ("Beta", 2), ("Gov", 2), ("Forum", 1)]
     empty = await loaded.ioc_stats(at(days=5))
-    assert (empty.total, empty.by_type, empty.top_sources, empty.daily) == (0, {}, [], [])
+    assert (empty.total, empty.by_type, empty.top_sources, empty.hourly) == (0, {}, [], [])
 
 
 async def test_counts_follow_every_write_though_sqlite_reuses_them(iocs: IocStore) -> None:

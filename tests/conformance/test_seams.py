@@ -21,12 +21,14 @@ from store.ports import (
     UserStore,
     Versioned,
 )
+from store.usage import UsageHistory
 
 CONCERNS: dict[str, type[abc.ABC]] = {"articles": ArticleStore, "iocs": IocStore, "sources": SourceStore,
                                       "accounts": AccountStore}
-# The interfaces callers name; AccountStore is UserStore + KeyStore + SessionStore + TokenStore + AttemptStore.
+# The interfaces callers name; AccountStore is UserStore + KeyStore + SessionStore + TokenStore + AttemptStore
+# + UsageHistory.
 INTERFACES = (Lifecycle, ArticleStore, IocStore, SourceStore, UserStore, KeyStore, SessionStore, TokenStore,
-              AttemptStore)
+              AttemptStore, UsageHistory)
 MOST_OPERATIONS = 15
 
 

@@ -9,11 +9,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
+import pytest
 import stix2
 from stix2patterns.pattern import Pattern
 
 from exporters.base import ExportContext
-from exporters.stix import IDENTITY_ID, StixExporter, identity_object, stix_object, vulnerability_id
+from exporters.stix import IDENTITY_ID, StixExporter, identity_object, pattern, stix_object, vulnerability_id
 from store.records import CTIWIRE_NAMESPACE, Ioc
 
 
@@ -122,3 +123,12 @@ def test_blank_and_lowercase_mentions(ioc: Callable[..., Ioc], ctx: ExportContex
     assert [v["name"] for v in grouped["vulnerability"]] == ["CVE-2024-1111"]
     assert [a["name"] for a in grouped["attack-pattern"]] == ["T1059"]
     assert len(grouped["relationship"]) == 2
+
+
+@pytest.mark.parametrize("path", ["it's", "a\\b", "\\'", "''", "x\\\\'y"])
+def test_a_pattern_literal_escapes_quote_and_backslash(ioc: Callable[..., Ioc], path: str) -> None:
+    """STIX 2.1 s. 9.4: inside a string literal ``'`` and ``\\`` are escaped; the literal reads back whole."""
+    value = "http://h.example/" + path
+    stix_pattern = pattern(ioc("url", value))
+    (_type, [(_path, _op, literal)]), = Pattern(stix_pattern).inspect().comparisons.items()
+    assert str(literal[1:-1]).replace("\\'", "'").replace("\\\\", "\\") == value

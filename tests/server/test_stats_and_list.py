@@ -44,7 +44,24 @@ async def test_stats_come_from_the_cache_with_validators(server) -> None:
     assert body["total"] == 30
     assert body["by_type"] == dict(Counter(r.type for r in rows))
     assert body["by_confidence"] == dict(Counter(r.confidence for r in rows))
-    assert len(body["daily"]) == 7 and sum(d["count"] for d in body["daily"]) == 30
+    # 7 days back from now touch 8 calendar days: the partial first one is part of the series
+    assert len(body["daily"]) == 8 and sum(d["count"] for d in body["daily"]) == 30
+    assert "hourly" not in body
+
+
+async def test_every_series_adds_up_to_the_total_partial_first_hour_included(server) -> None:
+    now = utcnow()
+    rows = _iocs(5, age_hours=23.9)  # the window's first (partial) hour, most often yesterday
+    seen_long_ago = [replace(r, value=f"old-{r.value}", first_seen=now - timedelta(days=40), modified=now)
+                     for r in _iocs(4)]  # first seen before the window, updated in it: counted by the total
+    await server.ctx.iocs.upsert_iocs(rows + seen_long_ago)
+    async with server.client(server.pro_key) as http:
+        body = (await http.get("/api/v1/iocs/stats", params={"window": "1d"})).json()
+    assert body["total"] == 9
+    assert [len(body["daily"]), len(body["hourly"])] == [2, 25]  # 24 hours back touch 2 days and 25 hours
+    assert sum(d["count"] for d in body["daily"]) == sum(h["count"] for h in body["hourly"]) == 9
+    assert body["hourly"][0]["hour"][:13] == body["since"][:13]
+    assert body["hourly"][-1]["hour"][:13] == body["generated_at"][:13]
 
 
 async def test_a_write_makes_stats_current_again(server) -> None:
@@ -81,7 +98,10 @@ async def test_ioc_list_filters_and_free_lookback(server) -> None:
     assert {tuple(r["industries"]) for r in sector["data"]} == {("finance",)}
     async with server.client(server.free_key) as http:
         free = await http.get("/api/v1/iocs", params={"since": "2020-01-01T00:00:00Z"})
+        free_capped = await http.get("/api/v1/iocs", params={"limit": 1000})
     assert free.headers["X-Tier-Lookback-Clamped"] == "true" and free.headers["X-Tier-Lookback-Days"] == "1"
+    # spec, Limits: a Free key's IOC results stop at 100
+    assert free_capped.headers["X-Limit-Capped"] == "true" and free_capped.json()["meta"]["limit"] == 100
     assert "198.51.100.77" not in free.text and free.json()["meta"]["total"] == 12
 
 

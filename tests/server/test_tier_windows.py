@@ -107,7 +107,7 @@ async def test_every_export_follows_a_changed_lookback(server: Any, pro_180: Non
 
 async def test_the_stats_follow_a_changed_lookback(server: Any, pro_180: None) -> None:
     assert (await _get(server, "pro", "/api/v1/iocs/stats", {})).json()["window"] == "7d"
-    assert len((await _get(server, "pro", "/api/v1/iocs/stats", {"window": "180d"})).json()["daily"]) == 180
+    assert len((await _get(server, "pro", "/api/v1/iocs/stats", {"window": "180d"})).json()["daily"]) == 181
     async with server.client(server.pro_key) as http:
         too_long = await http.get("/api/v1/iocs/stats", params={"window": "365d"})
     assert too_long.status_code == 400 and too_long.json()["error"]["details"]["parameter"] == "window"

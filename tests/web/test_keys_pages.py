@@ -141,34 +141,6 @@ async def test_usage_shows_the_counters_the_api_charges(site: RunningServer) -> 
         assert "never" not in row[:row.index("</tr>")]  # the API recorded when the key was last used
 
 
-async def test_dashboard_matches_the_stats_api(site: RunningServer) -> None:
-    from web.insights import windows_for
-
-    await site.ctx.iocs.upsert_iocs(_iocs())
-    user = await site.ctx.accounts.get_user(email="pro@test.local")
-    from store import accounts
-
-    await accounts.set_password(site.ctx.accounts, user.email, "pro password long")
-    async with browser(site) as client:
-        await post_form(client, "/account/signin", {"email": user.email, "password": "pro password long"})
-        page = await client.get("/account/dashboard", params={"window": "7d"})
-        assert page.status_code == 200 and 'data-testid="daily-chart"' in page.text
-        async with site.client(site.pro_key) as api:
-            stats = (await api.get("/api/v1/iocs/stats", params={"window": "7d"})).json()
-        assert stats["total"] > 0
-        assert f'data-testid="total">{stats["total"]:,}<' in page.text
-        assert page.text.count("<rect x=") == len(stats["daily"]) == 7
-    assert windows_for(1) == [("1d", True), ("7d", False), ("30d", False), ("365d", False)]
-
-
-async def test_free_dashboard_is_its_one_day_view(site: RunningServer) -> None:
-    async with browser(site) as client:
-        await sign_up(client, "ka@corp.example")
-        page = await client.get("/account/dashboard", params={"window": "365d"})
-        assert page.status_code == 200 and 'class="current" data-testid="window-1d"' in page.text
-        assert "365d · Pro" in page.text and page.text.count("<rect x=") == 1
-
-
 async def test_signed_out_pages_redirect_to_sign_in(site: RunningServer) -> None:
     async with httpx.AsyncClient(base_url=site.url, follow_redirects=False) as client:
         for path in ("/account/keys", "/account/usage", "/account/dashboard"):
@@ -176,14 +148,3 @@ async def test_signed_out_pages_redirect_to_sign_in(site: RunningServer) -> None
             assert answer.status_code == 302 and answer.headers["location"] == f"/account/signin?next={path}"
         assert (await client.get("/")).status_code == 200
         assert (await client.get("/api/docs")).status_code == 200
-
-
-def _iocs() -> list:  # type: ignore[type-arg]
-    from datetime import timedelta
-
-    from store.records import Ioc, utcnow
-
-    now = utcnow()
-    return [Ioc(type="domain", value=f"bad{n}.example.net", first_seen=now - timedelta(days=n % 5),
-                last_seen=now - timedelta(days=n % 5), modified=now - timedelta(days=n % 5), confidence="high",
-                feed_name="Test Feed", source_category="commercial") for n in range(12)]

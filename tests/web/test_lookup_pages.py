@@ -178,3 +178,17 @@ async def test_the_pages_need_a_session_and_sign_in_leads_back(site: RunningServ
         for path in ("/search", "/articles", "/iocs", "/iocs/download/stix"):
             answer = await client.get(path)
             assert answer.status_code == 302 and answer.headers["location"].startswith("/account/signin?next=")
+
+
+async def test_a_submitted_form_with_empty_fields_reads_as_no_filter(site: RunningServer) -> None:
+    """A browser submits every field of a GET form, the untouched ones empty: those are no filter (the API
+    itself refuses a blank value), and a refused filter on /iocs still shows its page, not a server error."""
+    await seed(site)
+    async with browser(site) as client:
+        await sign_in_pro(site, client)
+        iocs = await client.get("/iocs", params={"window": "7d", "type": "domain", "confidence": "", "source": ""})
+        articles = await client.get("/articles", params={"q": "", "category": "", "severity": ""})
+        refused = await client.get("/iocs", params={"window": "7d", "confidence": "certain"})
+    assert iocs.status_code == 200 and "c2.evil-host.net" in iocs.text
+    assert articles.status_code == 200 and "Fresh report on evil-host" in articles.text
+    assert refused.status_code == 400 and "confidence" in refused.text

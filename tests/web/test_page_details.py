@@ -88,4 +88,4 @@ async def test_key_rows_show_one_ellipsis_times_in_utc_and_named_buttons(site: R
         for action, end in (("Deactivate", "</button>"), ("Rotate", "</a>"), ("Edit", "</a>"), ("Delete", "</a>")):
             assert f'{action}<span class="visually-hidden"> key siem-prod</span>{end}' in keys
         dashboard = (await client.get("/account/dashboard")).text
-        assert re.search(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC;", dashboard)
+        assert re.search(r"Updated [^<]+ ago <span class=\"muted\">\(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)<", dashboard)

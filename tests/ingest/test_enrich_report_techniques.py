@@ -1,0 +1,77 @@
+"""ATT&CK techniques on real report prose: words that only seem to name a technique give none, wording
+reports use for a technique gives it, and MITRE TRAM 2's annotated report sentences train the
+classifier (kept by report, with TRAM's licence beside them)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ingest.enrich import procedures
+from ingest.enrich.attack import extract_techniques, techniques_with_evidence
+from ingest.enrich.textprep import build_document, prose_sentences
+
+
+def techniques(text: str) -> set[str]:
+    """What the article's whole technique extractor (ids, phrases, classifier) finds in ``text``."""
+    document = build_document("Threat report", text)
+    return {record.id for record, _ in techniques_with_evidence(document.text, prose_sentences(document))}
+
+
+@pytest.mark.parametrize("sentence, spurious", [
+    # time idioms are no System Time Discovery
+    ("At the same time, the operators rotated their infrastructure.", "T1124"),
+    ("For the time being, the group appears to be focused on logistics firms.", "T1124"),
+    # an image link is no web protocol traffic
+    ("![](https://example.com/images/figure3.png)", "T1071.001"),
+    # a figure the reader is pointed at is no Screen Capture
+    ("As shown in the screenshot below, the panel lists every victim.", "T1113"),
+    ("As seen in the screenshots above, the operator panel is simple.", "T1113"),
+    # what a loader carries encrypted is no Data Encrypted for Impact
+    ("The loader carries encrypted data in its resource section and unpacks it at run time.", "T1486"),
+])
+def test_incidental_words_give_no_technique(sentence: str, spurious: str) -> None:
+    assert spurious not in techniques(sentence)
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("The spear phishing carried out an impersonation of a regional bank's compliance team.", "T1566"),
+    ("The workbook relies on XL4 macros to download and execute the next stage.", "T1059"),
+    ("The actor used WMI to start the payload on two more hosts.", "T1047"),
+    ("The dropper downloads the file from 203.0.113.7 and saves it in the temp folder.", "T1105"),
+    ("The intruders utilize vulnerabilities like a Fortinet buffer overflow to get in.", "T1190"),
+])
+def test_report_wording_gives_its_technique(sentence: str, expected: str) -> None:
+    """By the phrase table alone (no sentence for the classifier), so it holds whatever the model learns."""
+    assert expected in {record.id for record in extract_techniques(sentence)}
+
+
+def test_ransomware_that_encrypted_files_is_still_data_encrypted_for_impact() -> None:
+    assert "T1486" in techniques("The affiliates encrypted the servers of the hospital on Sunday.")
+    assert "T1486" in techniques("The ransomware encrypted files on every reachable share.")
+
+
+def test_the_classifier_reads_a_sentence_without_its_incidental_words() -> None:
+    assert procedures.clauses("![](https://example.org/a.png)") == []
+    read = procedures.clauses("As seen in the screenshot below, the tool dumps LSASS memory.")
+    assert read and not any("screenshot" in clause for clause in read)
+    assert procedures.clauses("At the same time, it deletes shadow copies.") == ["it deletes shadow copies."]
+
+
+def test_tram_sentences_are_kept_by_report_with_the_licence() -> None:
+    data = json.loads(procedures.TRAM.read_text(encoding="utf-8"))
+    reports = data["reports"]
+    assert len(reports) > 140
+    labels = {label for items in reports.values() for label, _ in items}
+    assert len(labels) > 70 and all(label.startswith("T") for label in labels)
+    assert "Apache License" in (procedures.TRAM.parent / "LICENSE.txt").read_text(encoding="utf-8")
+    assert (procedures.TRAM.parent / "NOTICE.txt").exists()
+
+
+def test_tram_training_sentences_leave_out_the_reports_asked_for() -> None:
+    texts, labels = procedures.tram_examples()
+    name = sorted(json.loads(procedures.TRAM.read_text(encoding="utf-8"))["reports"])[0]
+    fewer, _ = procedures.tram_examples({name})
+    assert len(texts) == len(labels) > 4_000 and 0 < len(fewer) < len(texts)
+    assert "T1574.002" not in labels and "T1574.001" in labels  # the revoked id as ATT&CK names it now
