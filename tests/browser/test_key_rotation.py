@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import pytest
+from browser_support import sign_in
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
@@ -48,7 +49,8 @@ def test_rotate_then_use_the_old_and_new_secret_inside_and_after_the_grace(
     browser.find_element(By.NAME, "email").send_keys(EMAIL)
     browser.find_element(By.NAME, "password").send_keys(PASSWORD)
     browser.find_element(By.CSS_SELECTOR, "main form button[type=submit]").click()
-    wait.until(ec.url_contains("/account/keys"))
+    wait.until(ec.url_contains("/account/signin"))  # a sign-up signs nobody in: the form tells nothing
+    sign_in(browser, server.url, {"email": EMAIL, "password": PASSWORD})
     browser.find_element(By.CSS_SELECTOR, "[data-testid=create-key-form] [name=name]").send_keys("siem")
     browser.find_element(By.CSS_SELECTOR, "[data-testid=create-key]").click()
     old = wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "[data-testid=new-key-secret]"))).text
