@@ -33,14 +33,15 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 
 def _fill(path: Path) -> None:
-    with open(path, "wb") as filler:
-        try:
+    """Fill the disk holding ``path``; a disk already too full to create the file is full too."""
+    try:
+        with open(path, "wb") as filler:
             while True:
                 filler.write(b"\0" * 65536)
                 filler.flush()
                 os.fsync(filler.fileno())
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC
 
 
 def _post_form(client: httpx.Client, path: str, form: str, data: dict[str, str]) -> httpx.Response:
