@@ -7,11 +7,11 @@ so that a URL's host or an address's domain is not found a second time as a bare
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from store.ioc_values import is_ipv4, is_ipv6
 from store.ioctypes import specs
 
 _URL = re.compile(r"\b(?:https?|ftp)://[^\s<>\"'`{}\\^]+", re.IGNORECASE)
@@ -96,25 +96,17 @@ def _emails(text: str, line: int) -> tuple[list[Candidate], str]:
     return found, text
 
 
-def _address(value: str) -> bool:
-    """True when the value is an IP address: a version ("18.0.0.324"), a zero-padded placeholder
-    ("000.000.000.000") or an IPv6-shaped run of hex and colons is only shaped like one."""
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return False
-    return True
-
-
 def _ips(text: str, line: int) -> tuple[list[Candidate], str]:
     found = []
+    # A version ("18.0.0.324"), a zero-padded placeholder ("000.000.000.000") or a run of hex and colons is
+    # only shaped like an address: the registry's own detection decides.
     for match in _IPV4.finditer(text):
-        if not _address(match.group(1)):
+        if not is_ipv4(match.group(1)):
             continue
         found.append(Candidate("ipv4", match.group(1), line, match.start(), match.end(), cidr=bool(match.group(2))))
         text = _mask(text, match.start(), match.end())
     for match in _IPV6.finditer(text):
-        if not _address(match.group(1)):
+        if not is_ipv6(match.group(1)):
             continue
         found.append(Candidate("ipv6", match.group(1), line, match.start(), match.end(), cidr=bool(match.group(2))))
         text = _mask(text, match.start(), match.end())
