@@ -66,12 +66,12 @@ async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocReq
     """The kept page, still exact, or a new one read and kept. Without a write, rows only leave the set as
     the floor moves past them, so an unchanged total means the same rows: a moved floor costs a count."""
     query, key = request.query, _page_key(await store.data_version(), request)
-    page = pages.get(key)
+    page, total = pages.get(key), None
     if page is not None and page.since != query.since:
         total = await store.count_iocs(query)
         page = replace(page, since=query.since) if total == page.total else None
     if page is None:
-        total = await store.count_iocs(query)
+        total = await store.count_iocs(query) if total is None else total  # a moved floor's count serves
         rows = [encoded async for batch in store.iter_ioc_rows(query) for encoded in batch]
         body = _head(total, query) + b",".join(rows) + b"]}"
         page = KeptPage(body, body_etag(body), query.since, total)
