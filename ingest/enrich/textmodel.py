@@ -87,7 +87,7 @@ def cache_dir() -> Path:
 def fingerprint(settings: dict[str, Any], files: Iterable[Path], packages: Iterable[str]) -> str:
     """Names one model: its settings, its training files and the versions of the packages that shape it."""
     digest = hashlib.sha256(repr(sorted(settings.items())).encode())
-    for path in sorted(files):
+    for path in sorted(files, key=lambda path: path.name):  # where the checkout sits must not rename the model
         digest.update(path.name.encode() + path.read_bytes())
     for package in (*packages, "scikit-learn", "numpy"):
         digest.update(f"{package}={metadata.version(package)}".encode())
