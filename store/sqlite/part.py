@@ -27,6 +27,23 @@ def _tuples(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[tup
     return cursor.execute(sql, params).fetchall()
 
 
+# SQLite caps the parameters one statement binds (999 before 3.32): lists of keys are read in chunks.
+IN_CHUNK = 500
+
+
+def rows_in(sql: str, keys: Sequence[Any], head: Sequence[Any] = ()) -> Callable[[sqlite3.Connection], list[Any]]:
+    """A read of ``sql`` for every chunk of ``keys``, in one call: ``{marks}`` in ``sql`` is the chunk's
+    placeholders, bound after ``head``. Rows come as plain tuples (``_tuples``)."""
+    def read(db: sqlite3.Connection) -> list[Any]:
+        rows: list[Any] = []
+        for start in range(0, len(keys), IN_CHUNK):
+            chunk = keys[start:start + IN_CHUNK]
+            rows += _tuples(db, sql.format(marks=", ".join("?" * len(chunk))), [*head, *chunk])
+        return rows
+
+    return read
+
+
 class SqlitePart:
     """One concern's view of the shared connection: the same plumbing, method for method."""
 
