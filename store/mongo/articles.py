@@ -69,7 +69,10 @@ class MongoArticles(MongoPart, ArticleStore):
 
     @guarded
     async def get_articles(self, ids: Iterable[str]) -> dict[str, Article]:
-        cursor = self._c("articles").find({"_id": {"$in": list(dict.fromkeys(ids))}})
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        cursor = self._c("articles").find({"_id": {"$in": wanted}})
         return {d["_id"]: from_keyed(Article, d) async for d in cursor}
 
     @guarded

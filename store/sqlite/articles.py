@@ -16,7 +16,7 @@ from store.ports import ArticleStore
 from store.query import TIME_FIELDS, ArticleQuery
 from store.records import Article, iso, parse_stored
 from store.sqlite import queries
-from store.sqlite.part import SqlitePart, _json, _tuples, rows_in
+from store.sqlite.part import SqlitePart, _json, _tuples
 
 _ARTICLE_COLUMNS = (
     "id", "title", "summary", "ai_summary", "canonical_url", "content_hash", "published_at", "fetched_at",
@@ -119,13 +119,13 @@ class SqliteArticles(SqlitePart, ArticleStore):
         return int(row[0])
 
     async def get_articles(self, ids: Iterable[str]) -> dict[str, Article]:
-        read = rows_in("SELECT id, doc FROM articles WHERE id IN ({marks})", list(dict.fromkeys(ids)))
-        return {r[0]: from_doc(Article, orjson.loads(r[1])) for r in await self._run(read)}
+        rows = await self._rows_in("SELECT id, doc FROM articles WHERE id IN ({marks})", ids)
+        return {r[0]: from_doc(Article, orjson.loads(r[1])) for r in rows}
 
     async def article_refs(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
-        read = rows_in("SELECT id, title, json_extract(doc, '$.url'), source_name FROM articles WHERE id IN ({marks})",
-                       list(dict.fromkeys(ids)))
-        return {r[0]: (r[1], r[2], r[3]) for r in await self._run(read)}
+        rows = await self._rows_in(
+            "SELECT id, title, json_extract(doc, '$.url'), source_name FROM articles WHERE id IN ({marks})", ids)
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     async def article_sources(self) -> list[tuple[str, str, int, int]]:
         rows = await self._all(

@@ -18,7 +18,7 @@ from store.query import IocQuery
 from store.records import Ioc, iso
 from store.sqlite import queries
 from store.sqlite.backend import SqliteStore
-from store.sqlite.part import SqlitePart, _json, _tuples, rows_in
+from store.sqlite.part import SqlitePart, _json, _tuples
 
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
@@ -115,9 +115,9 @@ class SqliteIocs(SqlitePart, IocStore):
         return None if row is None else from_doc(Ioc, orjson.loads(row[0]))
 
     async def get_iocs(self, ioc_type: str, values: Sequence[str]) -> dict[str, Ioc]:
-        read = rows_in("SELECT value, doc FROM iocs WHERE type = ? AND value IN ({marks})",
-                       list(dict.fromkeys(values)), (ioc_type,))
-        return {r[0]: from_doc(Ioc, orjson.loads(r[1])) for r in await self._run(read)}
+        rows = await self._rows_in("SELECT value, doc FROM iocs WHERE type = ? AND value IN ({marks})", values,
+                                   (ioc_type,))
+        return {r[0]: from_doc(Ioc, orjson.loads(r[1])) for r in rows}
 
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
         return await self._run(lambda db: _stats(db, iso(since), top))
