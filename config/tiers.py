@@ -41,6 +41,8 @@ class Tier:
     article_lookback_days: int
     max_keys: int
     article_formats: tuple[str, ...]
+    # Values one POST /api/v1/lookup may ask about.
+    lookup_values_max: int
     scopes: tuple[str, ...]
     # The endpoints the spec's Endpoints table marks "Pro": the tier's own facts, never its name.
     ioc_stats: bool = False
@@ -61,6 +63,7 @@ FREE = Tier(
     article_lookback_days=7,
     max_keys=3,
     article_formats=("json",),
+    lookup_values_max=100,
     scopes=(SCOPE_ARTICLES, SCOPE_IOCS),
 )
 PRO = Tier(
@@ -74,6 +77,7 @@ PRO = Tier(
     article_lookback_days=365,
     max_keys=50,
     article_formats=("json", "ndjson", "csv"),
+    lookup_values_max=1_000,
     scopes=SCOPES,
     ioc_stats=True,
     ioc_exports=True,
@@ -89,3 +93,6 @@ TIERS: MappingProxyType[str, Tier] = MappingProxyType(_TABLE)
 # them) likewise costs IOC_EXPORT_COST.
 ARTICLE_FORMAT_COSTS: MappingProxyType[str, int] = MappingProxyType({"json": 1, "ndjson": 5, "csv": 5})
 IOC_EXPORT_COST = 5
+# A bulk lookup (POST /api/v1/lookup) costs one unit per this many values, rounded up: 100 values cost
+# what one GET /lookup costs, 1,000 values ten, against the hundred a value at a time would cost.
+LOOKUP_VALUES_PER_UNIT = 100

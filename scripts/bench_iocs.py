@@ -5,7 +5,10 @@ In one run, with N synthetic IOC records (default 50,000) in the embedded SQLite
      two in-process ceilings on the same SQLite file, no HTTP: the issue's (the rows read as records and
      encoded with orjson) and the stricter one the ratio uses, since the records keep their API form
      stored: the fastest way to the same bytes, the stored forms of the same rows read and joined;
-  2. a 100-row page under wrk (requests/s, p50), against a bare Tornado handler serving the same bytes.
+  2. a 100-row page under wrk (requests/s, p50), against a bare Tornado handler serving the same bytes
+     (``--skip-load`` leaves this out, where wrk is not installed);
+  3. POST /api/v1/lookup with 1,000 stored values (values/s answered through HTTP, median of repeats), against
+     the store's own point reads of the same values in one process (``IocStore.get_ioc``, one per value).
 Prints a markdown table, the command, and the ratios as the last lines.
 """
 
@@ -33,6 +36,7 @@ import benchlib  # noqa: E402
 from support import cli_env, free_port, spawn_server  # noqa: E402
 
 from store.query import IocQuery  # noqa: E402
+from store.records import Ioc  # noqa: E402
 from store.sqlite import sqlite_stores  # noqa: E402
 
 # The ceiling of the small page: the same bytes from memory (argv: port, file holding the body).
@@ -93,6 +97,49 @@ def stored_ceiling(path: Path, limit: int, repeats: int) -> float:
     return statistics.median(rates)
 
 
+BULK_VALUES = 1_000
+
+
+def bulk_sample(rows: list[Ioc]) -> list[tuple[str, str]]:
+    """``BULK_VALUES`` stored (type, value) pairs spread over the whole set, every type among them."""
+    step = max(len(rows) // BULK_VALUES, 1)
+    return [(ioc.type, ioc.value) for ioc in rows[::step][:BULK_VALUES]]
+
+
+def bulk_rate(client: benchlib.LeanClient, values: list[tuple[str, str]], repeats: int) -> float:
+    """Values/s answered by one POST /api/v1/lookup of ``values``, median of ``repeats`` after one untimed
+    request (which also reads the ATT&CK catalogue, once per process)."""
+    payload = {"values": [value for _, value in values]}
+    client.post_json("/api/v1/lookup", payload)
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        body, _ = client.post_json("/api/v1/lookup", payload)
+        elapsed = time.perf_counter() - start
+        found = orjson.loads(body)["meta"]["found"]
+        if found != len(values):
+            raise RuntimeError(f"the bulk lookup found {found} of {len(values)} stored values")
+        rates.append(len(values) / elapsed)
+    return statistics.median(rates)
+
+
+async def point_read_rate(path: Path, values: list[tuple[str, str]], repeats: int) -> float:
+    """Values/s of the store's own point reads of ``values`` (one ``get_ioc`` each), in one process."""
+    stores = sqlite_stores(path)
+    await stores.open()
+    rates = []
+    try:
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for ioc_type, value in values:
+                if await stores.iocs.get_ioc(ioc_type, value) is None:
+                    raise RuntimeError(f"{value} is not stored")
+            rates.append(len(values) / (time.perf_counter() - start))
+    finally:
+        await stores.close()
+    return statistics.median(rates)
+
+
 def unloaded_p50(client: httpx.Client, n: int) -> float:
     """p50 (ms) of the 100-row page requested one at a time."""
     times = []
@@ -109,59 +156,76 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--seconds", type=int, default=8)
     parser.add_argument("--connections", type=int, default=20)
+    parser.add_argument("--skip-load", action="store_true", help="leave out the wrk measures of the 100-row page")
     args = parser.parse_args()
-    if shutil.which("wrk") is None:
-        sys.exit("wrk is not installed: apt-get install wrk")
+    if shutil.which("wrk") is None and not args.skip_load:
+        sys.exit("wrk is not installed: apt-get install wrk (or run with --skip-load)")
     work = Path(tempfile.mkdtemp(prefix="ctiwire-bench-iocs-"))
     env = cli_env(work, CTIWIRE_RATE_LIMIT_SCALE="100000")
-    asyncio.run(benchlib.seed_iocs(work, benchlib.synthetic_iocs(args.iocs, lambda i: i % 10000)))
+    rows = benchlib.synthetic_iocs(args.iocs, lambda i: i % 10000)
+    asyncio.run(benchlib.seed_iocs(work, rows))
+    sample = bulk_sample(rows)
     key = benchlib.pro_key(env)
     server = spawn_server(env, "--no-seed")
     benchlib.settle(server.process.pid)
     results: dict[str, float] = {}
+    load: dict[str, float] | None = None
     try:
         headers = {"Authorization": f"Bearer {key}"}
         lean = benchlib.LeanClient(server.url, headers)
         results["http_10k"] = page_rate(lean, 10_000, args.repeats)
+        results["bulk_http"] = bulk_rate(lean, sample, args.repeats)
         lean.close()
         with httpx.Client(base_url=server.url, headers=headers, timeout=300) as client:
             results["p50_alone"] = unloaded_p50(client, 200)
             small = client.get("/api/v1/iocs", params={"limit": 100}).raise_for_status().content
         (work / "page100.json").write_bytes(small)
-        load = benchlib.wrk(f"{server.url}/api/v1/iocs?limit=100", [f"Authorization: Bearer {key}"], args.seconds,
-                            args.connections)
+        if not args.skip_load:
+            load = benchlib.wrk(f"{server.url}/api/v1/iocs?limit=100", [f"Authorization: Bearer {key}"],
+                                args.seconds, args.connections)
     finally:
         server.stop()
-    port = free_port()
-    bare = subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(port), str(work / "page100.json")])
-    try:
-        time.sleep(1.0)
-        ceiling_load = benchlib.wrk(f"http://127.0.0.1:{port}/", [], args.seconds, args.connections)
-    finally:
-        bare.kill()
+    ceiling_load = None if args.skip_load else bare_load(work / "page100.json", args)
     results["ceiling_10k"] = asyncio.run(ceiling(work / "ctiwire.sqlite3", 10_000, args.repeats))
     results["stored_10k"] = stored_ceiling(work / "ctiwire.sqlite3", 10_000, args.repeats)
+    results["bulk_points"] = asyncio.run(point_read_rate(work / "ctiwire.sqlite3", sample, args.repeats))
     report(results, load, ceiling_load, len(small), args)
 
 
-def report(r: dict[str, float], load: dict[str, float], bare: dict[str, float], size: int,
+def bare_load(page: Path, args: argparse.Namespace) -> dict[str, float]:
+    """wrk against a bare Tornado handler serving the bytes of ``page``."""
+    port = free_port()
+    bare = subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(port), str(page)])
+    try:
+        time.sleep(1.0)
+        return benchlib.wrk(f"http://127.0.0.1:{port}/", [], args.seconds, args.connections)
+    finally:
+        bare.kill()
+
+
+def report(r: dict[str, float], load: dict[str, float] | None, bare: dict[str, float] | None, size: int,
            args: argparse.Namespace) -> None:
     print(f"\n`scripts/bench iocs --iocs {args.iocs} --repeats {args.repeats} --seconds {args.seconds} "
-          f"--connections {args.connections}` ({os.cpu_count()} cores)\n")
+          f"--connections {args.connections}{' --skip-load' if args.skip_load else ''}` ({os.cpu_count()} cores)\n")
     print("| measure | value |\n|---|---:|")
     print(f"| 10,000-row page through HTTP, rows/s (median) | {r['http_10k']:,.0f} |")
     print(f"| issue's ceiling: same rows read as records + orjson, one process, rows/s | {r['ceiling_10k']:,.0f} |")
     print(f"| ceiling: stored API forms of the same rows read and joined, one process, rows/s | "
           f"{r['stored_10k']:,.0f} |")
     print(f"| 100-row page p50 requested one at a time, ms | {r['p50_alone']:.2f} |")
-    print(f"| 100-row page ({size:,} bytes), requests/s at {args.connections} connections | {load['rps']:,.0f} |")
-    print(f"| 100-row page p50 / p99, ms | {load['p50']:.2f} / {load['p99']:.2f} |")
-    print(f"| ceiling: bare Tornado, same bytes, requests/s | {bare['rps']:,.0f} |")
-    print(f"| non-2xx answers | {load['non2xx']:.0f} |")
+    if load is not None and bare is not None:
+        print(f"| 100-row page ({size:,} bytes), requests/s at {args.connections} connections | {load['rps']:,.0f} |")
+        print(f"| 100-row page p50 / p99, ms | {load['p50']:.2f} / {load['p99']:.2f} |")
+        print(f"| ceiling: bare Tornado, same bytes, requests/s | {bare['rps']:,.0f} |")
+        print(f"| non-2xx answers | {load['non2xx']:.0f} |")
+    print(f"| POST /lookup of {BULK_VALUES:,} stored values through HTTP, values/s (median) | {r['bulk_http']:,.0f} |")
+    print(f"| ceiling: the store's point reads of the same values, one process, values/s | {r['bulk_points']:,.0f} |")
     print(f"\n100-row page p50 one at a time = {r['p50_alone']:.2f} ms (target < 5 ms)")
     print(f"10,000-row page / issue's ceiling = {r['http_10k'] / r['ceiling_10k']:.2f}")
     print(f"ratio iocs_page_10k = {r['http_10k'] / r['stored_10k']:.2f} (target >= 0.5)")
-    print(f"ratio iocs_page_100 = {load['rps'] / bare['rps']:.2f} (target >= 0.6)")
+    if load is not None and bare is not None:
+        print(f"ratio iocs_page_100 = {load['rps'] / bare['rps']:.2f} (target >= 0.6)")
+    print(f"ratio bulk_lookup = {r['bulk_http'] / r['bulk_points']:.2f} (target >= 0.5)")
 
 
 if __name__ == "__main__":

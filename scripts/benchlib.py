@@ -13,6 +13,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from store.records import Ioc, utcnow
 from store.sqlite import sqlite_stores
 
@@ -35,6 +37,16 @@ class LeanClient:
         if response.status != 200:
             raise RuntimeError(f"GET {path} answered {response.status}: {body[:200]!r}")
         return body, dict(response.getheaders())
+
+    def post_json(self, path: str, payload: Any) -> tuple[bytes, dict[str, str]]:
+        """POST ``payload`` as JSON: the body and headers of a 200 answer (anything else raises)."""
+        body = orjson.dumps(payload)
+        self.connection.request("POST", path, body=body, headers={**self.headers, "Content-Type": "application/json"})
+        response = self.connection.getresponse()
+        answer = response.read()
+        if response.status != 200:
+            raise RuntimeError(f"POST {path} answered {response.status}: {answer[:200]!r}")
+        return answer, dict(response.getheaders())
 
     def close(self) -> None:
         self.connection.close()

@@ -164,9 +164,12 @@ class BaseHandler(RequestHandler):
 
     def _refuse_unimplemented_method(self) -> None:
         """405 before authentication: a wrong method is wrong whoever asks."""
-        method = self.request.method.lower() if self.request.method else ""
-        if getattr(type(self), method, None) is getattr(RequestHandler, method, None):
+        if (self.request.method or "").upper() not in self.allowed_methods():
             raise HTTPError(405)
+
+    def allowed_methods(self) -> tuple[str, ...]:
+        """The methods this handler serves (HEAD is not served, so it is never among them)."""
+        return _served_methods(type(self))
 
     def format_id(self) -> str:
         """The response format, for the rate-limit cost (spec, Limits 6)."""
@@ -280,7 +283,7 @@ class BaseHandler(RequestHandler):
             self.render_error(exc.status, exc.code, exc.message, exc.details)
             return
         if status_code == 405:
-            self.set_header("Allow", "GET")  # HEAD is not served, so Allow does not offer it
+            self.set_header("Allow", ", ".join(self.allowed_methods()))
         code = CODE_BY_STATUS.get(status_code, "internal_error")
         message = self._reason if status_code < 500 else "internal error; quote the request id when reporting it"
         self.render_error(status_code, code, message, None)
@@ -290,6 +293,18 @@ class BaseHandler(RequestHandler):
             return  # an answered client error, not a fault: the access log has it
         log.error("unhandled error in %s %s (%s)", self.request.method, self.request.path, self.request_id,
                   exc_info=(typ, value, tb))
+
+
+_SERVED: dict[type[RequestHandler], tuple[str, ...]] = {}
+
+
+def _served_methods(handler: type[RequestHandler]) -> tuple[str, ...]:
+    """Looked up once per handler class: every request asks."""
+    served = _SERVED.get(handler)
+    if served is None:
+        served = _SERVED[handler] = tuple(m for m in ("GET", "POST", "PUT", "PATCH", "DELETE")
+                                          if getattr(handler, m.lower()) is not getattr(RequestHandler, m.lower()))
+    return served
 
 
 def _translate(exc: BaseException | None) -> BaseException | None:

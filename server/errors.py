@@ -8,6 +8,7 @@ Tree::
     ├── RateLimited        429      rate_limit_exceeded (details: limit, reset_at, tier, upgrade_url)
     ├── BadRequest         400      invalid_parameter, q_invalid, invalid_cursor, deep_paging_unsupported, ...
     ├── NotFoundError      404      not_found
+    ├── PayloadTooLarge    413      payload_too_large
     └── Unavailable        503      service_unavailable
 """
 
@@ -64,6 +65,11 @@ class BadRequest(ApiError):
 class NotFoundError(ApiError):
     status = 404
     code = "not_found"
+
+
+class PayloadTooLarge(ApiError):
+    status = 413
+    code = "payload_too_large"
 
 
 class Unavailable(ApiError):

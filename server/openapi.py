@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from config.tiers import LOOKUP_VALUES_PER_UNIT
 from exporters.registry import format_costs
 from server.base import BaseHandler
 from server.context import AppContext
@@ -92,7 +93,8 @@ in its description. `deep_paging_unsupported`, `q_invalid` and `invalid_cursor` 
 
 Rate limits are per key on rolling windows ({rate_limits_sentence()}).
 A request costs its format's multiplier (`X-Format-Cost-Multiplier`): {", ".join(f"{k} {v}" for k, v in
-format_costs().items())}.
+format_costs().items())}. A bulk lookup (`POST /api/v1/lookup`) costs one unit per {LOOKUP_VALUES_PER_UNIT}
+values, rounded up (`X-RateLimit-Cost`).
 """
 
 

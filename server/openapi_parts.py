@@ -57,19 +57,29 @@ DATE_TIME_PARAM: dict[str, Any] = {"type": "string", "format": "date-time"}
 
 
 def operation(tag: str, summary: str, description: str, parameters: list[dict[str, Any]],
-              responses: dict[str, Any], *, errors: tuple[str, ...] = ("400", "401", "403", "429")) -> dict[str, Any]:
+              responses: dict[str, Any], *, errors: tuple[str, ...] = ("400", "401", "403", "429"),
+              method: str = "get", body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One operation as a path item fragment (``{method: ...}``); ``body`` is its JSON request body schema."""
     all_responses = dict(responses)
     for code in errors:
         all_responses.setdefault(code, ERRORS[code])
-    return {"get": {"tags": [tag], "summary": summary, "description": description, "parameters": parameters,
-                    "responses": all_responses}}
+    spec = {"tags": [tag], "summary": summary, "description": description, "parameters": parameters,
+            "responses": all_responses}
+    if body is not None:
+        spec["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
+    return {method: spec}
+
+
+def error_response(description: str) -> dict[str, Any]:
+    """A response carrying the error envelope."""
+    return {"description": description, "headers": RATE_HEADERS,
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
 
 
 def bad_request(description: str) -> dict[str, Any]:
     """An operation's own 400: the common one (a malformed known parameter) plus the rules its schema
     cannot state, such as parameters that exclude each other (OpenAPI 3.0 has no keyword for that)."""
-    return {"description": f"{MALFORMED}; also {description}", "headers": RATE_HEADERS,
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    return error_response(f"{MALFORMED}; also {description}")
 
 
 def ok(description: str, media: dict[str, dict[str, Any]], headers: dict[str, Any] | None = None) -> dict[str, Any]:

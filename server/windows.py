@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from config.tiers import Tier
+from exporters.lookup import LookupWindow
+
 
 @dataclass(frozen=True, slots=True)
 class Window:
@@ -31,6 +34,12 @@ def lookback_floor(lookback_days: int, now: datetime) -> datetime:
 def within_lookback(moment: datetime, lookback_days: int, now: datetime) -> bool:
     """Whether a record dated ``moment`` lies inside a tier's lookback (a single read obeys it too)."""
     return moment >= now - timedelta(days=lookback_days)
+
+
+def lookup_window(tier: Tier, now: datetime) -> LookupWindow:
+    """What a lookup by ``tier`` may see: IOC records inside its IOC lookback (the floor ``/iocs/search``
+    applies), related articles inside its article lookback."""
+    return LookupWindow(lookback_floor(tier.ioc_lookback_days, now), lookback_floor(tier.article_lookback_days, now))
 
 
 def clamp_since(since: datetime | None, lookback_days: int, now: datetime) -> Window:

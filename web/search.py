@@ -2,7 +2,7 @@
 threat actor's name.
 
 An indicator shows what ``GET /api/v1/lookup`` answers (``exporters.lookup``: the same store, the same
-related-article lookback): sources, first and last seen, the risk score, related articles and hunting
+IOC and related-article lookbacks): sources, first and last seen, the risk score, related articles and hunting
 queries with copy buttons. Fields a later enrichment adds to that payload (a verdict, a status,
 warninglist hits) are shown when present. A CVE, a technique or an actor also lists its articles through
 the API's article filters (``cve_text_search``, ``mitre_technique``, ``threat_actor``).
@@ -16,6 +16,7 @@ from typing import Any
 from exporters.lookup import IndicatorError, lookup, read_indicator
 from server.errors import ApiError
 from server.params import Params
+from server.windows import lookup_window
 from store.records import utcnow
 from web.reads import ARTICLE_PAGE, ReadPage, article_page
 
@@ -51,8 +52,8 @@ class SearchHandler(ReadPage):
         if not await self.charge_read():
             return
         if ioc_type is not None:
-            values["result"] = await lookup(self.ctx.stores, ioc_type, value, self.tier.article_lookback_days,
-                                            utcnow())
+            now = utcnow()
+            values["result"] = await lookup(self.ctx.stores, ioc_type, value, lookup_window(self.tier, now), now)
         if ioc_type in ARTICLE_FILTERS:
             await self._articles(values, ioc_type, value)
         self.page("search.html", **values)

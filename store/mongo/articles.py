@@ -68,6 +68,14 @@ class MongoArticles(MongoPart, ArticleStore):
         return await self._c("articles").count_documents(where, limit=_ESTIMATE_CAP)
 
     @guarded
+    async def get_articles(self, ids: Iterable[str]) -> dict[str, Article]:
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        cursor = self._c("articles").find({"_id": {"$in": wanted}})
+        return {d["_id"]: from_keyed(Article, d) async for d in cursor}
+
+    @guarded
     async def article_refs(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
         wanted = list(dict.fromkeys(ids))
         projection = {"title": 1, "url": 1, "source_name": 1}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 
 from store.base import IocStats, keyset_pages
@@ -15,6 +15,9 @@ from store.mongo.queries import IOC_SORT, ioc_filter
 from store.ports import IocStore
 from store.query import IocQuery
 from store.records import Ioc
+
+# Keys of one ``$in`` read: a bounded query document, whatever the caller asks for at once.
+KEYS_PER_QUERY = 1_000
 
 
 class MongoIocs(MongoPart, IocStore):
@@ -54,6 +57,15 @@ class MongoIocs(MongoPart, IocStore):
     async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
         doc = await self._c("iocs").find_one({"_id": ioc_key(ioc_type, value)})
         return None if doc is None else from_ioc(doc)
+
+    @guarded
+    async def get_iocs(self, ioc_type: str, values: Sequence[str]) -> dict[str, Ioc]:
+        keys = [ioc_key(ioc_type, value) for value in dict.fromkeys(values)]
+        found = {}
+        for start in range(0, len(keys), KEYS_PER_QUERY):
+            async for doc in self._c("iocs").find({"_id": {"$in": keys[start:start + KEYS_PER_QUERY]}}):
+                found[doc["value"]] = from_ioc(doc)
+        return found
 
     @guarded
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:

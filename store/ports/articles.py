@@ -54,6 +54,16 @@ class ArticleStore(Versioned):
     async def article_sources(self) -> list[tuple[str, str, int, int]]:
         """(source_name, source_type, source_tier, article count) for every source with articles."""
 
+    async def get_articles(self, ids: Iterable[str]) -> dict[str, Article]:
+        """Each existing article of ``ids``, by id; backends read them in a query per chunk of ids."""
+        found = {}
+        for article_id in dict.fromkeys(ids):
+            try:
+                found[article_id] = await self.get_article(article_id)
+            except NotFound:
+                continue
+        return found
+
     async def article_refs(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
         """(title, url, source_name) of each existing article in ``ids``; backends may do it in one query."""
         refs: dict[str, tuple[str, str, str]] = {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 
 import orjson
@@ -43,6 +43,16 @@ class IocStore(Versioned):
     @abc.abstractmethod
     async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
         """One record, or None."""
+
+    async def get_iocs(self, ioc_type: str, values: Sequence[str]) -> dict[str, Ioc]:
+        """The records of ``ioc_type`` among ``values``, by value (values with no record left out).
+        Backends read them in a query per chunk of values, not one per value (the bulk lookup)."""
+        found = {}
+        for value in dict.fromkeys(values):
+            ioc = await self.get_ioc(ioc_type, value)
+            if ioc is not None:
+                found[value] = ioc
+        return found
 
     @abc.abstractmethod
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:

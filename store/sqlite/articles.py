@@ -118,16 +118,14 @@ class SqliteArticles(SqlitePart, ArticleStore):
         row = await self._one(sql, params)
         return int(row[0])
 
+    async def get_articles(self, ids: Iterable[str]) -> dict[str, Article]:
+        rows = await self._rows_in("SELECT id, doc FROM articles WHERE id IN ({marks})", ids)
+        return {r[0]: from_doc(Article, orjson.loads(r[1])) for r in rows}
+
     async def article_refs(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
-        wanted = list(dict.fromkeys(ids))
-        refs: dict[str, tuple[str, str, str]] = {}
-        for start in range(0, len(wanted), 500):  # SQLite caps bound parameters per statement
-            chunk = wanted[start:start + 500]
-            rows = await self._all(
-                f"SELECT id, title, json_extract(doc, '$.url'), source_name FROM articles "
-                f"WHERE id IN ({', '.join('?' * len(chunk))})", chunk)
-            refs.update({r[0]: (r[1], r[2], r[3]) for r in rows})
-        return refs
+        rows = await self._rows_in(
+            "SELECT id, title, json_extract(doc, '$.url'), source_name FROM articles WHERE id IN ({marks})", ids)
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
     async def article_sources(self) -> list[tuple[str, str, int, int]]:
         rows = await self._all(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -113,6 +113,11 @@ class SqliteIocs(SqlitePart, IocStore):
         row = await self._one("SELECT doc FROM iocs WHERE type = ? AND value = ?",
                                                     (ioc_type, value))
         return None if row is None else from_doc(Ioc, orjson.loads(row[0]))
+
+    async def get_iocs(self, ioc_type: str, values: Sequence[str]) -> dict[str, Ioc]:
+        rows = await self._rows_in("SELECT value, doc FROM iocs WHERE type = ? AND value IN ({marks})", values,
+                                   (ioc_type,))
+        return {r[0]: from_doc(Ioc, orjson.loads(r[1])) for r in rows}
 
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
         return await self._run(lambda db: _stats(db, iso(since), top))

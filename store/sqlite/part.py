@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import orjson
@@ -25,6 +25,21 @@ def _tuples(db: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[tup
     cursor = db.cursor()
     cursor.row_factory = None
     return cursor.execute(sql, params).fetchall()
+
+
+# SQLite caps the parameters one statement binds (999 before 3.32): lists of keys are read in chunks.
+IN_CHUNK = 500
+
+
+def _rows_in(sql: str, keys: Sequence[Any], head: Sequence[Any]) -> Callable[[sqlite3.Connection], list[Any]]:
+    def read(db: sqlite3.Connection) -> list[Any]:
+        rows: list[Any] = []
+        for start in range(0, len(keys), IN_CHUNK):
+            chunk = keys[start:start + IN_CHUNK]
+            rows += _tuples(db, sql.format(marks=", ".join("?" * len(chunk))), [*head, *chunk])
+        return rows
+
+    return read
 
 
 class SqlitePart:
@@ -51,6 +66,12 @@ class SqlitePart:
 
     def _remembered(self, sql: str, params: tuple[Any, ...], decode: Callable[[Any], T]) -> T:
         return self._conn._remembered(sql, params, decode)
+
+    async def _rows_in(self, sql: str, keys: Iterable[Any], head: Sequence[Any] = ()) -> list[Any]:
+        """The rows of ``sql`` for every chunk of the distinct ``keys``, in one call (none for no keys):
+        ``{marks}`` in ``sql`` is a chunk's placeholders, bound after ``head``. Rows are plain tuples."""
+        wanted = list(dict.fromkeys(keys))
+        return await self._run(_rows_in(sql, wanted, head)) if wanted else []
 
     def _inline(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         return self._conn._inline(fn)

@@ -86,6 +86,15 @@ async def test_article_refs_returns_existing_ids_only(articles: ArticleStore) ->
     assert await articles.article_refs([]) == {}
 
 
+async def test_get_articles_reads_existing_ids_in_chunks(articles: ArticleStore) -> None:
+    rows = [article(n) for n in range(1, 604)]  # more ids than one SQLite statement binds
+    await articles.upsert_articles(rows)
+    wanted = [rows[602].id, "missing", rows[0].id, rows[602].id, *(r.id for r in rows[1:600])]
+    found = await articles.get_articles(wanted)
+    assert found == {r.id: r for r in rows[:600] + [rows[602]]}
+    assert await articles.get_articles([]) == {}
+
+
 async def test_article_sources_counts_by_name_type_and_tier(articles: ArticleStore) -> None:
     rows = [article(1, source_name="Beta", source_type="community", source_tier=3),
             article(2, source_name="Alpha", source_tier=1), article(3, source_name="Alpha", source_tier=1),

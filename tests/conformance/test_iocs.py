@@ -26,6 +26,18 @@ async def test_round_trip_and_missing(iocs: IocStore) -> None:
     assert await iocs.get_ioc("domain", "other.example") is None
 
 
+async def test_get_iocs_reads_one_type_by_values(iocs: IocStore) -> None:
+    domains = [ioc(f"d{n}.example", article_ids=[f"a{n}"]) for n in range(1_203)]  # more than one chunk
+    address = ioc("d1.example", "url")  # the same text as another type: never among the domains
+    await iocs.upsert_iocs([*domains, address])
+    asked = ["missing.example", domains[1_202].value, domains[0].value, domains[0].value,
+             *(d.value for d in domains[1:1_100])]
+    found = await iocs.get_iocs("domain", asked)
+    assert found == {d.value: d for d in domains[:1_100] + [domains[1_202]]}
+    assert await iocs.get_iocs("url", ["d1.example", "d2.example"]) == {"d1.example": address}
+    assert await iocs.get_iocs("ipv4", []) == {}
+
+
 async def test_merge_keeps_the_earliest_first_seen_and_unions_lists(iocs: IocStore) -> None:
     old = ioc("evil.example", first_seen=at(days=-3), last_seen=at(days=-1), modified=at(days=-1),
               sources=["Beta", "Gamma"], article_ids=["a2"], confidence="low")

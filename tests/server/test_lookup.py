@@ -36,7 +36,9 @@ async def test_lookup_explains_a_known_indicator(server) -> None:
     assert found.status_code == 200 and body["found"] is True and body["type"] == "domain"
     assert body["value"] == "c2.evil-host.net" and body["reporting_sources"] == ["CISA", "Talos"]
     assert 0 <= body["risk"]["score"] <= 100 and body["risk"]["factors"]
-    assert body["cves"] == ["CVE-2024-3400"] and body["mitre_techniques"][0]["id"] == "T1071.001"
+    assert body["cves"] == ["CVE-2024-3400"] and body["related_articles"] == []
+    # no related article names the technique: the ATT&CK catalogue does
+    assert body["mitre_techniques"] == [{"id": "T1071.001", "name": "Web Protocols"}]
     assert 'c2.evil-host.net' in body["hunting_queries"]["splunk_spl"]
 
 

@@ -1,0 +1,1 @@
+"""Reference data every layer reads (YAML, no code): loaded by store modules through importlib.resources."""
