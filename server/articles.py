@@ -121,6 +121,8 @@ async def _ahead(store: ArticleStore, request: ArticleRequest) -> Ahead:
 class ArticleListHandler(BaseHandler):
     """List, filter, full-text search, delta polling and bulk export in one endpoint."""
 
+    basic_auth = True  # an export endpoint (NDJSON, CSV): tools that poll it may only know user and password
+
     def format_id(self) -> str:
         fmt = self.params.text("format", "json", MEDIA) or "json"
         return fmt
@@ -437,7 +439,7 @@ OPENAPI_PATHS: dict[str, Any] = {
              "conflicting_parameters (severity with min_severity, time_field other than modified_at with "
              "modified_since, cursor with a non-zero offset), q_invalid, invalid_cursor, "
              "deep_paging_unsupported, or a value the schema admits but the parameter's description refuses "
-             "(an until in the future)")}),
+             "(an until in the future)")}, basic=True),
     "/api/v1/articles/{id}": operation(
         "articles", "Read one article", "Scope read:articles. Single-read form. Unknown, malformed or outside the "
         "tier's lookback: 404 not_found.",

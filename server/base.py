@@ -21,6 +21,7 @@ from config.settings import Settings
 from config.tiers import TIERS, Tier
 from exporters.registry import format_cost
 from server.context import AppContext
+from server.credentials import challenges, key_from_headers
 from server.errors import (
     CODE_BY_STATUS,
     ApiError,
@@ -114,6 +115,10 @@ class BaseHandler(RequestHandler):
 
     public: ClassVar[bool] = False
     scope: ClassVar[str | None] = None
+    # HTTP Basic with the key as the password (server.credentials): TAXII and the exports, where SIEM
+    # connectors are configured with a user name and a password.
+    basic_auth: ClassVar[bool] = False
+    realm: ClassVar[str] = "ctiwire"
     ctx: AppContext
     principal: Principal
 
@@ -180,11 +185,11 @@ class BaseHandler(RequestHandler):
         return True
 
     def raw_key(self) -> str | None:
-        """The key from ``Authorization: Bearer``, ``X-API-Key`` or ``api_key`` (spec, Authentication 2-3)."""
-        auth = self.request.headers.get("Authorization", "")
-        if auth[:7].lower() == "bearer " and auth[7:].strip():
-            return auth[7:].strip()
-        return self.request.headers.get("X-API-Key", "").strip() or self.params.raw("api_key")
+        """The key from ``Authorization: Bearer`` (or Basic where ``basic_auth``), ``X-API-Key`` or ``api_key``
+        (spec, Authentication 2-3)."""
+        headers = self.request.headers
+        return (key_from_headers(headers.get("Authorization", ""), headers.get("X-API-Key", ""), self.basic_auth)
+                or self.params.raw("api_key"))
 
     async def authenticate(self) -> Principal:
         raw = self.raw_key()
@@ -277,6 +282,9 @@ class BaseHandler(RequestHandler):
         if isinstance(exc, ApiError):
             for name, value in exc.headers.items():
                 self.set_header(name, value)
+            if exc.status == 401:
+                for challenge in challenges(self.realm, exc.code, self.basic_auth):
+                    self.add_header("WWW-Authenticate", challenge)
             self.render_error(exc.status, exc.code, exc.message, exc.details)
             return
         if status_code == 405:

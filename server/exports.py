@@ -59,6 +59,8 @@ async def build_export(ctx: AppContext, request: precompute.ExportRequest) -> tu
 class ExportHandler(BaseHandler):
     """GET /api/v1/iocs/{format}: the IOC list's filters and limits, plus ``window``."""
 
+    basic_auth = True  # SIEM and firewall feed pollers are configured with a user name and a password
+
     def initialize(self, ctx: AppContext, fmt: str = "stix") -> None:
         super().initialize(ctx)
         self.fmt = fmt
@@ -144,7 +146,7 @@ def _doc(fmt: str) -> dict[str, Any]:
                      f"Pro plan, scope {scope}. An empty result is a valid empty document.{_skipped(fmt)}", _PARAMS,
                      {"200": ok(summary, {media_type: _BODY.get(fmt, {"type": "string"})}, _HEADERS),
                       "304": {"description": "Not modified (If-None-Match matched the ETag)"},
-                      "400": bad_request("conflicting_parameters (`window` with `since`)")})
+                      "400": bad_request("conflicting_parameters (`window` with `since`)")}, basic=True)
 
 
 OPENAPI_PATHS: dict[str, Any] = {f"/api/v1/iocs/{fmt}": _doc(fmt) for fmt in EXPORTERS}

@@ -16,6 +16,10 @@ ERRORS = {
 }
 # What every 400 invalid_parameter means (server.params).
 MALFORMED = "A malformed, repeated, empty or control-character known parameter (named in details.parameter)"
+# Every operation's ways to send the key (spec, Authentication 2-3), and the same plus HTTP Basic (the key
+# as the password) where SIEM connectors call: TAXII and the exports (server.credentials).
+SECURITY: list[dict[str, list[str]]] = [{"BearerAuth": []}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}]
+SECURITY_WITH_BASIC = [*SECURITY, {"BasicAuth": []}]
 RATE_HEADERS = {name: {"$ref": f"#/components/headers/{name}"}
                 for name in ("X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Request-Id")}
 
@@ -57,12 +61,17 @@ DATE_TIME_PARAM: dict[str, Any] = {"type": "string", "format": "date-time"}
 
 
 def operation(tag: str, summary: str, description: str, parameters: list[dict[str, Any]],
-              responses: dict[str, Any], *, errors: tuple[str, ...] = ("400", "401", "403", "429")) -> dict[str, Any]:
+              responses: dict[str, Any], *, errors: tuple[str, ...] = ("400", "401", "403", "429"),
+              basic: bool = False) -> dict[str, Any]:
+    """A GET operation; ``basic`` when it also takes HTTP Basic (the key as the password)."""
     all_responses = dict(responses)
     for code in errors:
         all_responses.setdefault(code, ERRORS[code])
-    return {"get": {"tags": [tag], "summary": summary, "description": description, "parameters": parameters,
-                    "responses": all_responses}}
+    get: dict[str, Any] = {"tags": [tag], "summary": summary, "description": description, "parameters": parameters,
+                           "responses": all_responses}
+    if basic:
+        get["security"] = SECURITY_WITH_BASIC
+    return {"get": get}
 
 
 def bad_request(description: str) -> dict[str, Any]:

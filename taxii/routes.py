@@ -10,7 +10,7 @@ from typing import Any
 
 from config.tiers import TIERS
 from server.context import AppContext
-from server.openapi_parts import DATE_TIME_PARAM, header, param
+from server.openapi_parts import DATE_TIME_PARAM, SECURITY_WITH_BASIC, header, param
 from server.params import MAX_INTEGER
 from taxii.collections import COLLECTIONS
 from taxii.filters import DEFAULT_PAGE, MAX_PAGE
@@ -51,11 +51,13 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 _ERRORS = {
     "400": "Malformed filter, unsupported match field, an empty or blank value, a control character, "
            "`added_after`, `limit` or `next` given twice, or a tampered/mismatched next (error_code invalid_next)",
-    "401": "No key or a bad key; WWW-Authenticate: Bearer",
+    "401": "No key, a bad key or malformed Basic credentials; WWW-Authenticate names Bearer and Basic",
     "403": "Free key, or a key without scope read:taxii",
     "404": "Unknown collection, object, status or path",
-    "406": "not_acceptable: the Accept header names no TAXII 2.1 media type (e.g. application/json, or no "
-           "Accept); send `Accept: " + TAXII_21 + "` (TAXII 2.1 section 1.6.8)",
+    "406": "not_acceptable: the Accept header excludes " + TAXII_21 + " (TAXII 2.1 section 1.6.8): no media "
+           "range admits it (e.g. only application/xml or application/taxii+json;version=2.0), or the most "
+           "specific one that does has q=0. `*/*`, `application/*`, `application/json` and no Accept are "
+           "answered in TAXII 2.1 JSON",
     "429": "Rate limit exceeded; see Retry-After",
 }
 _DATE_HEADERS = {
@@ -95,7 +97,8 @@ def _op(summary: str, description: str, schema: str, parameters: list[dict[str, 
     errors = {code: {"description": text, "content": {TAXII_21: {
         "schema": {"$ref": "#/components/schemas/TaxiiError"}}}} for code, text in _ERRORS.items()}
     return {"get": {"tags": ["taxii"], "summary": summary, "description": description + " Pro plan, scope "
-                    "read:taxii; send `Accept: " + TAXII_21 + "`.", "parameters": parameters,
+                    "read:taxii; the key as Bearer, or as the password of HTTP Basic (any user name). Answers "
+                    "are `" + TAXII_21 + "`.", "parameters": parameters, "security": SECURITY_WITH_BASIC,
                     "responses": {"200": ok, **errors}}}
 
 

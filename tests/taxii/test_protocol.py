@@ -36,12 +36,17 @@ def q(**values: str | list[str]) -> dict[str, list[bytes]]:
     ("application/taxii+json;version=2.0", False),
     ("application/vnd.oasis.taxii+json; version=2.0", False),
     ("application/stix+json;version=2.1", False),
-    ("application/json", False),
-    ("*/*", False),
-    ("", False),
-    (None, False),
+    ("application/json", True),
+    ("application/json;q=0", False),
+    ("*/*", True),
+    ("application/*", True),
+    ("text/*", False),
+    ("application/taxii+json;q=0, */*", False),
+    ("application/taxii+json;version=2.0, application/*;q=0.1", True),
+    ("", True),
+    (None, True),
 ])
-def test_accept_needs_a_taxii21_media_type(accept: str | None, ok: bool) -> None:
+def test_accept_must_not_exclude_the_taxii21_media_type(accept: str | None, ok: bool) -> None:
     assert accepts_taxii21(accept) is ok
 
 
