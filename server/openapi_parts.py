@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from config.tiers import TIERS
-from server.params import CONTROL_CHARACTERS
+from server.params import CONTROL_CHARACTERS, MAX_INTEGER
 
 ERRORS = {
     "400": {"$ref": "#/components/responses/BadRequest"},
@@ -51,9 +51,24 @@ def csv_param(name: str, description: str, values: tuple[str, ...] | None = None
     text = description + (f" Values: {', '.join(values)}." if values else "")
     schema: dict[str, Any] = {"type": "string"}
     if values:
-        one = "(" + "|".join(v.replace(".", "\\.") for v in values) + ")"
-        schema["pattern"] = f"^(?: *{one} *|(?: *{one}? *,)+ *{one}? *)$"
+        schema["pattern"] = list_pattern("|".join(v.replace(".", "\\.") for v in values))
     return param(name, schema, text)
+
+
+def list_pattern(one: str) -> str:
+    """The pattern of a comma-separated list of items matching ``one``, read as Params.csv and the TAXII
+    filters read it: blank items and spaces around commas allowed, a value blank as a whole not."""
+    item = f"({one})"
+    return f"^(?: *{item} *|(?: *{item}? *,)+ *{item}? *)$"
+
+
+def limit_param(description: str, default: int | None = None) -> dict[str, Any]:
+    """Every ``limit``: out-of-range values are clamped (spec, Limits 3; server.windows.cap_limit), so
+    there is no ``minimum``; only a value past ``MAX_INTEGER`` (or not an integer) is a 400."""
+    schema: dict[str, Any] = {"type": "integer", "maximum": MAX_INTEGER}
+    if default is not None:
+        schema["default"] = default
+    return param("limit", schema, f"{description} Values below 1 are read as 1.")
 
 
 # A date-time parameter (RFC 3339).
@@ -74,20 +89,28 @@ def operation(tag: str, summary: str, description: str, parameters: list[dict[st
     return {"get": get}
 
 
-def bad_request(description: str) -> dict[str, Any]:
+def bad_request(description: str = "", headers: dict[str, Any] | None = None) -> dict[str, Any]:
     """An operation's own 400: the common one (a malformed known parameter) plus the rules its schema
-    cannot state, such as parameters that exclude each other (OpenAPI 3.0 has no keyword for that)."""
-    return {"description": f"{MALFORMED}; also {description}", "headers": RATE_HEADERS,
+    cannot state, such as parameters that exclude each other (OpenAPI 3.0 has no keyword for that), and
+    the headers it carries beside the rate-limit ones (``tier_headers``)."""
+    text = f"{MALFORMED}; also {description}" if description else MALFORMED
+    return {"description": text, "headers": {**RATE_HEADERS, **(headers or {})},
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+
+
+def header(description: str, kind: str = "string") -> dict[str, Any]:
+    return {"description": description, "schema": {"type": kind}}
+
+
+# Sent with every answer once the key is known, a 400 included (server.base.BaseHandler.tier_headers).
+LOOKBACK_HEADER = {"X-Tier-Lookback-Days": header("Effective lookback in days; on a 400 too", "integer")}
+COST_HEADER = {"X-Format-Cost-Multiplier": header("Rate-limit cost multiplier of the request's format; on a 400 "
+                                                  "too", "integer")}
 
 
 def ok(description: str, media: dict[str, dict[str, Any]], headers: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"description": description, "headers": {**RATE_HEADERS, **(headers or {})},
             "content": {m: {"schema": s} for m, s in media.items()}}
-
-
-def header(description: str, kind: str = "string") -> dict[str, Any]:
-    return {"description": description, "schema": {"type": kind}}
 
 
 def per_tier(attribute: str, unit: str = "") -> str:

@@ -44,8 +44,9 @@ def clamp_since(since: datetime | None, lookback_days: int, now: datetime) -> Wi
 
 
 def cap_limit(limit: int, cap: int) -> tuple[int, bool]:
-    """(effective limit, capped?) for a requested ``limit`` and the tier's cap."""
-    return (cap, True) if limit > cap else (limit, False)
+    """(effective limit, capped?) for a requested ``limit`` and the tier's cap. Out-of-range values are
+    clamped (spec, Limits 3): above the cap to the cap, flagged; below 1 to 1, as a page holds at least one row."""
+    return (cap, True) if limit > cap else (max(limit, 1), False)
 
 
 def window_headers(window: Window, limit_capped: bool) -> dict[str, str]:

@@ -10,10 +10,16 @@ from typing import Any
 
 from config.tiers import TIERS
 from server.context import AppContext
-from server.openapi_parts import DATE_TIME_PARAM, SECURITY_WITH_BASIC, header, param
-from server.params import MAX_INTEGER
+from server.openapi_parts import DATE_TIME_PARAM, SECURITY_WITH_BASIC, header, limit_param, list_pattern, param
 from taxii.collections import COLLECTIONS
-from taxii.filters import DEFAULT_PAGE, MAX_PAGE
+from taxii.filters import (
+    DEFAULT_PAGE,
+    ID_PATTERN,
+    MAX_PAGE,
+    SPEC_VERSION_PATTERN,
+    TYPE_PATTERN,
+    VERSION_PATTERN,
+)
 from taxii.handlers import (
     ApiRootHandler,
     CollectionHandler,
@@ -72,16 +78,22 @@ _PAGING = [
     param("added_after", DATE_TIME_PARAM,
           f"Only objects added after this time; clamped to the tier's IOC lookback "
           f"({', '.join(f'{t.name.capitalize()} {t.ioc_lookback_days:,} days' for t in TIERS.values() if t.taxii)})."),
-    param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": DEFAULT_PAGE},
-          f"Objects per page; the server maximum is {MAX_PAGE:,} (Pro) and larger values are reduced."),
+    limit_param(f"Objects per page; the server maximum is {MAX_PAGE:,} (Pro) and larger values are reduced.",
+                DEFAULT_PAGE),
     param("next", {"type": "string"}, "Opaque token from the previous page's `next`; the filters may be "
           "repeated (they must then be the same) or omitted."),
 ]
-_MATCH = {name: param(f"match[{name}]", {"type": "string"}, text) for name, text in {
-    "id": "STIX ids, comma-separated (ORed).",
-    "type": "STIX types, comma-separated: indicator, vulnerability.",
-    "version": "first, last, all, or modified timestamps; each object has one version.",
-    "spec_version": "STIX versions, comma-separated; only 2.1 is served.",
+# Each filter's pattern is the one taxii.filters checks its values against (a value that does not match: 400
+# naming the parameter), as a comma-separated list.
+_MATCH = {name: param(f"match[{name}]", {"type": "string", "pattern": list_pattern(one)}, text)
+          for name, (one, text) in {
+    "id": (ID_PATTERN, "STIX ids, comma-separated (ORed): a type, `--` and a lower-case UUID (STIX 2.1 "
+                       "section 2.9)."),
+    "type": (TYPE_PATTERN, "STIX types, comma-separated: indicator, vulnerability, attack-pattern (STIX 2.1 "
+                           "section 2.7 names: lower-case letters, digits and hyphens)."),
+    "version": (VERSION_PATTERN, "first, last, all (any letter case), or RFC 3339 modified timestamps with a "
+                                 "time zone; each object has one version."),
+    "spec_version": (SPEC_VERSION_PATTERN, "STIX versions such as 2.1, comma-separated; only 2.1 is served."),
 }.items()}
 for _match in _MATCH.values():  # the one kind of parameter that may be repeated (taxii.filters)
     _match["description"] += " The parameter may also be repeated; all its values are ORed."

@@ -93,11 +93,12 @@ def test_object_endpoint_takes_only_version_filters() -> None:
         parse_filters(q(match__type="indicator"), OBJECT_FIELDS)
 
 
-def test_limit_is_positive_and_capped() -> None:
+def test_limit_is_clamped_to_one_and_the_maximum() -> None:
     assert parse_limit({}, 1000, 10_000) == 1000
     assert parse_limit(q(limit="25"), 1000, 10_000) == 25
     assert parse_limit(q(limit="50000"), 1000, 10_000) == 10_000
-    for bad in ("0", "-3", "ten", "1.5"):
+    assert parse_limit(q(limit="0"), 1000, 10_000) == parse_limit(q(limit="-3"), 1000, 10_000) == 1
+    for bad in ("ten", "1.5", str(2**31)):
         with pytest.raises(BadRequest):
             parse_limit(q(limit=bad), 1000, 10_000)
 
