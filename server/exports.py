@@ -50,7 +50,8 @@ def export_request(params: Params, tier: Tier, fmt: str) -> tuple[precompute.Exp
     if window and window not in precompute.tier_windows(tier):
         raise BadRequest(f"window {window} exceeds the {tier.name} lookback", details={"parameter": "window"})
     q = parsed.query
-    explicit = params.has("since")
+    # A since clamped to the lookback asks for the whole lookback: the default window, cached as one entry.
+    explicit = params.has("since") and not parsed.window.clamped
     request = precompute.ExportRequest(
         fmt, tier.name, None if explicit else (window or precompute.default_window(tier.name)),
         since=q.since if explicit else None, types=q.types, confidences=q.confidences,
@@ -103,8 +104,8 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 _PARAMS = [
     *IOC_FILTER_PARAMS,
     param("window", {"type": "string", "enum": list(precompute.known_windows())},
-          "Named window ending at the current hour (default: the tier's whole lookback). Exclusive with `since` "
-          "(both: 400 conflicting_parameters); longer than the tier's lookback: 400. "
+          "Named window: its days before now, to the second (default: the tier's whole lookback). Exclusive with "
+          "`since` (both: 400 conflicting_parameters); longer than the tier's lookback: 400. "
           "Named windows without filters, at the default or maximum limit, are precomputed by the workers."),
     limit_param(f"Maximum IOCs (MISP: attributes). Default {precompute.DEFAULT_EXPORT_LIMIT:,} (MISP: the tier cap, "
           f"{per_tier('ioc_results_max')}); capped to the tier with X-Limit-Capped."),

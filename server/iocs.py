@@ -54,7 +54,7 @@ def _head(total: int, query: IocQuery) -> bytes:
 
 def _page_key(version: int, request: IocRequest) -> tuple[Any, ...]:
     """A page bounded by the lookback floor is one key for as long as the data version holds, however the
-    floor (:func:`server.windows.lookback_floor`, which moves with the clock) has moved; a ``since`` the
+    floor (:func:`store.records.lookback_floor`, which moves with the clock) has moved; a ``since`` the
     caller chose above the floor is part of the key."""
     query, window = request.query, request.window
     if query.since == window.floor:

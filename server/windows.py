@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from store.records import lookback_floor
+
 
 @dataclass(frozen=True, slots=True)
 class Window:
@@ -18,14 +20,6 @@ class Window:
     floor: datetime
     clamped: bool
     lookback_days: int
-
-
-def lookback_floor(lookback_days: int, now: datetime) -> datetime:
-    """``now - lookback_days`` rounded up to the next whole second: never earlier than the lookback
-    allows, and the same for every request within that second, so a page's count, or a TAXII page's
-    plan, can be reused."""
-    floor = now - timedelta(days=lookback_days)
-    return floor.replace(microsecond=0) + timedelta(seconds=1) if floor.microsecond else floor
 
 
 def within_lookback(moment: datetime, lookback_days: int, now: datetime) -> bool:

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from server.windows import cap_limit, clamp_since, lookback_floor, window_headers
+from server.windows import cap_limit, clamp_since, window_headers
+from store.records import lookback_floor
 
 NOW = datetime(2026, 3, 10, 12, 0, 0, 250_000, tzinfo=UTC)  # a fraction of a second: the floor rounds
 
