@@ -3,7 +3,9 @@
 Keys never reach a log from this code (the access log omits query strings), but a library may quote what
 a client sent: Tornado's "Malformed HTTP message ... Invalid header value" line repeats a header with a
 NUL or a bare CR, key included. A filter on every handler of the root logger (all loggers propagate
-there) rewrites any ``sk_live_...`` value before a line is written, whichever logger produced it.
+there) rewrites any ``sk_live_...`` value, and any HTTP Basic credentials (the key base64-encoded, as
+TAXII and export clients send it: no ``sk_live_`` to see), before a line is written, whichever logger
+produced it.
 """
 
 from __future__ import annotations
@@ -17,21 +19,36 @@ import orjson
 
 # The key prefix, then everything up to a space or a quote, including the escaped or raw NUL and CR
 # that made the header malformed (the rest of the secret sits after them).
-KEY_PATTERN = re.compile(r"sk_live_(?:\\x00|\\r|\\n|\r(?!\n)|\x00|[^\s'\",;])*")
+_SECRET_TEXT = r"(?:\\x00|\\r|\\n|\r(?!\n)|\x00|[^\s'\",;])"
+KEY_PATTERN = re.compile(f"sk_live_{_SECRET_TEXT}*")
 REDACTED = "sk_live_[REDACTED]"
+# ``Basic`` and the credentials after it (RFC 7617), in any letter case; 16 characters at least, as a key
+# alone is longer (store.apikeys.looks_like_key), so the word "basic" in prose stays.
+BASIC_PATTERN = re.compile(f"(?i)(\\bbasic[ \t]+){_SECRET_TEXT}{{16,}}")
+BASIC_REDACTED = r"\1[REDACTED]"
+
+
+def redact(text: str) -> str:
+    """``text`` without API keys or Basic credentials."""
+    return BASIC_PATTERN.sub(BASIC_REDACTED, KEY_PATTERN.sub(REDACTED, text))
+
+
+def _secret_in(text: str | None) -> bool:
+    return text is not None and ("sk_live_" in text or BASIC_PATTERN.search(text) is not None)
 
 
 class RedactKeys(logging.Filter):
-    """Replaces every API key in a record's message (arguments and exception text included)."""
+    """Replaces every API key and Basic credential in a record's message (arguments and exception text
+    included)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if "sk_live_" in message or (record.exc_text and "sk_live_" in record.exc_text):
-            record.msg, record.args = KEY_PATTERN.sub(REDACTED, message), None
+        if _secret_in(message) or _secret_in(record.exc_text):
+            record.msg, record.args = redact(message), None
             if record.exc_text:
-                record.exc_text = KEY_PATTERN.sub(REDACTED, record.exc_text)
+                record.exc_text = redact(record.exc_text)
         return True
 
 

@@ -36,6 +36,11 @@ class EntryMeta:
     data_version: int
     media_type: str
     filename: str
+    # For an export over a time window (exporters.precompute): the window's start at the build, and the
+    # oldest ``modified`` among its records (None: no records). The same records answer any later start up
+    # to that moment, so the entry stays exact until the window's start passes it.
+    floor: str | None = None
+    keeps_until: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +57,11 @@ class Entry:
         return cls(EntryMeta(**orjson.loads(head)), body)
 
 
-def make_entry(body: bytes, rows: int, data_version: int, media_type: str, filename: str) -> Entry:
+def make_entry(body: bytes, rows: int, data_version: int, media_type: str, filename: str,
+               floor: str | None = None, keeps_until: str | None = None) -> Entry:
     """An entry with a strong ETag derived from the bytes (equal bytes, equal ETag, on every process)."""
     etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-    return Entry(EntryMeta(etag, iso(utcnow()), rows, data_version, media_type, filename), body)
+    return Entry(EntryMeta(etag, iso(utcnow()), rows, data_version, media_type, filename, floor, keeps_until), body)
 
 
 async def store_entry(cache: Cache, key: str, entry: Entry, ttl: int | None) -> None:
@@ -93,6 +99,11 @@ async def read_entry(cache: Cache, key: str) -> Entry | None:
 
 
 Builder = Callable[[], Awaitable[Entry]]
+Fresh = Callable[[Entry], bool]
+
+
+def _always(_entry: Entry) -> bool:
+    return True
 
 
 # A build holds its lock this long and extends it while it runs (store.cache): a holder killed mid-build
@@ -102,8 +113,10 @@ POLL = 0.25
 
 
 async def get_or_build(cache: Cache, key: str, build: Builder, *, ttl: int | None,
-                       lock_ttl: float = LOCK_TTL, wait: float = 120.0) -> tuple[Entry, CacheStatus]:
-    """The cached entry, or one build under a lock that concurrent callers wait for.
+                       lock_ttl: float = LOCK_TTL, wait: float = 120.0,
+                       fresh: Fresh = _always) -> tuple[Entry, CacheStatus]:
+    """The cached entry, or one build under a lock that concurrent callers wait for. A cached entry that
+    is not ``fresh`` counts as absent: it is built again and replaced.
 
     A waiter checks the cache every ``POLL`` seconds and takes the lock over when its holder stopped
     extending it (killed); after ``wait`` it builds itself, and stores what it built (the temporary key and
@@ -111,7 +124,7 @@ async def get_or_build(cache: Cache, key: str, build: Builder, *, ttl: int | Non
     directly (``bypass``): exports still answer.
     """
     try:
-        return await _cached_or_locked_build(cache, key, build, ttl, lock_ttl, wait)
+        return await _cached_or_locked_build(cache, key, build, ttl, lock_ttl, wait, fresh)
     except StoreUnavailable:
         return await build(), "bypass"
 
@@ -134,17 +147,17 @@ async def near_or_build(cache: Cache, key: str, build: Builder, *, ttl: int | No
 
 
 async def _cached_or_locked_build(cache: Cache, key: str, build: Builder, ttl: int | None,
-                                  lock_ttl: float, wait: float) -> tuple[Entry, CacheStatus]:
+                                  lock_ttl: float, wait: float, fresh: Fresh) -> tuple[Entry, CacheStatus]:
     deadline = time.monotonic() + wait
     while True:
         entry = await read_entry(cache, key)
-        if entry is not None:
+        if entry is not None and fresh(entry):
             return entry, "hit"  # cached before, or built by the lock's holder while this one waited
         last_try = time.monotonic() >= deadline
         async with cache.lock(key, lock_ttl, 0.0 if last_try else POLL) as acquired:
             if acquired or last_try:
                 entry = await read_entry(cache, key)
-                if entry is not None:
+                if entry is not None and fresh(entry):
                     return entry, "hit"
                 entry = await build()
                 await store_entry(cache, key, entry, ttl)

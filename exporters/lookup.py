@@ -21,6 +21,7 @@ from typing import Any
 from exporters.lookup_risk import hunting_queries, risk_score
 from store.attack import loaded_catalogue
 from store.indicators import detect_type, normalize, refang
+from store.ioctypes import REGISTRY
 from store.ports import IocStore, Stores
 from store.records import Article, Ioc, iso
 
@@ -45,11 +46,16 @@ class LookupWindow:
 
 
 def read_indicator(raw: str, given_type: str | None = None) -> Indicator:
-    """(type, normalised value) of a user-typed indicator, defanged forms (``hxxp``, ``[.]``) included."""
+    """(type, normalised value) of a user-typed indicator, defanged forms (``hxxp``, ``[.]``) included. With
+    ``given_type``, the text must be a value of that type, or part of one for a type searched by substring
+    (``IocTypeSpec.accepts_query``)."""
     text = refang(raw.strip())
     ioc_type = given_type or detect_type(text)
     if ioc_type is None:
         raise IndicatorError("is not a recognised indicator (IP, domain, URL, hash, e-mail or CVE)")
+    spec = REGISTRY[ioc_type]
+    if given_type is not None and not spec.accepts_query(text):  # a detected type holds by definition
+        raise IndicatorError(f"is not a valid {spec.label}" + (" or part of one" if spec.part else ""))
     try:
         return ioc_type, normalize(ioc_type, text)
     except ValueError as exc:  # a value that is not of the requested type is the caller's error

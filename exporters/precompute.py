@@ -2,7 +2,13 @@
 
 The same functions run in Celery tasks (workers/) and in the embedded in-process schedule (application/scheduler.py),
 and the server calls them on a cache miss, so a cached entry and an on-demand build are byte-identical.
-Exports are dated by their ``as_of`` hour (the window ends there), not by the build's clock.
+
+A window starts exactly at its lookback (``store.records.lookback_floor``: now minus its days, to the
+second), never at an hour boundary before it (spec, Limits: the tier lookback). An entry is cached per
+(format, tier, window, parameters, data version) with the start it was built at and the oldest
+``modified`` among its records: it answers every later start up to that moment, because until then the
+same records are in the window (records only enter with a new data version). The cache then holds a
+document as long as its content holds, and no longer.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ import asyncio
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 import orjson
 
@@ -22,7 +28,7 @@ from exporters.registry import EXPORTERS, get_exporter
 from store.cache import Cache
 from store.ports import IocStore, Stores
 from store.query import IocQuery
-from store.records import Ioc, iso
+from store.records import Ioc, iso, lookback_floor, parse_iso, whole_second
 from telemetry import metrics
 
 EXPORT_FORMATS: tuple[str, ...] = tuple(EXPORTERS)
@@ -34,7 +40,7 @@ Progress = Callable[[int], None]
 
 
 def as_of(now: datetime) -> datetime:
-    """The hour an export describes: builds within one hour are identical (and cacheable)."""
+    """The hour in an export's file name."""
     return now.replace(minute=0, second=0, microsecond=0)
 
 
@@ -82,17 +88,29 @@ class ExportRequest:
         return self.since is None and self.window is not None and not filters and self.limit in limits
 
     def window_since(self, now: datetime) -> datetime:
+        """The window's start at ``now``: ``since``, or exactly the named window's days before ``now``."""
         if self.since is not None:
             return self.since
-        return as_of(now) - timedelta(days=known_windows()[self.window or default_window(self.tier)])
+        return lookback_floor(known_windows()[self.window or default_window(self.tier)], now)
 
-    def cache_key(self, data_version: int, now: datetime) -> str:
-        """format, tier, window, normalised parameters and the data version."""
+    def cache_key(self, data_version: int) -> str:
+        """format, tier, window, normalised parameters and the data version (the start is checked by
+        :func:`still_exact`, not keyed: a key per second would never be asked for twice)."""
         params = orjson.dumps([sorted(self.types), sorted(self.confidences), sorted(self.categories),
                                sorted(self.industries), self.limit, self.since and iso(self.since)])
         digest = hashlib.sha256(params).hexdigest()[:16]
         window = self.window or "custom"
-        return f"ctiwire:export:{self.format}:{self.tier}:{window}:{digest}:{iso(as_of(now))}:v{data_version}"
+        return f"ctiwire:export:{self.format}:{self.tier}:{window}:{digest}:v{data_version}"
+
+    def still_exact(self, now: datetime) -> Callable[[Entry], bool]:
+        """Whether a cached entry holds exactly the records of the window at ``now`` (module docstring)."""
+        start = self.window_since(now)
+
+        def fresh(entry: Entry) -> bool:
+            built, keeps = entry.meta.floor, entry.meta.keeps_until
+            return built is not None and parse_iso(built) <= start and (keeps is None or start <= parse_iso(keeps))
+
+        return fresh
 
     def query(self, now: datetime) -> IocQuery:
         return IocQuery(types=self.types, confidences=self.confidences, categories=self.categories,
@@ -123,11 +141,16 @@ async def _build_export(stores: Stores, request: ExportRequest, now: datetime, d
     iocs = await collect_iocs(stores.iocs, request.query(now), progress, delay)
     refs = await stores.articles.article_refs(a for ioc in iocs for a in ioc.article_ids)
     exporter = get_exporter(request.format)()
-    context = ExportContext(generated_at=as_of(now), since=request.window_since(now), until=as_of(now),
-                            tier=request.tier, articles=_article_refs(refs))
+    # Dated by the second the window is computed at (a named window is exactly its days before it), so a
+    # build at the same second, on any process, is byte-identical.
+    since, stamp = request.window_since(now), whole_second(now)
+    context = ExportContext(generated_at=stamp, since=since, until=stamp, tier=request.tier,
+                            articles=_article_refs(refs))
     # Encoding is CPU work: a thread keeps the server's event loop answering meanwhile.
     body = await build_in_thread(lambda: b"".join(exporter.encode(iocs, context)))
-    return make_entry(body, len(iocs), data_version, exporter.media_type, exporter.filename(as_of(now)))
+    oldest = min((ioc.modified for ioc in iocs), default=None)
+    return make_entry(body, len(iocs), data_version, exporter.media_type, exporter.filename(as_of(now)),
+                      iso(since), None if oldest is None else iso(oldest))
 
 
 def _article_refs(refs: dict[str, tuple[str, str, str]]) -> dict[str, ArticleRef]:
@@ -144,7 +167,7 @@ async def cached_export(stores: Stores, cache: Cache, request: ExportRequest, no
         return await build_export(stores, request, now, version, delay=delay)
 
     life = ttl if request.standard else on_demand_ttl
-    return await get_or_build(cache, request.cache_key(version, now), build, ttl=life)
+    return await get_or_build(cache, request.cache_key(version), build, ttl=life, fresh=request.still_exact(now))
 
 
 def standard_requests(formats: Iterable[str] = EXPORT_FORMATS) -> list[ExportRequest]:
@@ -161,6 +184,6 @@ async def precompute_exports(stores: Stores, cache: Cache, now: datetime, *, ttl
     built = 0
     for request in standard_requests(formats):
         entry = await build_export(stores, request, now, version)
-        await store_entry(cache, request.cache_key(version, now), entry, ttl)
+        await store_entry(cache, request.cache_key(version), entry, ttl)
         built += 1
     return built

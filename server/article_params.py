@@ -147,9 +147,8 @@ def read_filters(params: Params, tier: Tier, now: datetime) -> dict[str, Any]:
 
 
 def _limit(params: Params, tier: Tier, fmt: str) -> tuple[int, bool]:
-    limit = params.integer("limit", 50, minimum=1) or 50
     cap = tier.articles_max if fmt == "json" else tier.articles_export_max
-    return cap_limit(limit, cap)
+    return cap_limit(params.limit(50), cap)
 
 
 def _offset(params: Params) -> int:

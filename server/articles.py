@@ -22,7 +22,6 @@ import orjson
 
 from config.tiers import SCOPE_ARTICLES, SCOPE_ARTICLES_EXPORT, Tier
 from exporters.articles import CSV_COLUMNS, EXPANSIONS, csv_header, csv_lines, list_row, single_form, sparse
-from exporters.registry import format_cost
 from server.article_params import (
     COUNT_STRATEGIES,
     FORMATS,
@@ -31,21 +30,23 @@ from server.article_params import (
     next_cursor,
     parse_article_request,
 )
-from server.base import BaseHandler, public_base
+from server.base import BaseHandler, lookback_and_cost, public_base
 from server.context import AppContext
-from server.errors import NotFoundError
+from server.errors import BadRequest, NotFoundError
 from server.openapi_parts import (
+    COST_HEADER,
     DATE_TIME_PARAM,
+    LOOKBACK_HEADER,
     article_caps_sentence,
     bad_request,
     csv_param,
     header,
+    limit_param,
     ok,
     operation,
     param,
     per_tier,
 )
-from server.params import MAX_INTEGER
 from server.readahead import ReadAhead
 from server.streaming import ChunkWriter, ClientGone
 from server.windows import within_lookback
@@ -121,6 +122,8 @@ async def _ahead(store: ArticleStore, request: ArticleRequest) -> Ahead:
 class ArticleListHandler(BaseHandler):
     """List, filter, full-text search, delta polling and bulk export in one endpoint."""
 
+    basic_auth = True  # an export endpoint (NDJSON, CSV): tools that poll it may only know user and password
+
     def format_id(self) -> str:
         fmt = self.params.text("format", "json", MEDIA) or "json"
         return fmt
@@ -131,13 +134,19 @@ class ArticleListHandler(BaseHandler):
     def plan_allows(self, tier: Tier) -> bool:
         return self.format_id() in tier.article_formats
 
+    def tier_headers(self, tier: Tier) -> dict[str, str]:
+        try:
+            fmt = self.format_id()
+        except BadRequest:  # the 400 that follows names the format; until then, the JSON cost
+            fmt = "json"
+        return lookback_and_cost(tier.article_lookback_days, fmt)
+
     async def get(self) -> None:
         now = utcnow()
         request = parse_article_request(self.params, self.principal.tier, now, self.ctx.settings.secret_key)
         await self.charge_format()
         for name, value in request.headers.items():
             self.set_header(name, value)
-        self.set_header("X-Format-Cost-Multiplier", str(format_cost(request.fmt)))
         articles, end = await self._plan(request)
         next_url = self._next(request, end) if end is not None else None
         self.set_header("Content-Type", MEDIA[request.fmt])
@@ -265,11 +274,11 @@ class ArticleHandler(BaseHandler):
     scope = SCOPE_ARTICLES
 
     async def get(self, article_id: str) -> None:
-        try:
-            uuid.UUID(article_id)
+        try:  # ids are UUIDs (spec, Article): any case or form of one names the stored lower-case form
+            canonical = str(uuid.UUID(article_id))
         except ValueError as exc:
             raise NotFoundError(f"no article with id {article_id!r}") from exc
-        article = await self.ctx.articles.get_article(article_id)
+        article = await self.ctx.articles.get_article(canonical)
         # The tier's article lookback holds here too (no way around the window).
         if not within_lookback(article.published_at, self.principal.tier.article_lookback_days, utcnow()):
             raise NotFoundError(f"no article with id {article_id!r} in the {self.principal.tier.name} window")
@@ -344,8 +353,7 @@ def filter_params() -> list[dict[str, Any]]:
 
 _PARAMS = [
     *filter_params(),
-    param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": 50},
-          f"Page size; above the tier cap ({article_caps_sentence()}) it is reduced, X-Limit-Capped."),
+    limit_param(f"Page size; above the tier cap ({article_caps_sentence()}) it is reduced, X-Limit-Capped.", 50),
     param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0},
           f"Rows to skip; above {MAX_OFFSET}: 400 deep_paging_unsupported. Not combinable with cursor."),
     param("cursor", _S, "Opaque signed cursor from links.next or X-Next-Cursor; tied to the sort (another sort or a "
@@ -362,10 +370,10 @@ _PARAMS = [
 
 _LIST_HEADERS = {
     "X-Next-Cursor": header("Cursor of the next page; absent on the last page"),
-    "X-Tier-Lookback-Days": header("Effective lookback in days", "integer"),
+    **LOOKBACK_HEADER,
     "X-Tier-Lookback-Clamped": header("true when since was clamped", "boolean"),
     "X-Limit-Capped": header("true when limit exceeded the tier cap", "boolean"),
-    "X-Format-Cost-Multiplier": header("Rate-limit cost of the request (json 1, ndjson/csv 5)", "integer"),
+    **COST_HEADER,
     "Deprecation": header("Set when the deprecated cve parameter was used (RFC 9745)"),
     "Sunset": header("Removal date of the deprecated cve parameter (RFC 8594)"),
 }
@@ -437,10 +445,10 @@ OPENAPI_PATHS: dict[str, Any] = {
              "conflicting_parameters (severity with min_severity, time_field other than modified_at with "
              "modified_since, cursor with a non-zero offset), q_invalid, invalid_cursor, "
              "deep_paging_unsupported, or a value the schema admits but the parameter's description refuses "
-             "(an until in the future)")}),
+             "(an until in the future)", {**LOOKBACK_HEADER, **COST_HEADER})}, basic=True),
     "/api/v1/articles/{id}": operation(
-        "articles", "Read one article", "Scope read:articles. Single-read form. Unknown, malformed or outside the "
-        "tier's lookback: 404 not_found.",
+        "articles", "Read one article", "Scope read:articles. Single-read form. The id is a UUID in any letter case "
+        "(read as its lower-case form). Unknown, malformed or outside the tier's lookback: 404 not_found.",
         [param("id", {"type": "string", "format": "uuid"}, "Article id.", where="path")],
         {"200": ok("The article", {"application/json": {"$ref": "#/components/schemas/ArticleSingle"}}),
          "404": {"$ref": "#/components/responses/NotFound"}}),

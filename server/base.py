@@ -21,6 +21,7 @@ from config.settings import Settings
 from config.tiers import TIERS, Tier
 from exporters.registry import format_cost
 from server.context import AppContext
+from server.credentials import challenges, key_from_headers
 from server.errors import (
     CODE_BY_STATUS,
     ApiError,
@@ -71,6 +72,14 @@ MAX_HEADER_BYTES = 64 * 1024
 MAX_QUERY_FIELDS = 1000
 
 
+def lookback_and_cost(lookback_days: int, fmt: str | None = None) -> dict[str, str]:
+    """``X-Tier-Lookback-Days`` and, for an endpoint with formats, ``X-Format-Cost-Multiplier``."""
+    headers = {"X-Tier-Lookback-Days": str(lookback_days)}
+    if fmt is not None:
+        headers["X-Format-Cost-Multiplier"] = str(format_cost(fmt))
+    return headers
+
+
 def request_limit_error(request: HTTPServerRequest) -> ApiError | None:
     """The error for a request over the service's limits, or None."""
     if len(request.uri or "") > MAX_REQUEST_LINE:
@@ -114,6 +123,10 @@ class BaseHandler(RequestHandler):
 
     public: ClassVar[bool] = False
     scope: ClassVar[str | None] = None
+    # HTTP Basic with the key as the password (server.credentials): TAXII and the exports, where SIEM
+    # connectors are configured with a user name and a password.
+    basic_auth: ClassVar[bool] = False
+    realm: ClassVar[str] = "ctiwire"
     ctx: AppContext
     principal: Principal
 
@@ -122,7 +135,8 @@ class BaseHandler(RequestHandler):
         # The ETag of a body kept and served many times (store.cache.body_etag), set by its handler.
         self.known_etag: str | None = None
         self.params = Params(self.request.query_arguments)
-        self._limit_headers: dict[str, int] = {}
+        # Headers that survive an error's clear(): the rate-limit state and the tier's (tier_headers).
+        self._kept_headers: dict[str, str] = {}
 
     def set_default_headers(self) -> None:
         # Called again by send_error's clear(): the request id survives an error.
@@ -136,11 +150,16 @@ class BaseHandler(RequestHandler):
         headers["Server"] = "ctiwire"
         headers["Cache-Control"] = "no-store"
         headers["X-Content-Type-Options"] = "nosniff"
-        self._set_limit_headers()
+        self._set_kept_headers()
 
-    def _set_limit_headers(self) -> None:
-        for name, value in getattr(self, "_limit_headers", {}).items():
-            self._headers[name] = str(value)  # an int's digits need no header-safety check
+    def _set_kept_headers(self) -> None:
+        for name, value in getattr(self, "_kept_headers", {}).items():
+            self._headers[name] = value  # digits the server wrote: no header-safety check needed
+
+    def keep_headers(self, headers: dict[str, str]) -> None:
+        """Set ``headers`` now and again after an error clears the headers."""
+        self._kept_headers.update(headers)
+        self._set_kept_headers()
 
     # -- the request pipeline ----------------------------------------------------------------
     async def prepare(self) -> None:
@@ -154,6 +173,7 @@ class BaseHandler(RequestHandler):
         # A request refused before any work (403 here; 400 and 404 in the handler) costs one unit;
         # the rest of its format's multiplier is charged once it is valid (charge_format).
         await self.charge(self.principal, 1)
+        self.keep_headers(self.tier_headers(self.principal.tier))
         self.check_access(self.principal)
 
     async def charge_format(self) -> None:
@@ -178,16 +198,21 @@ class BaseHandler(RequestHandler):
     def required_scope(self) -> str | None:
         return self.scope
 
+    def tier_headers(self, tier: Tier) -> dict[str, str]:
+        """Headers each answer of this endpoint carries once the caller's tier is known, a 400 or 403 included
+        (spec, GET /api/v1/articles: X-Tier-Lookback-Days and X-Format-Cost-Multiplier "always")."""
+        return {}
+
     def plan_allows(self, tier: Tier) -> bool:
         """Whether ``tier`` may call this endpoint at all, whatever its key's scopes."""
         return True
 
     def raw_key(self) -> str | None:
-        """The key from ``Authorization: Bearer``, ``X-API-Key`` or ``api_key`` (spec, Authentication 2-3)."""
-        auth = self.request.headers.get("Authorization", "")
-        if auth[:7].lower() == "bearer " and auth[7:].strip():
-            return auth[7:].strip()
-        return self.request.headers.get("X-API-Key", "").strip() or self.params.raw("api_key")
+        """The key from ``Authorization: Bearer`` (or Basic where ``basic_auth``), ``X-API-Key`` or ``api_key``
+        (spec, Authentication 2-3)."""
+        headers = self.request.headers
+        return (key_from_headers(headers.get("Authorization", ""), headers.get("X-API-Key", ""), self.basic_auth)
+                or self.params.raw("api_key"))
 
     async def authenticate(self) -> Principal:
         raw = self.raw_key()
@@ -219,12 +244,11 @@ class BaseHandler(RequestHandler):
         limiter = self.ctx.limiter
         verdict = (limiter.charge_now(principal.key.id, principal.tier, cost)
                    or await limiter.charge(principal.key.id, principal.tier, cost))
-        self._limit_headers = {
-            "X-RateLimit-Limit": verdict.limit,
-            "X-RateLimit-Remaining": verdict.remaining,
-            "X-RateLimit-Reset": verdict.reset,
-        }
-        self._set_limit_headers()  # and set_default_headers sets them again after an error's clear()
+        self.keep_headers({
+            "X-RateLimit-Limit": str(verdict.limit),
+            "X-RateLimit-Remaining": str(verdict.remaining),
+            "X-RateLimit-Reset": str(verdict.reset),
+        })
         if not verdict.allowed:
             retry = max(verdict.reset - int(utcnow().timestamp()), 1)
             metrics().refusals.labels(principal.tier.name).inc()
@@ -280,6 +304,9 @@ class BaseHandler(RequestHandler):
         if isinstance(exc, ApiError):
             for name, value in exc.headers.items():
                 self.set_header(name, value)
+            if exc.status == 401:
+                for challenge in challenges(self.realm, exc.code, self.basic_auth):
+                    self.add_header("WWW-Authenticate", challenge)
             self.render_error(exc.status, exc.code, exc.message, exc.details)
             return
         if status_code == 405:

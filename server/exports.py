@@ -11,14 +11,24 @@ from typing import Any
 from config.tiers import Tier
 from exporters import precompute
 from exporters.build_once import Entry
-from exporters.registry import EXPORTERS, format_cost
-from server.base import BaseHandler
+from exporters.registry import EXPORTERS
+from server.base import BaseHandler, lookback_and_cost
 from server.cached_responses import write_entry
 from server.context import AppContext
 from server.errors import BadRequest
 from server.ioc_params import IOC_FILTER_PARAMS, parse_ioc_request
-from server.openapi_parts import bad_request, header, ok, operation, param, per_tier
-from server.params import MAX_INTEGER, Params
+from server.openapi_parts import (
+    COST_HEADER,
+    LOOKBACK_HEADER,
+    bad_request,
+    header,
+    limit_param,
+    ok,
+    operation,
+    param,
+    per_tier,
+)
+from server.params import Params
 from store.ioctypes import POLICIES, specs
 from store.records import utcnow
 
@@ -40,7 +50,8 @@ def export_request(params: Params, tier: Tier, fmt: str) -> tuple[precompute.Exp
     if window and window not in precompute.tier_windows(tier):
         raise BadRequest(f"window {window} exceeds the {tier.name} lookback", details={"parameter": "window"})
     q = parsed.query
-    explicit = params.has("since")
+    # A since clamped to the lookback asks for the whole lookback: the default window, cached as one entry.
+    explicit = params.has("since") and not parsed.window.clamped
     request = precompute.ExportRequest(
         fmt, tier.name, None if explicit else (window or precompute.default_window(tier.name)),
         since=q.since if explicit else None, types=q.types, confidences=q.confidences,
@@ -59,6 +70,8 @@ async def build_export(ctx: AppContext, request: precompute.ExportRequest) -> tu
 class ExportHandler(BaseHandler):
     """GET /api/v1/iocs/{format}: the IOC list's filters and limits, plus ``window``."""
 
+    basic_auth = True  # SIEM and firewall feed pollers are configured with a user name and a password
+
     def initialize(self, ctx: AppContext, fmt: str = "stix") -> None:
         super().initialize(ctx)
         self.fmt = fmt
@@ -72,12 +85,14 @@ class ExportHandler(BaseHandler):
     def plan_allows(self, tier: Tier) -> bool:
         return tier.ioc_exports
 
+    def tier_headers(self, tier: Tier) -> dict[str, str]:
+        return lookback_and_cost(tier.ioc_lookback_days, self.fmt)
+
     async def get(self) -> None:
         request, headers = export_request(self.params, self.principal.tier, self.fmt)
         await self.charge_format()
         for name, value in headers.items():
             self.set_header(name, value)
-        self.set_header("X-Format-Cost-Multiplier", str(format_cost(self.fmt)))
         entry, status = await build_export(self.ctx, request)
         await write_entry(self, entry, status, attachment=True, fmt=self.fmt)
 
@@ -89,11 +104,10 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 _PARAMS = [
     *IOC_FILTER_PARAMS,
     param("window", {"type": "string", "enum": list(precompute.known_windows())},
-          "Named window ending at the current hour (default: the tier's whole lookback). Exclusive with `since` "
-          "(both: 400 conflicting_parameters); longer than the tier's lookback: 400. "
+          "Named window: its days before now, to the second (default: the tier's whole lookback). Exclusive with "
+          "`since` (both: 400 conflicting_parameters); longer than the tier's lookback: 400. "
           "Named windows without filters, at the default or maximum limit, are precomputed by the workers."),
-    param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER},
-          f"Maximum IOCs (MISP: attributes). Default {precompute.DEFAULT_EXPORT_LIMIT:,} (MISP: the tier cap, "
+    limit_param(f"Maximum IOCs (MISP: attributes). Default {precompute.DEFAULT_EXPORT_LIMIT:,} (MISP: the tier cap, "
           f"{per_tier('ioc_results_max')}); capped to the tier with X-Limit-Capped."),
 ]
 _HEADERS = {
@@ -101,7 +115,8 @@ _HEADERS = {
     "Last-Modified": header("When the document was built"),
     "X-Cache": header("hit (served from the cache), miss (built now), bypass (cache down, built directly)"),
     "Content-Disposition": header("attachment with a dated file name"),
-    "X-Format-Cost-Multiplier": header("Rate-limit cost of the request", "integer"),
+    **LOOKBACK_HEADER,
+    **COST_HEADER,
 }
 
 
@@ -144,7 +159,8 @@ def _doc(fmt: str) -> dict[str, Any]:
                      f"Pro plan, scope {scope}. An empty result is a valid empty document.{_skipped(fmt)}", _PARAMS,
                      {"200": ok(summary, {media_type: _BODY.get(fmt, {"type": "string"})}, _HEADERS),
                       "304": {"description": "Not modified (If-None-Match matched the ETag)"},
-                      "400": bad_request("conflicting_parameters (`window` with `since`)")})
+                      "400": bad_request("conflicting_parameters (`window` with `since`)",
+                                         {**LOOKBACK_HEADER, **COST_HEADER})}, basic=True)
 
 
 OPENAPI_PATHS: dict[str, Any] = {f"/api/v1/iocs/{fmt}": _doc(fmt) for fmt in EXPORTERS}

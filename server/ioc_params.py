@@ -47,8 +47,7 @@ def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: 
                       types: tuple[str, ...] = IOC_TYPES) -> IocRequest:
     """The IOC list's filters (type, confidence, category, industry, since, limit, offset), clamped to ``tier``."""
     window = clamp_since(params.timestamp("since"), tier.ioc_lookback_days, now)
-    limit, capped = cap_limit(params.integer("limit", default_limit, minimum=1) or default_limit,
-                              tier.ioc_results_max)
+    limit, capped = cap_limit(params.limit(default_limit), tier.ioc_results_max)
     query = IocQuery(
         types=params.csv("type", types),
         confidences=params.csv("confidence", CONFIDENCES),

@@ -11,12 +11,12 @@ import orjson
 from config.tiers import SCOPE_IOCS, SCOPE_STATS, Tier
 from exporters.ioc_stats import STATS_DEFAULT_WINDOW, cached_stats, default_stats_window
 from exporters.precompute import known_windows, tier_windows
-from server.base import BaseHandler
+from server.base import BaseHandler, lookback_and_cost
 from server.cached_responses import write_entry
 from server.context import AppContext
 from server.errors import bad_param
 from server.ioc_params import DEFAULT_IOC_LIMIT, IOC_FILTER_PARAMS, IocRequest, parse_ioc_request
-from server.openapi_parts import header, ok, operation, param, per_tier
+from server.openapi_parts import LOOKBACK_HEADER, bad_request, header, limit_param, ok, operation, param, per_tier
 from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
 from store.cache import NearMap, body_etag, near_map
@@ -54,7 +54,7 @@ def _head(total: int, query: IocQuery) -> bytes:
 
 def _page_key(version: int, request: IocRequest) -> tuple[Any, ...]:
     """A page bounded by the lookback floor is one key for as long as the data version holds, however the
-    floor (:func:`server.windows.lookback_floor`, which moves with the clock) has moved; a ``since`` the
+    floor (:func:`store.records.lookback_floor`, which moves with the clock) has moved; a ``since`` the
     caller chose above the floor is part of the key."""
     query, window = request.query, request.window
     if query.since == window.floor:
@@ -115,6 +115,9 @@ class IocListHandler(BaseHandler):
 
     scope = SCOPE_IOCS
 
+    def tier_headers(self, tier: Tier) -> dict[str, str]:
+        return lookback_and_cost(tier.ioc_lookback_days)
+
     async def get(self) -> None:
         await write_ioc_list(self, parse_ioc_request(self.params, self.principal.tier, utcnow()))
 
@@ -146,12 +149,12 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 
 _LIST_PARAMS = [
     *IOC_FILTER_PARAMS,
-    param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": DEFAULT_IOC_LIMIT},
-          f"Page size; above the tier cap ({per_tier('ioc_results_max')}) it is reduced and X-Limit-Capped is set."),
+    limit_param(f"Page size; above the tier cap ({per_tier('ioc_results_max')}) it is reduced and X-Limit-Capped "
+                "is set.", DEFAULT_IOC_LIMIT),
     param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip."),
 ]
 WINDOW_HEADERS = {
-    "X-Tier-Lookback-Days": header("Effective lookback in days", "integer"),
+    **LOOKBACK_HEADER,
     "X-Tier-Lookback-Clamped": header("true when `since` was clamped to the lookback", "boolean"),
     "X-Limit-Capped": header("true when `limit` exceeded the tier cap", "boolean"),
 }
@@ -200,7 +203,8 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
 OPENAPI_PATHS: dict[str, Any] = {
     "/api/v1/iocs": operation(
         "iocs", "List IOC records", "Scope read:iocs. Ordered by first seen, then type and value.", _LIST_PARAMS,
-        {"200": ok("IOC page", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS)}),
+        {"200": ok("IOC page", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS),
+         "400": bad_request(headers=LOOKBACK_HEADER)}),
     "/api/v1/iocs/stats": operation(
         "iocs", "IOC statistics (Pro)",
         "Scope read:stats, Pro plan. Totals of records added or updated in the window, with zero-filled "

@@ -8,13 +8,23 @@ from typing import Any
 
 from config.tiers import LOOKUP_VALUES_PER_UNIT, SCOPE_IOCS, TIERS, Tier
 from exporters.lookup import MAX_VALUE_CHARS, IndicatorError, bulk_lookup, lookup, read_indicator
-from server.base import BaseHandler
 from server.bodies import MAX_BODY_BYTES, JsonBodyHandler
 from server.context import AppContext
 from server.errors import BadRequest, bad_param
 from server.ioc_params import parse_ioc_request
-from server.iocs import STIX_ID_DOC, WINDOW_HEADERS, write_ioc_list
-from server.openapi_parts import bad_request, csv_param, error_response, header, ok, operation, param, per_tier
+from server.iocs import STIX_ID_DOC, WINDOW_HEADERS, IocListHandler, write_ioc_list
+from server.openapi_parts import (
+    LOOKBACK_HEADER,
+    bad_request,
+    csv_param,
+    error_response,
+    header,
+    limit_param,
+    ok,
+    operation,
+    param,
+    per_tier,
+)
 from server.params import MAX_INTEGER
 from server.windows import lookup_window
 from store.ioctypes import REGISTRY
@@ -28,10 +38,9 @@ def _indicator(raw: str, name: str, given_type: str | None) -> tuple[str, str]:
         raise bad_param(name, str(exc)) from exc
 
 
-class IocSearchHandler(BaseHandler):
-    """Exact match on the normalised value; substring match too for domains and URLs."""
-
-    scope = SCOPE_IOCS
+class IocSearchHandler(IocListHandler):
+    """Exact match on the normalised value; substring match too for domains and URLs. Scope and headers as
+    the IOC list's."""
 
     async def get(self) -> None:
         raw = self.params.text("q")
@@ -145,18 +154,24 @@ _BULK_BODY: dict[str, Any] = {"type": "object", "required": ["values"], "propert
     "items": {"type": "string"},
     "description": f"Indicators, defanged forms accepted; at most {per_tier('lookup_values_max')} per request."}}}
 _LOOKUP_OK_HEADERS = {"X-Tier-Lookback-Days": WINDOW_HEADERS["X-Tier-Lookback-Days"]}
+# What `q` must be once `type` is given, from the registry (store.ioctypes: detect, part).
+_PARTS = {"domain": "letters, digits, `-` and `.`", "url": "any text without spaces"}
+_TYPED_QUERY = (
+    "With `type`, q must be a whole value of that type (e.g. 64 hex digits for sha256, CVE-YYYY-NNNN for cve), "
+    "else 400 invalid_parameter naming q; "
+    + "; ".join(f"for {name} also part of one ({_PARTS[name]}), matched as a substring" for name in IOC_TYPES
+                if REGISTRY[name].part is not None) + ".")
 OPENAPI_PATHS: dict[str, Any] = {
     "/api/v1/iocs/search": operation(
         "iocs", "Find an indicator", "Scope read:iocs. Exact match on the normalised value (defanged input such as "
         "evil[.]com is refanged); domains and URLs also match as substrings. Same shape and lookback as the list.",
         [param("q", {"type": "string"}, "The indicator value: an IP, domain, URL, hash, e-mail or CVE (a value "
-               "of no such type, such as `0`, or not of the given `type`: 400 invalid_parameter).", required=True),
+               "of no such type, such as `0`: 400 invalid_parameter). " + _TYPED_QUERY, required=True),
          csv_param("type", "Narrow to one IOC type (default: detected from q).", IOC_TYPES),
-         param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": 100},
-               "Page size (tier-capped)."),
+         limit_param("Page size (tier-capped).", 100),
          param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip.")],
         {"200": ok("Matches", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS),
-         "400": bad_request(_NOT_AN_INDICATOR.format(name="q"))}),
+         "400": bad_request(_NOT_AN_INDICATOR.format(name="q") + ", or not of the given `type`", LOOKBACK_HEADER)}),
     "/api/v1/lookup": {**operation(
         "iocs", "Enrich one indicator", "Scope read:iocs. The type is detected; reporting sources, first/last seen, "
         "related articles, CVEs, ATT&CK techniques, an explained 0-100 risk score and hunting queries for Splunk SPL, "

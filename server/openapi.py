@@ -15,7 +15,7 @@ from config.tiers import LOOKUP_VALUES_PER_UNIT
 from exporters.registry import format_costs
 from server.base import BaseHandler
 from server.context import AppContext
-from server.openapi_parts import MALFORMED, rate_limits_sentence
+from server.openapi_parts import MALFORMED, SECURITY, rate_limits_sentence
 
 _RATE_HEADERS = {
     "X-RateLimit-Limit": {"description": "Requests per minute of the key's tier", "schema": {"type": "integer"}},
@@ -40,6 +40,9 @@ COMPONENTS: dict[str, Any] = {
                          "description": "Equivalent to Bearer; use it when intermediaries rewrite Authorization."},
         "ApiKeyQuery": {"type": "apiKey", "in": "query", "name": "api_key",
                         "description": "Accepted but discouraged: URLs end up in logs and browser history."},
+        "BasicAuth": {"type": "http", "scheme": "basic",
+                      "description": "TAXII and the exports only (for SIEM connectors configured with a user "
+                                     "name and a password): any user name, the API key as the password."},
     },
     "headers": _RATE_HEADERS,
     "schemas": {
@@ -70,8 +73,12 @@ COMPONENTS: dict[str, Any] = {
     },
     "responses": {
         "BadRequest": _error_response(MALFORMED),
-        "Unauthorized": _error_response("missing_api_key, invalid_api_key or expired_api_key (a deleted, deactivated "
-                                        "or expired key, or a rotated key's former secret after its grace)"),
+        "Unauthorized": {**_error_response("missing_api_key, invalid_api_key or expired_api_key (a deleted, "
+                                           "deactivated or expired key, a rotated key's former secret after its "
+                                           "grace, or malformed Basic credentials)"),
+                         "headers": {**_RATE_HEADERS, "WWW-Authenticate": {
+                             "description": "The schemes that work here: Bearer, and Basic on TAXII and the exports",
+                             "schema": {"type": "string"}}}},
         "Forbidden": _error_response("insufficient_scope: the key lacks the scope or the plan"),
         "NotFound": _error_response("not_found"),
         "TooManyRequests": _error_response("rate_limit_exceeded; see Retry-After and X-RateLimit-Reset"),
@@ -84,7 +91,9 @@ read-only TAXII 2.1 server.
 
 Authentication: every `/api/` request except this description needs an API key (`sk_live_...`), sent as
 `Authorization: Bearer <API_KEY>` (recommended), `X-API-Key: <API_KEY>`, or the discouraged `api_key`
-query parameter. Unknown query parameters are ignored. A known one is read exactly as sent and is given
+query parameter. TAXII and the export endpoints (`/api/v1/iocs/{{format}}`, `/api/v1/articles`) also take
+HTTP Basic with any user name and the API key as the password, as SIEM TAXII connectors send it.
+Unknown query parameters are ignored. A known one is read exactly as sent and is given
 at most once (a list is one comma-separated value; only TAXII `match[...]` filters may be repeated): a
 known parameter that is malformed, given twice (`?limit=3&limit=4`, in either order), empty or blank
 (`?window=`), or holding a control character (`?window=%1F`) answers 400 `invalid_parameter` naming it in
@@ -111,7 +120,7 @@ def build_document(fragments: Iterable[Mapping[str, Any]],
         "openapi": "3.0.3",
         "info": {"title": "ctiwire Threat Intelligence API", "version": "1.0.0", "description": DESCRIPTION},
         "servers": [{"url": "/"}],
-        "security": [{"BearerAuth": []}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}],
+        "security": SECURITY,
         "tags": [{"name": n} for n in ("articles", "iocs", "exports", "taxii", "service")],
         "paths": dict(sorted(paths.items())),
         "components": components,

@@ -96,6 +96,12 @@ class Params:
             raise bad_param(name, f"must be at most {maximum:,}")
         return number
 
+    def limit(self, default: int) -> int:
+        """``limit`` as sent, or ``default``: any integer up to ``MAX_INTEGER``, which the caller clamps to its
+        range (server.windows.cap_limit), because the spec clamps out-of-range limits rather than refusing them."""
+        value = self.integer("limit", default)
+        return default if value is None else value
+
     def number(self, name: str, low: float, high: float) -> float | None:
         value = self.raw(name)
         if value is None:

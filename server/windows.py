@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 
 from config.tiers import Tier
 from exporters.lookup import LookupWindow
+from store.records import lookback_floor
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,14 +22,6 @@ class Window:
     floor: datetime
     clamped: bool
     lookback_days: int
-
-
-def lookback_floor(lookback_days: int, now: datetime) -> datetime:
-    """``now - lookback_days`` rounded up to the next whole second: never earlier than the lookback
-    allows, and the same for every request within that second, so a page's count, or a TAXII page's
-    plan, can be reused."""
-    floor = now - timedelta(days=lookback_days)
-    return floor.replace(microsecond=0) + timedelta(seconds=1) if floor.microsecond else floor
 
 
 def within_lookback(moment: datetime, lookback_days: int, now: datetime) -> bool:
@@ -53,8 +46,9 @@ def clamp_since(since: datetime | None, lookback_days: int, now: datetime) -> Wi
 
 
 def cap_limit(limit: int, cap: int) -> tuple[int, bool]:
-    """(effective limit, capped?) for a requested ``limit`` and the tier's cap."""
-    return (cap, True) if limit > cap else (limit, False)
+    """(effective limit, capped?) for a requested ``limit`` and the tier's cap. Out-of-range values are
+    clamped (spec, Limits 3): above the cap to the cap, flagged; below 1 to 1, as a page holds at least one row."""
+    return (cap, True) if limit > cap else (max(limit, 1), False)
 
 
 def window_headers(window: Window, limit_capped: bool) -> dict[str, str]:

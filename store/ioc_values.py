@@ -21,6 +21,10 @@ _EMAIL_RE = re.compile(r"^[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+\.)+[A-Za-z]{2,63}$")
 _LABEL = r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)"
 _DOMAIN_RE = re.compile(rf"^(?:{_LABEL}\.)+(?:[A-Za-z]{{2,63}}|xn--[A-Za-z0-9-]{{2,59}})$")
 _URL_RE = re.compile(r"^(?:https?|ftp|hxxps?)://\S+$", re.IGNORECASE)
+# Parts of values, for the types searched by substring (spec, IOC search): the characters a domain name
+# holds, and any text without white space for a URL.
+_DOMAIN_PART_RE = re.compile(r"^[A-Za-z0-9.-]+$")
+_URL_PART_RE = re.compile(r"^\S+$")
 
 
 def ip_version(value: str) -> int | None:
@@ -62,6 +66,16 @@ def is_email(value: str) -> bool:
 
 def is_domain(value: str) -> bool:
     return bool(_DOMAIN_RE.match(value.rstrip(".")))
+
+
+def is_domain_part(value: str) -> bool:
+    """Letters, digits, ``-`` and ``.``: text that can occur inside a domain name."""
+    return bool(_DOMAIN_PART_RE.match(value))
+
+
+def is_url_part(value: str) -> bool:
+    """Text without white space: it can occur inside a URL."""
+    return bool(_URL_PART_RE.match(value))
 
 
 def normalize_ip(value: str) -> str:

@@ -129,6 +129,13 @@ class IocTypeSpec:
     # Spec, IOC search: the types an untyped search for a value of this type matches by substring (empty:
     # exact match on its own type only).
     substring_search: tuple[str, ...] = ()
+    # Spec, IOC search with ``type``: what a part of a value looks like, for a type searched by substring
+    # (None: only a whole value, ``detect``, is a valid query).
+    part: Callable[[str], bool] | None = None
+
+    def accepts_query(self, text: str) -> bool:
+        """Whether ``text`` (refanged) is a search for this type: a whole value, or a part of one."""
+        return self.detect(text) or (self.part is not None and self.part(text))
 
     def reason_for(self, consumer: str) -> str:
         """Why ``consumer`` cannot express the type ("" when it can)."""
@@ -186,14 +193,14 @@ _BUILT_IN: tuple[IocTypeSpec, ...] = (
         Sigma(SigmaSource("domain", "DNS queries for reported domains", "dns_query", "windows", "QueryName")),
         Hunting(("query", "dest_host", "url_domain"), ("dns.question.name", "url.domain", "destination.domain"),
                 "union isfuzzy=true (DnsEvents | where Name =~ {v}), (DeviceNetworkEvents | where RemoteUrl has {v})"),
-        "domains", substring_search=("domain", "url")),
+        "domains", substring_search=("domain", "url"), part=v.is_domain_part),
     IocTypeSpec(
         "url", "URL", "http://evil.example.net/dl/a.exe", v.is_url, v.normalize_url, "url",
         Stix("indicator", "url:value"), Misp("url", "Network activity", True), Cef("Malicious URL", "request", 1023),
         OpenIocTerm("UrlHistoryItem/URL", "mir", "string", case_sensitive=True),
         Sigma(SigmaSource("url", "Proxy requests for reported URLs", "proxy", None, "c-uri")),
         Hunting(("url",), ("url.full", "url.original"), "DeviceNetworkEvents | where RemoteUrl =~ {v}"), "urls",
-        substring_search=("domain", "url")),
+        substring_search=("domain", "url"), part=v.is_url_part),
     _hash("md5", "MD5", 32, "d41d8cd98f00b204e9800998ecf8427e", OpenIocTerm("FileItem/Md5sum", "mir", "md5"), True,
           "DeviceFileEvents | where MD5"),
     _hash("sha1", "SHA-1", 40, "da39a3ee5e6b4b0d3255bfef95601890afd80709",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from store.ioctypes import IOC_TYPES as IOC_TYPES
@@ -72,6 +72,18 @@ def utcnow() -> datetime:
     """Now, in UTC, at millisecond precision."""
     now = datetime.now(UTC)
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
+
+
+def whole_second(value: datetime) -> datetime:
+    """``value`` rounded up to the next whole second (unchanged when it is one)."""
+    return value.replace(microsecond=0) + timedelta(seconds=1) if value.microsecond else value
+
+
+def lookback_floor(lookback_days: int, now: datetime) -> datetime:
+    """``now - lookback_days`` rounded up to the next whole second: never earlier than the lookback
+    allows, and the same for every request within that second, so a page's count, a TAXII page's plan,
+    or a cached export can be reused (spec, Limits: the tier lookback)."""
+    return whole_second(now - timedelta(days=lookback_days))
 
 
 def ms(value: datetime) -> datetime:

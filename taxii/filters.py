@@ -17,18 +17,28 @@ from typing import Any
 
 from server.errors import BadRequest, bad_param
 from server.params import MAX_INTEGER, every_value, single_value
+from server.windows import cap_limit
 from store.ioctypes import REGISTRY
 from store.records import iso, parse_iso
 from taxii.collections import stix_type_of
 from taxii.media import parse_timestamp, taxii_time
 
-# STIX 2.1 section 2.9 (identifier) and 2.7 (type names: 3-250 characters, lowercase, digits, hyphens).
-_ID = re.compile(r"^[a-z][a-z0-9-]{1,248}[a-z0-9]--[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-_TYPE = re.compile(r"^[a-z][a-z0-9-]{1,248}[a-z0-9]$")
-_SPEC_VERSION = re.compile(r"^[0-9]+\.[0-9]+$")
+# One value of each match filter, unanchored (the OpenAPI description states them as list patterns):
+# STIX 2.1 section 2.7 (type names: 3-250 characters, lowercase, digits, hyphens) and 2.9 (identifier:
+# the type, ``--`` and a lower-case UUID).
+TYPE_PATTERN = r"[a-z][a-z0-9-]{1,248}[a-z0-9]"
+ID_PATTERN = TYPE_PATTERN + r"--[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+SPEC_VERSION_PATTERN = r"[0-9]+\.[0-9]+"
+_ID = re.compile(f"^{ID_PATTERN}$")
+_TYPE = re.compile(f"^{TYPE_PATTERN}$")
+_SPEC_VERSION = re.compile(f"^{SPEC_VERSION_PATTERN}$")
 DEFAULT_PAGE = 1_000
 MAX_PAGE = 10_000  # never exceeded; a tier's IOC result cap lowers it further (Pro: 10,000)
 VERSION_KEYWORDS: frozenset[str] = frozenset({"first", "last", "all"})
+# A keyword in any letter case, or an RFC 3339 timestamp with a time zone (taxii.media.parse_timestamp).
+VERSION_PATTERN = "|".join(["".join(f"[{c}{c.upper()}]" for c in word) for word in sorted(VERSION_KEYWORDS)]
+                           + [r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?"
+                              r"(?:[Zz]|[+-][0-9]{2}:[0-9]{2})"])
 SERVED_SPEC_VERSION = "2.1"
 
 # Endpoint -> the match fields it takes (TAXII 2.1 sections 5.3-5.7). ``added_after`` is taken by all.
@@ -147,17 +157,18 @@ def parse_filters(args: Mapping[str, Sequence[bytes]], fields: frozenset[str] = 
 
 
 def parse_limit(args: Mapping[str, Sequence[bytes]], default: int, maximum: int) -> int:
-    """``limit``: a positive integer; above the server's maximum page it is reduced (section 3.4.2)."""
+    """``limit``: an integer of at most ``MAX_INTEGER``, clamped to 1..``maximum`` like every ``limit`` of the
+    API (server.windows.cap_limit; TAXII 2.1 section 3.4.2 lets the server return fewer objects)."""
     raw = single_value(args, "limit")
     if raw is None:
         return default
     try:
         limit = int(raw)
     except ValueError as exc:
-        raise bad_param("limit", "must be a positive integer") from exc
-    if limit < 1 or limit > MAX_INTEGER:
-        raise bad_param("limit", f"must be a positive integer of at most {MAX_INTEGER:,}")
-    return min(limit, maximum)
+        raise bad_param("limit", "must be an integer") from exc
+    if limit > MAX_INTEGER:
+        raise bad_param("limit", f"must be an integer of at most {MAX_INTEGER:,}")
+    return cap_limit(limit, maximum)[0]
 
 
 class Matcher:

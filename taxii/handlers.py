@@ -4,8 +4,10 @@ What differs from the JSON API (TAXII 2.1 sections 1.6.8 and 3.6):
 - every response, errors included, is ``application/taxii+json;version=2.1``;
 - errors are the TAXII error resource (``title``, ``description``, ``error_id``, ``error_code``,
   ``http_status`` as a string, ``details`` with the request id), never the API envelope;
-- a request whose ``Accept`` names no TAXII 2.1 media type is answered 406;
-- a 401 carries ``WWW-Authenticate: Bearer`` (RFC 6750 section 3).
+- a request whose ``Accept`` excludes the TAXII 2.1 media type is answered 406 (taxii.media: wildcards,
+  ``application/json`` and no Accept are answered in TAXII JSON);
+- a 401 carries ``WWW-Authenticate`` challenges for Bearer and Basic: SIEM TAXII connectors send the key
+  as a Basic password (server.credentials).
 """
 
 from __future__ import annotations
@@ -23,11 +25,10 @@ from taxii.filters import DEFAULT_PAGE, MAX_PAGE
 from taxii.media import TAXII_21, accepts_taxii21
 
 API_ROOT_PATH = "/api/taxii2/api/"
-REALM = "ctiwire TAXII"
 
 
 class NotAcceptable(ApiError):
-    """406: the ``Accept`` header names no TAXII 2.1 media type (TAXII 2.1 section 3.6)."""
+    """406: the ``Accept`` header excludes the TAXII 2.1 media type (TAXII 2.1 section 3.6)."""
 
     status = 406
     code = "not_acceptable"
@@ -37,6 +38,8 @@ class TaxiiHandler(BaseHandler):
     """Base of every TAXII handler: the TAXII media type and error resource, then the Accept check."""
 
     scope = SCOPE_TAXII
+    basic_auth = True
+    realm = "ctiwire TAXII"
 
     def plan_allows(self, tier: Tier) -> bool:
         return tier.taxii
@@ -49,14 +52,11 @@ class TaxiiHandler(BaseHandler):
     async def prepare(self) -> None:
         await super().prepare()
         if not accepts_taxii21(self.request.headers.get("Accept")):
-            raise NotAcceptable(f"send 'Accept: {TAXII_21}': this server speaks TAXII 2.1 only",
+            raise NotAcceptable(f"the Accept header excludes {TAXII_21}, the only media type this server answers in",
                                 details={"accept": self.request.headers.get("Accept", "")})
 
     def render_error(self, status: int, code: str, message: str, details: dict[str, Any] | None) -> None:
         """The TAXII 2.1 error resource (section 3.6.1) in place of the API envelope."""
-        if status == 401:
-            problem = "" if code == "missing_api_key" else ', error="invalid_token"'
-            self.set_header("WWW-Authenticate", f'Bearer realm="{REALM}"{problem}')
         self.set_header("Content-Type", TAXII_21)
         body = {"title": responses.get(status, "Error"), "description": message, "error_id": self.request_id,
                 "error_code": code, "http_status": str(status),

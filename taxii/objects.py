@@ -18,9 +18,9 @@ import orjson
 
 from server.errors import NotFoundError
 from server.params import single_value
-from server.windows import clamp_since, lookback_floor, window_headers
+from server.windows import clamp_since, window_headers
 from store.cache import NearMap, near_map
-from store.records import iso, utcnow
+from store.records import iso, lookback_floor, utcnow
 from taxii.filters import (
     DEFAULT_PAGE,
     MAX_PAGE,

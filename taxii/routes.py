@@ -10,10 +10,16 @@ from typing import Any
 
 from config.tiers import TIERS
 from server.context import AppContext
-from server.openapi_parts import DATE_TIME_PARAM, header, param
-from server.params import MAX_INTEGER
+from server.openapi_parts import DATE_TIME_PARAM, SECURITY_WITH_BASIC, header, limit_param, list_pattern, param
 from taxii.collections import COLLECTIONS
-from taxii.filters import DEFAULT_PAGE, MAX_PAGE
+from taxii.filters import (
+    DEFAULT_PAGE,
+    ID_PATTERN,
+    MAX_PAGE,
+    SPEC_VERSION_PATTERN,
+    TYPE_PATTERN,
+    VERSION_PATTERN,
+)
 from taxii.handlers import (
     ApiRootHandler,
     CollectionHandler,
@@ -51,11 +57,13 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 _ERRORS = {
     "400": "Malformed filter, unsupported match field, an empty or blank value, a control character, "
            "`added_after`, `limit` or `next` given twice, or a tampered/mismatched next (error_code invalid_next)",
-    "401": "No key or a bad key; WWW-Authenticate: Bearer",
+    "401": "No key, a bad key or malformed Basic credentials; WWW-Authenticate names Bearer and Basic",
     "403": "Free key, or a key without scope read:taxii",
     "404": "Unknown collection, object, status or path",
-    "406": "not_acceptable: the Accept header names no TAXII 2.1 media type (e.g. application/json, or no "
-           "Accept); send `Accept: " + TAXII_21 + "` (TAXII 2.1 section 1.6.8)",
+    "406": "not_acceptable: the Accept header excludes " + TAXII_21 + " (TAXII 2.1 section 1.6.8): no media "
+           "range admits it (e.g. only application/xml or application/taxii+json;version=2.0), or the most "
+           "specific one that does has q=0. `*/*`, `application/*`, `application/json` and no Accept are "
+           "answered in TAXII 2.1 JSON",
     "429": "Rate limit exceeded; see Retry-After",
 }
 _DATE_HEADERS = {
@@ -70,16 +78,22 @@ _PAGING = [
     param("added_after", DATE_TIME_PARAM,
           f"Only objects added after this time; clamped to the tier's IOC lookback "
           f"({', '.join(f'{t.name.capitalize()} {t.ioc_lookback_days:,} days' for t in TIERS.values() if t.taxii)})."),
-    param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": DEFAULT_PAGE},
-          f"Objects per page; the server maximum is {MAX_PAGE:,} (Pro) and larger values are reduced."),
+    limit_param(f"Objects per page; the server maximum is {MAX_PAGE:,} (Pro) and larger values are reduced.",
+                DEFAULT_PAGE),
     param("next", {"type": "string"}, "Opaque token from the previous page's `next`; the filters may be "
           "repeated (they must then be the same) or omitted."),
 ]
-_MATCH = {name: param(f"match[{name}]", {"type": "string"}, text) for name, text in {
-    "id": "STIX ids, comma-separated (ORed).",
-    "type": "STIX types, comma-separated: indicator, vulnerability.",
-    "version": "first, last, all, or modified timestamps; each object has one version.",
-    "spec_version": "STIX versions, comma-separated; only 2.1 is served.",
+# Each filter's pattern is the one taxii.filters checks its values against (a value that does not match: 400
+# naming the parameter), as a comma-separated list.
+_MATCH = {name: param(f"match[{name}]", {"type": "string", "pattern": list_pattern(one)}, text)
+          for name, (one, text) in {
+    "id": (ID_PATTERN, "STIX ids, comma-separated (ORed): a type, `--` and a lower-case UUID (STIX 2.1 "
+                       "section 2.9)."),
+    "type": (TYPE_PATTERN, "STIX types, comma-separated: indicator, vulnerability, attack-pattern (STIX 2.1 "
+                           "section 2.7 names: lower-case letters, digits and hyphens)."),
+    "version": (VERSION_PATTERN, "first, last, all (any letter case), or RFC 3339 modified timestamps with a "
+                                 "time zone; each object has one version."),
+    "spec_version": (SPEC_VERSION_PATTERN, "STIX versions such as 2.1, comma-separated; only 2.1 is served."),
 }.items()}
 for _match in _MATCH.values():  # the one kind of parameter that may be repeated (taxii.filters)
     _match["description"] += " The parameter may also be repeated; all its values are ORed."
@@ -95,7 +109,8 @@ def _op(summary: str, description: str, schema: str, parameters: list[dict[str, 
     errors = {code: {"description": text, "content": {TAXII_21: {
         "schema": {"$ref": "#/components/schemas/TaxiiError"}}}} for code, text in _ERRORS.items()}
     return {"get": {"tags": ["taxii"], "summary": summary, "description": description + " Pro plan, scope "
-                    "read:taxii; send `Accept: " + TAXII_21 + "`.", "parameters": parameters,
+                    "read:taxii; the key as Bearer, or as the password of HTTP Basic (any user name). Answers "
+                    "are `" + TAXII_21 + "`.", "parameters": parameters, "security": SECURITY_WITH_BASIC,
                     "responses": {"200": ok, **errors}}}
 
 

@@ -56,7 +56,7 @@ def build_export(fmt: str, tier: str, window: str, limit: int = precompute.DEFAU
         now = utcnow()
         version = await stores.iocs.data_version()
         entry = await precompute.build_export(stores, request, now, version, delay=SETTINGS.build_delay_ms / 1000)
-        key = request.cache_key(version, now)
+        key = request.cache_key(version)
         await store_entry(cache, key, entry, SETTINGS.cache_ttl_seconds)
         return key
 

@@ -114,7 +114,7 @@ async def test_q_that_fails_sanitisation_is_q_invalid(seeded, q: str) -> None:
     ({"format": "xml"}, "invalid_parameter"),
     ({"has_iocs": "yes"}, "invalid_parameter"),
     ({"min_severity": "11"}, "invalid_parameter"),
-    ({"limit": "0"}, "invalid_parameter"),
+    ({"limit": "ten"}, "invalid_parameter"),
     ({"cursor": "not-a-cursor"}, "invalid_cursor"),
 ])
 async def test_bad_parameters_answer_the_envelope(seeded, params: Q, code: str) -> None:

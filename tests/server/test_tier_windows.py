@@ -14,9 +14,9 @@ from config import tiers
 from exporters.registry import EXPORTERS
 from store.records import Ioc, utcnow
 
-# Just inside and just outside each tier's IOC lookback (1 day Free, 365 days Pro). "Just outside" leaves
-# two hours: an export's window ends at the current hour (exporters.precompute.as_of), up to an hour ago.
-INSIDE, OUTSIDE = timedelta(minutes=-5), timedelta(hours=2)
+# A minute inside and a minute outside each tier's IOC lookback (1 day Free, 365 days Pro): every window,
+# the exports' included, starts exactly at the lookback.
+INSIDE, OUTSIDE = timedelta(minutes=-1), timedelta(minutes=1)
 AGES = {
     "fresh-free.tier.example": timedelta(days=1) + INSIDE,
     "stale-free.tier.example": timedelta(days=1) + OUTSIDE,

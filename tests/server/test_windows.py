@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from server.windows import cap_limit, clamp_since, lookback_floor, window_headers
+from server.windows import cap_limit, clamp_since, window_headers
+from store.records import lookback_floor
 
 NOW = datetime(2026, 3, 10, 12, 0, 0, 250_000, tzinfo=UTC)  # a fraction of a second: the floor rounds
 
@@ -40,9 +41,10 @@ def test_since_is_clamped_to_the_lookback_and_flagged_only_then(
     assert (window.since, window.floor, window.clamped, window.lookback_days) == (effective, FLOOR, clamped, 1)
 
 
-@pytest.mark.parametrize(("limit", "expected"), [(1, (1, False)), (99, (99, False)), (100, (100, False)),
-                                                 (101, (100, True)), (10_000, (100, True))])
-def test_a_limit_above_the_cap_is_reduced_and_flagged(limit: int, expected: tuple[int, bool]) -> None:
+@pytest.mark.parametrize(("limit", "expected"), [(-7, (1, False)), (0, (1, False)), (1, (1, False)),
+                                                 (99, (99, False)), (100, (100, False)), (101, (100, True)),
+                                                 (10_000, (100, True))])
+def test_a_limit_out_of_range_is_clamped_and_flagged_above_the_cap(limit: int, expected: tuple[int, bool]) -> None:
     assert cap_limit(limit, 100) == expected
 
 

@@ -16,7 +16,7 @@ from taxii.media import TAXII_21
 
 
 class BearerAuth(requests.auth.AuthBase):
-    """taxii2-client speaks HTTP Basic by default; ctiwire keys go in ``Authorization: Bearer``."""
+    """A ctiwire key in ``Authorization: Bearer`` for taxii2-client (which sends Basic with ``user``/``password``)."""
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -66,6 +66,18 @@ def assert_valid_stix(objects: list[dict[str, Any]]) -> None:
     for obj in objects:
         result = validate_instance(obj, STRICT)
         assert result.is_valid, (obj, [str(e) for e in result.errors], [str(w) for w in result.warnings])
+
+
+def assert_taxii_error(response: httpx.Response, status: int, code: str) -> dict[str, object]:
+    """TAXII 2.1 section 3.6.1, plus this server's promises: request id in details, TAXII media type."""
+    assert response.status_code == status, response.text
+    assert response.headers["Content-Type"] == TAXII_21
+    body = response.json()
+    assert set(body) == {"title", "description", "error_id", "error_code", "http_status", "details"}
+    assert body["http_status"] == str(status) and body["error_code"] == code
+    assert body["details"]["request_id"] == response.headers["X-Request-Id"] == body["error_id"]
+    assert body["title"] and body["description"]
+    return body
 
 
 @pytest.fixture

@@ -207,7 +207,7 @@ async def test_malformed_requests_are_400(server, iocs, taxii_http) -> None:
         page = (await http.get(url, params={"limit": 3, "match[type]": "indicator"})).json()
         token = page["next"]
         cases = [
-            ({"added_after": "last week"}, "added_after"), ({"limit": "0"}, "limit"), ({"limit": "x"}, "limit"),
+            ({"added_after": "last week"}, "added_after"), ({"limit": str(2**31)}, "limit"), ({"limit": "x"}, "limit"),
             ({"match[id]": "indicator--123"}, "match[id]"), ({"match[foo]": "bar"}, "match[foo]"),
             ({"match[version]": "latest"}, "match[version]"),
             ({"next": token[:-3] + ("xyz" if not token.endswith("xyz") else "abc")}, "next"),

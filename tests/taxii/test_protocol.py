@@ -36,12 +36,17 @@ def q(**values: str | list[str]) -> dict[str, list[bytes]]:
     ("application/taxii+json;version=2.0", False),
     ("application/vnd.oasis.taxii+json; version=2.0", False),
     ("application/stix+json;version=2.1", False),
-    ("application/json", False),
-    ("*/*", False),
-    ("", False),
-    (None, False),
+    ("application/json", True),
+    ("application/json;q=0", False),
+    ("*/*", True),
+    ("application/*", True),
+    ("text/*", False),
+    ("application/taxii+json;q=0, */*", False),
+    ("application/taxii+json;version=2.0, application/*;q=0.1", True),
+    ("", True),
+    (None, True),
 ])
-def test_accept_needs_a_taxii21_media_type(accept: str | None, ok: bool) -> None:
+def test_accept_must_not_exclude_the_taxii21_media_type(accept: str | None, ok: bool) -> None:
     assert accepts_taxii21(accept) is ok
 
 
@@ -88,11 +93,12 @@ def test_object_endpoint_takes_only_version_filters() -> None:
         parse_filters(q(match__type="indicator"), OBJECT_FIELDS)
 
 
-def test_limit_is_positive_and_capped() -> None:
+def test_limit_is_clamped_to_one_and_the_maximum() -> None:
     assert parse_limit({}, 1000, 10_000) == 1000
     assert parse_limit(q(limit="25"), 1000, 10_000) == 25
     assert parse_limit(q(limit="50000"), 1000, 10_000) == 10_000
-    for bad in ("0", "-3", "ten", "1.5"):
+    assert parse_limit(q(limit="0"), 1000, 10_000) == parse_limit(q(limit="-3"), 1000, 10_000) == 1
+    for bad in ("ten", "1.5", str(2**31)):
         with pytest.raises(BadRequest):
             parse_limit(q(limit=bad), 1000, 10_000)
 

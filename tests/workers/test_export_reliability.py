@@ -15,7 +15,7 @@ from support import make_settings, start_server, stop_server, wait_for
 
 from exporters import precompute
 from exporters.build_once import Entry
-from store.records import Ioc, utcnow
+from store.records import Ioc, parse_iso, utcnow
 
 pytestmark = [pytest.mark.redis, pytest.mark.slow]  # real Celery workers
 FORMATS = ("stix", "misp", "cef", "openioc", "sigma")
@@ -54,7 +54,9 @@ async def test_worker_builds_are_served_byte_identical_to_on_demand(worker_env, 
         for fmt, response in served.items():
             assert response.status_code == 200 and response.headers["X-Cache"] == "hit", (fmt, response.text[:200])
             request = precompute.ExportRequest(fmt, "pro", "7d", limit=DEFAULT_LIMIT[fmt])
-            fresh = await precompute.build_export(server.ctx.stores, request, utcnow(), version)
+            cached = Entry.decode(client.get(_live_keys(client, fmt)[0]) or b"")
+            worker_clock = parse_iso(cached.meta.floor or "") + timedelta(days=7)  # the second it was built at
+            fresh = await precompute.build_export(server.ctx.stores, request, worker_clock, version)
             assert response.content == fresh.body, f"{fmt}: the cached export differs from an on-demand build"
     finally:
         await stop_server(server)
