@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 # Spec, Authentication 7. `read:stats` and `read:exports` name the Pro-only endpoints whose scope the
-# spec leaves "not shown"; `read:taxii` guards the TAXII server.
+# spec leaves "not shown"; `read:taxii` guards the TAXII server; `feeds` manages saved feeds (reading a
+# feed's IOCs, exports or TAXII collection needs the scope of that read, as for the standard ones).
 SCOPE_ARTICLES = "read:articles"
 SCOPE_ARTICLES_EXPORT = "read:articles:export"
 SCOPE_IOCS = "read:iocs"
@@ -15,6 +16,7 @@ SCOPE_MISP = "read:misp"
 SCOPE_EXPORTS = "read:exports"
 SCOPE_STATS = "read:stats"
 SCOPE_TAXII = "read:taxii"
+SCOPE_FEEDS = "feeds"
 SCOPES: tuple[str, ...] = (
     SCOPE_ARTICLES,
     SCOPE_ARTICLES_EXPORT,
@@ -24,6 +26,7 @@ SCOPES: tuple[str, ...] = (
     SCOPE_EXPORTS,
     SCOPE_STATS,
     SCOPE_TAXII,
+    SCOPE_FEEDS,
 )
 
 
@@ -42,6 +45,8 @@ class Tier:
     max_keys: int
     article_formats: tuple[str, ...]
     scopes: tuple[str, ...]
+    # Saved feeds an account may hold (/api/v1/feeds).
+    max_feeds: int = 1
     # The endpoints the spec's Endpoints table marks "Pro": the tier's own facts, never its name.
     ioc_stats: bool = False
     ioc_exports: bool = False
@@ -61,7 +66,8 @@ FREE = Tier(
     article_lookback_days=7,
     max_keys=3,
     article_formats=("json",),
-    scopes=(SCOPE_ARTICLES, SCOPE_IOCS),
+    scopes=(SCOPE_ARTICLES, SCOPE_IOCS, SCOPE_FEEDS),
+    max_feeds=1,
 )
 PRO = Tier(
     name="pro",
@@ -75,6 +81,7 @@ PRO = Tier(
     max_keys=50,
     article_formats=("json", "ndjson", "csv"),
     scopes=SCOPES,
+    max_feeds=50,
     ioc_stats=True,
     ioc_exports=True,
     taxii=True,

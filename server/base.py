@@ -168,6 +168,11 @@ class BaseHandler(RequestHandler):
         if getattr(type(self), method, None) is getattr(RequestHandler, method, None):
             raise HTTPError(405)
 
+    def allowed_methods(self) -> list[str]:
+        """The methods this handler serves (HEAD is not served, so Allow does not offer it)."""
+        return [m for m in ("GET", "POST", "PATCH", "DELETE")
+                if getattr(type(self), m.lower()) is not getattr(RequestHandler, m.lower())]
+
     def format_id(self) -> str:
         """The response format, for the rate-limit cost (spec, Limits 6)."""
         return "json"
@@ -280,7 +285,7 @@ class BaseHandler(RequestHandler):
             self.render_error(exc.status, exc.code, exc.message, exc.details)
             return
         if status_code == 405:
-            self.set_header("Allow", "GET")  # HEAD is not served, so Allow does not offer it
+            self.set_header("Allow", ", ".join(self.allowed_methods()))
         code = CODE_BY_STATUS.get(status_code, "internal_error")
         message = self._reason if status_code < 500 else "internal error; quote the request id when reporting it"
         self.render_error(status_code, code, message, None)

@@ -8,6 +8,8 @@ Tree::
     ├── RateLimited        429      rate_limit_exceeded (details: limit, reset_at, tier, upgrade_url)
     ├── BadRequest         400      invalid_parameter, q_invalid, invalid_cursor, deep_paging_unsupported, ...
     ├── NotFoundError      404      not_found
+    ├── ConflictError      409      name_taken (a saved feed's name is the account's already)
+    ├── QuotaError         403      quota_exceeded (details: limit, tier, upgrade_url)
     └── Unavailable        503      service_unavailable
 """
 
@@ -64,6 +66,16 @@ class BadRequest(ApiError):
 class NotFoundError(ApiError):
     status = 404
     code = "not_found"
+
+
+class ConflictError(ApiError):
+    status = 409
+    code = "name_taken"
+
+
+class QuotaError(ApiError):
+    status = 403
+    code = "quota_exceeded"
 
 
 class Unavailable(ApiError):

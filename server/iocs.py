@@ -144,12 +144,12 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
     ]
 
 
-_LIST_PARAMS = [
-    *IOC_FILTER_PARAMS,
+PAGE_PARAMS = [
     param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": DEFAULT_IOC_LIMIT},
           f"Page size; above the tier cap ({per_tier('ioc_results_max')}) it is reduced and X-Limit-Capped is set."),
     param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip."),
 ]
+_LIST_PARAMS = [*IOC_FILTER_PARAMS, *PAGE_PARAMS]
 WINDOW_HEADERS = {
     "X-Tier-Lookback-Days": header("Effective lookback in days", "integer"),
     "X-Tier-Lookback-Clamped": header("true when `since` was clamped to the lookback", "boolean"),
