@@ -28,6 +28,8 @@ FEEDS_PATH = "/api/v1/feeds"
 # The TAXII API root's collections (taxii.routes serves them; the server may not import taxii): a saved feed
 # is the collection whose id is the feed's.
 TAXII_COLLECTIONS_PATH = "/api/taxii2/api/collections/"
+# What a TAXII client sends in Accept (TAXII 2.1 section 1.6.8; taxii.media.TAXII_21), for the curl lines shown.
+TAXII_ACCEPT = "application/taxii+json;version=2.1"
 
 
 def parse_name(value: Any) -> str:
