@@ -185,10 +185,21 @@ async def precompute_exports(stores: Stores, cache: Cache, now: datetime, *, ttl
                              formats: Iterable[str] = EXPORT_FORMATS) -> int:
     """Build and store every standard export and every saved feed's default export for the current data
     version; returns how many were built."""
+    formats = tuple(formats)
+    return await build_all(stores, cache, standard_requests(formats) + await feed_requests(stores, formats), now,
+                           ttl)
+
+
+async def precompute_feed_exports(stores: Stores, cache: Cache, now: datetime, *, ttl: int) -> int:
+    """Every saved feed's default export (the workers' task for them); how many were built."""
+    return await build_all(stores, cache, await feed_requests(stores), now, ttl)
+
+
+async def build_all(stores: Stores, cache: Cache, requests: Iterable[ExportRequest], now: datetime, ttl: int) -> int:
+    """Build and store each of ``requests`` for the current data version; how many were built."""
     version = await stores.iocs.data_version()
     built = 0
-    formats = tuple(formats)
-    for request in standard_requests(formats) + await feed_requests(stores, formats):
+    for request in requests:
         entry = await build_export(stores, request, now, version)
         await store_entry(cache, request.cache_key(version, now), entry, ttl)
         built += 1
