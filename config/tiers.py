@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 # Spec, Authentication 7. `read:stats` and `read:exports` name the Pro-only endpoints whose scope the
-# spec leaves "not shown"; `read:taxii` guards the TAXII server.
+# spec leaves "not shown"; `read:taxii` guards the TAXII server; `feeds` manages saved feeds (reading a
+# feed's IOCs, exports or TAXII collection needs the scope of that read, as for the standard ones).
 SCOPE_ARTICLES = "read:articles"
 SCOPE_ARTICLES_EXPORT = "read:articles:export"
 SCOPE_IOCS = "read:iocs"
@@ -15,6 +16,7 @@ SCOPE_MISP = "read:misp"
 SCOPE_EXPORTS = "read:exports"
 SCOPE_STATS = "read:stats"
 SCOPE_TAXII = "read:taxii"
+SCOPE_FEEDS = "feeds"
 SCOPES: tuple[str, ...] = (
     SCOPE_ARTICLES,
     SCOPE_ARTICLES_EXPORT,
@@ -24,6 +26,7 @@ SCOPES: tuple[str, ...] = (
     SCOPE_EXPORTS,
     SCOPE_STATS,
     SCOPE_TAXII,
+    SCOPE_FEEDS,
 )
 
 
@@ -44,6 +47,8 @@ class Tier:
     # Values one POST /api/v1/lookup may ask about.
     lookup_values_max: int
     scopes: tuple[str, ...]
+    # Saved feeds an account may hold (/api/v1/feeds).
+    max_feeds: int = 1
     # The endpoints the spec's Endpoints table marks "Pro": the tier's own facts, never its name.
     ioc_stats: bool = False
     ioc_exports: bool = False
@@ -64,7 +69,8 @@ FREE = Tier(
     max_keys=3,
     article_formats=("json",),
     lookup_values_max=100,
-    scopes=(SCOPE_ARTICLES, SCOPE_IOCS),
+    scopes=(SCOPE_ARTICLES, SCOPE_IOCS, SCOPE_FEEDS),
+    max_feeds=1,
 )
 PRO = Tier(
     name="pro",
@@ -79,6 +85,7 @@ PRO = Tier(
     article_formats=("json", "ndjson", "csv"),
     lookup_values_max=1_000,
     scopes=SCOPES,
+    max_feeds=50,
     ioc_stats=True,
     ioc_exports=True,
     taxii=True,

@@ -27,7 +27,7 @@ from exporters.build_once import Entry, build_in_thread, get_or_build, make_entr
 from exporters.registry import EXPORTERS, get_exporter
 from store.cache import Cache
 from store.ports import IocStore, Stores
-from store.query import IocQuery
+from store.query import IocFilters, IocQuery
 from store.records import Ioc, iso, lookback_floor, parse_iso, whole_second
 from telemetry import metrics
 
@@ -68,24 +68,27 @@ def default_window(tier: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ExportRequest:
-    """One export: format, tier, window (or explicit ``since``) and the IOC list's filters."""
+    """One export: format, tier, window (or explicit ``since``) and the IOC list's filters.
+
+    ``saved`` marks the filters of a saved feed: precomputed (``feed_requests``) and kept as long as the
+    standard exports, under a key naming the filters rather than the feed, so equal feeds share one build.
+    """
 
     format: str
     tier: str
     window: str | None = None
     since: datetime | None = None
-    types: tuple[str, ...] = ()
-    confidences: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
-    industries: tuple[str, ...] = ()
+    filters: IocFilters = IocFilters()
     limit: int = DEFAULT_EXPORT_LIMIT
+    saved: bool = False
 
     @property
     def standard(self) -> bool:
-        """A precomputed parameter set: a named window, no filters, the default or the maximum limit."""
-        filters = self.types or self.confidences or self.categories or self.industries
+        """A precomputed parameter set: a named window, no filters (or a saved feed's), the default or the
+        maximum limit."""
         limits = (DEFAULT_EXPORT_LIMIT, TIERS[self.tier].ioc_results_max)
-        return self.since is None and self.window is not None and not filters and self.limit in limits
+        plain = self.filters.empty or self.saved
+        return self.since is None and self.window is not None and plain and self.limit in limits
 
     def window_since(self, now: datetime) -> datetime:
         """The window's start at ``now``: ``since``, or exactly the named window's days before ``now``."""
@@ -96,8 +99,7 @@ class ExportRequest:
     def cache_key(self, data_version: int) -> str:
         """format, tier, window, normalised parameters and the data version (the start is checked by
         :func:`still_exact`, not keyed: a key per second would never be asked for twice)."""
-        params = orjson.dumps([sorted(self.types), sorted(self.confidences), sorted(self.categories),
-                               sorted(self.industries), self.limit, self.since and iso(self.since)])
+        params = orjson.dumps([*self.filters.normalised(), self.limit, self.since and iso(self.since)])
         digest = hashlib.sha256(params).hexdigest()[:16]
         window = self.window or "custom"
         return f"ctiwire:export:{self.format}:{self.tier}:{window}:{digest}:v{data_version}"
@@ -113,8 +115,7 @@ class ExportRequest:
         return fresh
 
     def query(self, now: datetime) -> IocQuery:
-        return IocQuery(types=self.types, confidences=self.confidences, categories=self.categories,
-                        industries=self.industries, since=self.window_since(now), limit=self.limit)
+        return self.filters.query(since=self.window_since(now), limit=self.limit)
 
 
 async def collect_iocs(store: IocStore, query: IocQuery, progress: Progress | None = None,
@@ -177,12 +178,51 @@ def standard_requests(formats: Iterable[str] = EXPORT_FORMATS) -> list[ExportReq
             for limit in (DEFAULT_EXPORT_LIMIT, tier.ioc_results_max)]
 
 
+def feed_export(fmt: str, tier: Tier, filters: IocFilters, window: str | None = None,
+                limit: int | None = None, since: datetime | None = None) -> ExportRequest:
+    """The export of a saved feed's ``filters``; by default the tier's whole lookback and the default limit
+    (MISP: the tier cap), as GET /api/v1/feeds/{id}/export/{format} without parameters asks."""
+    chosen = limit or (tier.ioc_results_max if fmt == "misp" else DEFAULT_EXPORT_LIMIT)
+    return ExportRequest(fmt, tier.name, None if since else (window or default_window(tier.name)), since=since,
+                         filters=filters, limit=chosen, saved=True)
+
+
+async def feed_requests(stores: Stores, formats: Iterable[str] = EXPORT_FORMATS) -> list[ExportRequest]:
+    """The default export of every saved feed whose owner's plan exports, each distinct filter set once."""
+    feeds = await stores.feeds.all_feeds()
+    tiers = {owner: TIERS[(await stores.accounts.get_user(user_id=owner)).tier]
+             for owner in dict.fromkeys(feed.user_id for feed in feeds)}
+    requests: dict[str, ExportRequest] = {}
+    for feed in feeds:
+        tier = tiers[feed.user_id]
+        if not tier.ioc_exports:
+            continue
+        filters = IocFilters.from_params(feed.filters)
+        for fmt in formats:
+            request = feed_export(fmt, tier, filters)
+            requests.setdefault(request.cache_key(0), request)
+    return list(requests.values())
+
+
 async def precompute_exports(stores: Stores, cache: Cache, now: datetime, *, ttl: int,
                              formats: Iterable[str] = EXPORT_FORMATS) -> int:
-    """Build and store every standard export for the current data version; returns how many were built."""
+    """Build and store every standard export and every saved feed's default export for the current data
+    version; returns how many were built."""
+    formats = tuple(formats)
+    return await build_all(stores, cache, standard_requests(formats) + await feed_requests(stores, formats), now,
+                           ttl)
+
+
+async def precompute_feed_exports(stores: Stores, cache: Cache, now: datetime, *, ttl: int) -> int:
+    """Every saved feed's default export (the workers' task for them); how many were built."""
+    return await build_all(stores, cache, await feed_requests(stores), now, ttl)
+
+
+async def build_all(stores: Stores, cache: Cache, requests: Iterable[ExportRequest], now: datetime, ttl: int) -> int:
+    """Build and store each of ``requests`` for the current data version; how many were built."""
     version = await stores.iocs.data_version()
     built = 0
-    for request in standard_requests(formats):
+    for request in requests:
         entry = await build_export(stores, request, now, version)
         await store_entry(cache, request.cache_key(version), entry, ttl)
         built += 1

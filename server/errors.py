@@ -9,6 +9,8 @@ Tree::
     ├── BadRequest         400      invalid_parameter, q_invalid, invalid_cursor, deep_paging_unsupported, ...
     ├── NotFoundError      404      not_found
     ├── PayloadTooLarge    413      payload_too_large
+    ├── ConflictError      409      name_taken (a saved feed's name is the account's already)
+    ├── QuotaError         403      quota_exceeded (details: limit, tier, upgrade_url)
     └── Unavailable        503      service_unavailable
 """
 
@@ -70,6 +72,14 @@ class NotFoundError(ApiError):
 class PayloadTooLarge(ApiError):
     status = 413
     code = "payload_too_large"
+class ConflictError(ApiError):
+    status = 409
+    code = "name_taken"
+
+
+class QuotaError(ApiError):
+    status = 403
+    code = "quota_exceeded"
 
 
 class Unavailable(ApiError):

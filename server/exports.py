@@ -30,6 +30,7 @@ from server.openapi_parts import (
 )
 from server.params import Params
 from store.ioctypes import POLICIES, specs
+from store.query import IocFilters
 from store.records import utcnow
 
 
@@ -38,11 +39,12 @@ def export_allowed(tier: Tier, fmt: str) -> bool:
     return tier.ioc_exports and EXPORTERS[fmt].scope in tier.scopes
 
 
-def export_request(params: Params, tier: Tier, fmt: str) -> tuple[precompute.ExportRequest, dict[str, str]]:
-    """The export ``params`` ask for, clamped to ``tier``, and its window headers (the API and the web's
-    download buttons parse alike)."""
+def export_request(params: Params, tier: Tier, fmt: str,
+                   saved: IocFilters | None = None) -> tuple[precompute.ExportRequest, dict[str, str]]:
+    """The export ``params`` ask for (with a saved feed's filters in place of the IOC list's, when given),
+    clamped to ``tier``, and its window headers (the API and the web's download buttons parse alike)."""
     default_limit = tier.ioc_results_max if fmt == "misp" else precompute.DEFAULT_EXPORT_LIMIT
-    parsed = parse_ioc_request(params, tier, utcnow(), default_limit)
+    parsed = parse_ioc_request(params, tier, utcnow(), default_limit, filters=saved)
     window = params.text("window", None, precompute.known_windows())
     if window and params.has("since"):
         raise BadRequest("give either 'window' or 'since', not both", code="conflicting_parameters",
@@ -52,10 +54,11 @@ def export_request(params: Params, tier: Tier, fmt: str) -> tuple[precompute.Exp
     q = parsed.query
     # A since clamped to the lookback asks for the whole lookback: the default window, cached as one entry.
     explicit = params.has("since") and not parsed.window.clamped
-    request = precompute.ExportRequest(
-        fmt, tier.name, None if explicit else (window or precompute.default_window(tier.name)),
-        since=q.since if explicit else None, types=q.types, confidences=q.confidences,
-        categories=q.categories, industries=q.industries, limit=q.limit)
+    since = q.since if explicit else None
+    if saved is not None:
+        return precompute.feed_export(fmt, tier, saved, window, q.limit, since), parsed.headers
+    request = precompute.ExportRequest(fmt, tier.name, None if explicit else (window or precompute.default_window(
+        tier.name)), since=since, filters=parsed.filters, limit=q.limit)
     return request, parsed.headers
 
 
@@ -67,8 +70,8 @@ async def build_export(ctx: AppContext, request: precompute.ExportRequest) -> tu
                                           delay=settings.build_delay_ms / 1000)
 
 
-class ExportHandler(BaseHandler):
-    """GET /api/v1/iocs/{format}: the IOC list's filters and limits, plus ``window``."""
+class ExportFormatHandler(BaseHandler):
+    """The gates of one export format (``fmt`` from the URL spec): its scope, the Pro plan, its cost."""
 
     basic_auth = True  # SIEM and firewall feed pollers are configured with a user name and a password
 
@@ -88,21 +91,28 @@ class ExportHandler(BaseHandler):
     def tier_headers(self, tier: Tier) -> dict[str, str]:
         return lookback_and_cost(tier.ioc_lookback_days, self.fmt)
 
+
+class ExportHandler(ExportFormatHandler):
+    """GET /api/v1/iocs/{format}: the IOC list's filters and limits, plus ``window``."""
+
     async def get(self) -> None:
-        request, headers = export_request(self.params, self.principal.tier, self.fmt)
-        await self.charge_format()
-        for name, value in headers.items():
-            self.set_header(name, value)
-        entry, status = await build_export(self.ctx, request)
-        await write_entry(self, entry, status, attachment=True, fmt=self.fmt)
+        await answer_export(self, *export_request(self.params, self.principal.tier, self.fmt))
+
+
+async def answer_export(handler: BaseHandler, request: precompute.ExportRequest, headers: dict[str, str]) -> None:
+    """A valid export request's answer: the rest of its cost charged, its headers, then the entry (or 304)."""
+    await handler.charge_format()
+    for name, value in headers.items():
+        handler.set_header(name, value)
+    entry, status = await build_export(handler.ctx, request)
+    await write_entry(handler, entry, status, attachment=True, fmt=request.format)
 
 
 def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
     return [(rf"/api/v1/iocs/{fmt}", ExportHandler, {"ctx": ctx, "fmt": fmt}) for fmt in EXPORTERS]
 
 
-_PARAMS = [
-    *IOC_FILTER_PARAMS,
+WINDOW_PARAMS = [
     param("window", {"type": "string", "enum": list(precompute.known_windows())},
           "Named window: its days before now, to the second (default: the tier's whole lookback). Exclusive with "
           "`since` (both: 400 conflicting_parameters); longer than the tier's lookback: 400. "
@@ -110,6 +120,7 @@ _PARAMS = [
     limit_param(f"Maximum IOCs (MISP: attributes). Default {precompute.DEFAULT_EXPORT_LIMIT:,} (MISP: the tier cap, "
           f"{per_tier('ioc_results_max')}); capped to the tier with X-Limit-Capped."),
 ]
+_PARAMS = [*IOC_FILTER_PARAMS, *WINDOW_PARAMS]
 _HEADERS = {
     "ETag": header("Strong validator of the document; send it back in If-None-Match"),
     "Last-Modified": header("When the document was built"),
@@ -151,16 +162,19 @@ def _skipped(fmt: str) -> str:
             "many and why.")
 
 
-def _doc(fmt: str) -> dict[str, Any]:
+def export_operation(fmt: str, lead: str, parameters: list[dict[str, Any]],
+                     extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The OpenAPI operation of ``fmt``'s export (also a saved feed's): ``lead`` opens its description."""
     exporter = EXPORTERS[fmt]
     scope, media, summary = exporter.scope, exporter.media_type, exporter.summary
     media_type = media.split(";")[0] if fmt != "stix" else media
-    return operation("exports", f"Export IOCs as {summary} (Pro)",
-                     f"Pro plan, scope {scope}. An empty result is a valid empty document.{_skipped(fmt)}", _PARAMS,
+    return operation("exports", f"{lead} as {summary} (Pro)",
+                     f"Pro plan, scope {scope}. An empty result is a valid empty document.{_skipped(fmt)}", parameters,
                      {"200": ok(summary, {media_type: _BODY.get(fmt, {"type": "string"})}, _HEADERS),
                       "304": {"description": "Not modified (If-None-Match matched the ETag)"},
                       "400": bad_request("conflicting_parameters (`window` with `since`)",
-                                         {**LOOKBACK_HEADER, **COST_HEADER})}, basic=True)
+                                         {**LOOKBACK_HEADER, **COST_HEADER}), **(extra or {})}, basic=True)
 
 
-OPENAPI_PATHS: dict[str, Any] = {f"/api/v1/iocs/{fmt}": _doc(fmt) for fmt in EXPORTERS}
+OPENAPI_PATHS: dict[str, Any] = {f"/api/v1/iocs/{fmt}": export_operation(fmt, "Export IOCs", _PARAMS)
+                                 for fmt in EXPORTERS}

@@ -10,7 +10,7 @@ from server.errors import bad_param
 from server.openapi_parts import DATE_TIME_PARAM, csv_param, param, per_tier
 from server.params import Params
 from server.windows import Window, cap_limit, clamp_since, window_headers
-from store.query import IocQuery
+from store.query import IocFilters, IocQuery
 from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES
 
 # Sector names users send (spec example `financial-services`) folded onto the stored industry tags.
@@ -29,6 +29,7 @@ class IocRequest:
     query: IocQuery
     window: Window
     limit_capped: bool
+    filters: IocFilters = IocFilters()
 
     @property
     def headers(self) -> dict[str, str]:
@@ -43,30 +44,39 @@ def industries(params: Params) -> tuple[str, ...]:
     return values
 
 
-def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: int = DEFAULT_IOC_LIMIT,
-                      types: tuple[str, ...] = IOC_TYPES) -> IocRequest:
-    """The IOC list's filters (type, confidence, category, industry, since, limit, offset), clamped to ``tier``."""
-    window = clamp_since(params.timestamp("since"), tier.ioc_lookback_days, now)
-    limit, capped = cap_limit(params.limit(default_limit), tier.ioc_results_max)
-    query = IocQuery(
+def ioc_filters(params: Params, types: tuple[str, ...] = IOC_TYPES) -> IocFilters:
+    """The record filters (store.query.IOC_FILTER_FIELDS), each a 400 naming it when malformed."""
+    return IocFilters(
         types=params.csv("type", types),
         confidences=params.csv("confidence", CONFIDENCES),
         categories=params.csv("category", SOURCE_CATEGORIES),
         industries=industries(params),
-        since=window.since,
-        offset=params.integer("offset", 0, minimum=0) or 0,
-        limit=limit,
+        sources=params.csv("source"),
+        threat_actors=tuple(dict.fromkeys(v.lower() for v in params.csv("threat_actor"))),
     )
-    return IocRequest(query, window, capped)
 
 
+def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: int = DEFAULT_IOC_LIMIT,
+                      types: tuple[str, ...] = IOC_TYPES, filters: IocFilters | None = None) -> IocRequest:
+    """The IOC list's filters (or a saved feed's ``filters``), since, limit and offset, clamped to ``tier``."""
+    window = clamp_since(params.timestamp("since"), tier.ioc_lookback_days, now)
+    limit, capped = cap_limit(params.limit(default_limit), tier.ioc_results_max)
+    chosen = ioc_filters(params, types) if filters is None else filters
+    query = chosen.query(since=window.since, offset=params.integer("offset", 0, minimum=0) or 0, limit=limit)
+    return IocRequest(query, window, capped, chosen)
+
+
+SINCE_PARAM = param("since", DATE_TIME_PARAM, f"IOCs added or updated at or after this time; clamped to the tier "
+                    f"lookback ({per_tier('ioc_lookback_days', ' days')}).")
 # The filters of the IOC list and of every IOC export, documented once (one parser serves them all).
 IOC_FILTER_PARAMS = [
     csv_param("type", "IOC types, comma-separated (any-match).", IOC_TYPES),
     csv_param("confidence", "Confidences, comma-separated.", CONFIDENCES),
     csv_param("category", "Source categories, comma-separated.", SOURCE_CATEGORIES),
     csv_param("industry", "Sectors, comma-separated; aliases such as financial-services are folded.", INDUSTRY_TAGS),
-    param("since", DATE_TIME_PARAM,
-          f"IOCs added or updated at or after this time; clamped to the tier lookback "
-          f"({per_tier('ioc_lookback_days', ' days')})."),
+    param("source", {"type": "string"}, "Exact reporting feed names (see /api/v1/sources), comma-separated "
+          "(any-match on the feeds that reported the record)."),
+    param("threat_actor", {"type": "string"}, "Lowercase canonical threat actor names, comma-separated "
+          "(any-match on the actors named beside the record)."),
+    SINCE_PARAM,
 ]

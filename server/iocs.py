@@ -147,12 +147,12 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
     ]
 
 
-_LIST_PARAMS = [
-    *IOC_FILTER_PARAMS,
+PAGE_PARAMS = [
     limit_param(f"Page size; above the tier cap ({per_tier('ioc_results_max')}) it is reduced and X-Limit-Capped "
                 "is set.", DEFAULT_IOC_LIMIT),
     param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip."),
 ]
+_LIST_PARAMS = [*IOC_FILTER_PARAMS, *PAGE_PARAMS]
 WINDOW_HEADERS = {
     **LOOKBACK_HEADER,
     "X-Tier-Lookback-Clamped": header("true when `since` was clamped to the lookback", "boolean"),

@@ -11,9 +11,21 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, TypeVar
 
-from store.records import ApiKey, Article, ArticleIoc, Ioc, MitreTechnique, Session, Source, User, ms, parse_iso
+from store.records import (
+    ApiKey,
+    Article,
+    ArticleIoc,
+    Feed,
+    Ioc,
+    MitreTechnique,
+    Session,
+    Source,
+    User,
+    ms,
+    parse_iso,
+)
 
-R = TypeVar("R", Article, Ioc, Source, User, ApiKey, Session)
+R = TypeVar("R", Article, Ioc, Source, User, ApiKey, Session, Feed)
 
 _DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
     Article: frozenset({"published_at", "fetched_at", "modified_at", "created_at", "categorized_at"}),
@@ -22,6 +34,7 @@ _DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
     Session: frozenset({"created_at", "last_seen_at"}),
     User: frozenset({"created_at"}),
     ApiKey: frozenset({"created_at", "expires_at", "last_used_at", "previous_expires_at"}),
+    Feed: frozenset({"created_at", "modified_at"}),
 }
 
 
@@ -31,9 +44,11 @@ def _dt(value: Any) -> datetime | None:
     return parse_iso(str(value))
 
 
-def to_doc(record: Article | Ioc | Source | User | ApiKey | Session) -> dict[str, Any]:
+def to_doc(record: Article | Ioc | Source | User | ApiKey | Session | Feed) -> dict[str, Any]:
     """A plain dict of every field (nested techniques and IOCs as dicts)."""
     doc = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
+    if isinstance(record, Feed):
+        doc["filters"] = {name: list(values) for name, values in record.filters.items()}
     if isinstance(record, Article):
         doc["mitre_techniques"] = [dataclasses.asdict(t) for t in record.mitre_techniques]
         doc["iocs"] = [dataclasses.asdict(i) for i in record.iocs]

@@ -5,7 +5,7 @@ No I/O here: a spec is a value, so parsing and translation are tested by paramet
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
@@ -87,12 +87,15 @@ class IocQuery:
     ``since`` bounds ``modified`` (spec: "IOCs added or updated after this time"). ``added_after`` bounds
     ``first_seen`` (TAXII date_added) and ``after`` is the keyset position (first_seen, type, value).
     ``stix_ids`` keeps records whose STIX object id (``Ioc.stix_id``) is any of them, read by index.
+    ``sources`` and ``threat_actors`` keep records any of whose reporting feeds or actors is named.
     """
 
     types: tuple[str, ...] = ()
     confidences: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     industries: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    threat_actors: tuple[str, ...] = ()
     values: tuple[str, ...] = ()
     value_contains: str | None = None
     stix_ids: tuple[str, ...] = ()
@@ -101,3 +104,48 @@ class IocQuery:
     after: tuple[datetime, str, str] | None = None
     offset: int = 0
     limit: int = 100
+
+
+# The IOC list's filters by query parameter name (GET /api/v1/iocs): the one table the parser, the export
+# requests and saved feeds read, each name setting the IocQuery field of the same meaning.
+IOC_FILTER_FIELDS: dict[str, str] = {
+    "type": "types", "confidence": "confidences", "category": "categories", "industry": "industries",
+    "source": "sources", "threat_actor": "threat_actors",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class IocFilters:
+    """The record filters of an IOC request, export or saved feed, each any-match, all ANDed.
+
+    Extension point: score and status filters join here (one field each, one entry in
+    :data:`IOC_FILTER_FIELDS`, one clause per backend) once the indicator lifecycle computes them.
+    """
+
+    types: tuple[str, ...] = ()
+    confidences: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    industries: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    threat_actors: tuple[str, ...] = ()
+
+    @classmethod
+    def from_params(cls, values: dict[str, list[str]]) -> IocFilters:
+        """From lists by parameter name (a saved feed's stored form, already validated)."""
+        return cls(**{IOC_FILTER_FIELDS[name]: tuple(v) for name, v in values.items() if name in IOC_FILTER_FIELDS})
+
+    def as_params(self) -> dict[str, list[str]]:
+        """The lists by parameter name, empty ones left out (what a saved feed stores and shows)."""
+        return {name: list(getattr(self, field)) for name, field in IOC_FILTER_FIELDS.items() if getattr(self, field)}
+
+    def normalised(self) -> list[list[str]]:
+        """Every field's values sorted: equal filters in any order give one cache key."""
+        return [sorted(getattr(self, f.name)) for f in fields(self)]
+
+    @property
+    def empty(self) -> bool:
+        return not any(getattr(self, f.name) for f in fields(self))
+
+    def query(self, **rest: Any) -> IocQuery:
+        """An IocQuery of these filters plus ``rest`` (window, paging, TAXII position)."""
+        return IocQuery(**{f.name: getattr(self, f.name) for f in fields(self)}, **rest)

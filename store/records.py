@@ -372,3 +372,19 @@ class Source:
         identity = {f: getattr(config, f) for f in ("name", "homepage", "feed_url", "source_type", "source_tier",
                                                      "category", "enabled")}
         return cls(**identity) if held is None else dataclasses.replace(held, **identity)
+
+
+@dataclass(slots=True)
+class Feed:
+    """A saved feed: a named set of IOC filters owned by one account (``/api/v1/feeds``).
+
+    ``filters`` holds lists by the IOC list's parameter names (``store.query.IOC_FILTER_FIELDS``), as
+    validated by the server; the store keeps them as given.
+    """
+
+    id: str
+    user_id: str
+    name: str
+    filters: dict[str, list[str]]
+    created_at: datetime
+    modified_at: datetime

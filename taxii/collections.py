@@ -12,6 +12,8 @@ from types import MappingProxyType
 from typing import Any
 
 from store.ioctypes import Stix, mapping, specs
+from store.query import IocFilters
+from store.records import Feed
 from taxii.media import STIX_21
 
 ALL_IOCS = "all-iocs"
@@ -27,14 +29,18 @@ def stix_type_of(ioc_type: str) -> str:
 @dataclass(frozen=True, slots=True)
 class TaxiiCollection:
     """One collection: an id for the URL path, a title, and the IOC types it holds (every type for
-    all-iocs, else the types whose registry entry names this collection)."""
+    all-iocs, else the types whose registry entry names this collection). A saved feed's collection holds
+    the records its ``filters`` select, and only its owner's keys see it."""
 
     id: str
     title: str
     description: str
+    filters: IocFilters | None = None
 
     @property
     def ioc_types(self) -> tuple[str, ...]:
+        if self.filters is not None:
+            return self.filters.types or tuple(s.name for s in specs())
         return tuple(s.name for s in specs() if self.id == ALL_IOCS or s.taxii == self.id)
 
     def resource(self) -> dict[str, Any]:
@@ -61,3 +67,10 @@ COLLECTIONS: tuple[TaxiiCollection, ...] = (
                     "describes, as attack-pattern objects."),
 )
 BY_ID: MappingProxyType[str, TaxiiCollection] = MappingProxyType({c.id: c for c in COLLECTIONS})
+
+
+def feed_collection(feed: Feed) -> TaxiiCollection:
+    """The collection of a saved feed: its id is the feed's (a UUID, never a fixed collection's id)."""
+    chosen = ", ".join(f"{name} {'/'.join(values)}" for name, values in feed.filters.items()) or "no filters"
+    return TaxiiCollection(feed.id, feed.name, f"Saved feed ({chosen}): the IOC records it selects, oldest first "
+                           "by date added.", IocFilters.from_params(feed.filters))

@@ -20,7 +20,8 @@ import orjson
 from config.tiers import SCOPE_TAXII, Tier
 from server.base import BaseHandler
 from server.errors import ApiError, NotFoundError
-from taxii.collections import BY_ID, COLLECTIONS, TaxiiCollection
+from server.feed_params import valid_id
+from taxii.collections import BY_ID, COLLECTIONS, TaxiiCollection, feed_collection
 from taxii.filters import DEFAULT_PAGE, MAX_PAGE
 from taxii.media import TAXII_21, accepts_taxii21
 
@@ -68,8 +69,13 @@ class TaxiiHandler(BaseHandler):
         # Content-Type is already TAXII_21: set_default_headers sets it, and nothing here changes it.
         self.finish(payload if isinstance(payload, bytes) else orjson.dumps(payload))
 
-    def collection(self, collection_id: str) -> TaxiiCollection:
+    async def collection(self, collection_id: str) -> TaxiiCollection:
+        """A fixed collection, or one of the caller's account's saved feeds (any other id: 404, another
+        account's feed included)."""
         found = BY_ID.get(collection_id)
+        if found is None and valid_id(collection_id):
+            feed = await self.ctx.stores.feeds.get_feed(self.principal.user.id, collection_id.lower())
+            found = None if feed is None else feed_collection(feed)
         if found is None:
             raise NotFoundError(f"no collection {collection_id!r} in this API root",
                                 details={"collection_id": collection_id})
@@ -119,14 +125,17 @@ class StatusHandler(TaxiiHandler):
 
 
 class CollectionsHandler(TaxiiHandler):
-    """Section 5.1: every collection, always in the same order."""
+    """Section 5.1: every collection, always in the same order: the fixed ones, then the caller's account's
+    saved feeds, oldest first."""
 
     async def get(self) -> None:
-        self.write_taxii({"collections": [c.resource() for c in COLLECTIONS]})
+        feeds = await self.ctx.stores.feeds.list_feeds(self.principal.user.id)
+        every = [*COLLECTIONS, *(feed_collection(feed) for feed in feeds)]
+        self.write_taxii({"collections": [c.resource() for c in every]})
 
 
 class CollectionHandler(TaxiiHandler):
     """Section 5.2: one collection, or 404."""
 
     async def get(self, collection_id: str) -> None:
-        self.write_taxii(self.collection(collection_id).resource())
+        self.write_taxii((await self.collection(collection_id)).resource())

@@ -20,7 +20,9 @@ from server.errors import NotFoundError
 from server.params import single_value
 from server.windows import clamp_since, window_headers
 from store.cache import NearMap, near_map
+from store.query import IocFilters
 from store.records import iso, lookback_floor, utcnow
+from taxii.collections import TaxiiCollection
 from taxii.filters import (
     DEFAULT_PAGE,
     MAX_PAGE,
@@ -63,6 +65,7 @@ class PageHandler(TaxiiHandler):
 
     endpoint = "objects"
     fields = OBJECTS_FIELDS
+    saved: IocFilters | None = None  # the collection's saved-feed filters, set by ``collection``
 
     def position(self, token_scope: str, asked: Filters) -> tuple[Filters, Position | None]:
         """The request's filters and, on a follow-up page, the token's filters and position."""
@@ -71,7 +74,7 @@ class PageHandler(TaxiiHandler):
             return asked, None
         return resume(self.ctx.settings.secret_key, token, token_scope, asked)
 
-    def plan(self, collection_types: tuple[str, ...], token_scope: str, now: datetime, object_id: str = "") -> Plan:
+    def plan(self, collection: TaxiiCollection, token_scope: str, now: datetime, object_id: str = "") -> Plan:
         """Filters, position, page size and the lookback-clamped lower bound of this request at ``now``."""
         args = self.request.query_arguments
         tier = self.principal.tier
@@ -79,9 +82,9 @@ class PageHandler(TaxiiHandler):
         limit = parse_limit(args, DEFAULT_PAGE, min(MAX_PAGE, tier.ioc_results_max))
         effective = dataclasses.replace(filters, ids=(object_id,)) if object_id else filters
         window = clamp_since(filters.added_after, tier.ioc_lookback_days, now)
-        types = () if effective.serves_nothing() else store_types(collection_types, effective)
+        types = () if effective.serves_nothing() else store_types(collection.ioc_types, effective)
         spec = PageSpec(types, window.since, after, limit, Matcher(effective), unique_ids=len(effective.ids),
-                        budget=UNBOUNDED if object_id else SCAN_BUDGET)
+                        budget=UNBOUNDED if object_id else SCAN_BUDGET, records=collection.filters or IocFilters())
         return Plan(spec, filters, token_scope, window_headers(window, False))
 
     async def answer(self, plan_at: Callable[[datetime], Plan], render: Render) -> None:
@@ -90,7 +93,7 @@ class PageHandler(TaxiiHandler):
         now, tier = utcnow(), self.principal.tier
         pages = PageCache(self.ctx.cache, self.ctx.settings.cache_ttl_seconds)
         version = await self.ctx.iocs.data_version()
-        repeat = (version, tier.name, lookback_floor(tier.ioc_lookback_days, now), self.request.uri)
+        repeat = (version, tier.name, lookback_floor(tier.ioc_lookback_days, now), self.request.uri, self.saved_key())
         answers: NearMap[tuple[str, dict[str, str]]] = near_map(self.ctx.cache, "taxii-answers", _ANSWERS)
         known = answers.get(repeat)
         cached = pages.near.get(known[0]) if known else None
@@ -121,8 +124,17 @@ class PageHandler(TaxiiHandler):
     def cache_parts(self, plan: Plan) -> dict[str, Any]:
         after = plan.spec.after
         return {"s": plan.scope, "f": plan.filters.signature(), "n": plan.spec.limit,
-                "d": self.principal.tier.ioc_lookback_days,
+                "d": self.principal.tier.ioc_lookback_days, "q": self.saved_key(),
                 "p": [iso(after.date_added), after.ioc_type, after.value] if after else None}
+
+    async def collection(self, collection_id: str) -> TaxiiCollection:
+        found = await super().collection(collection_id)
+        self.saved = found.filters
+        return found
+
+    def saved_key(self) -> tuple[tuple[str, ...], ...] | None:
+        """A saved feed's filters, in the page's keys: an edited feed is another page at the same URI."""
+        return None if self.saved is None else tuple(map(tuple, self.saved.normalised()))
 
     async def read(self, plan: Plan) -> Page:
         tier = self.principal.tier.name
@@ -149,9 +161,9 @@ class ObjectsHandler(PageHandler):
     """Section 5.3: the collection's objects, filtered and paged."""
 
     async def get(self, collection_id: str) -> None:
-        collection = self.collection(collection_id)
+        collection = await self.collection(collection_id)
         token_scope = scope(self.endpoint, collection.id)
-        await self.answer(lambda now: self.plan(collection.ioc_types, token_scope, now),
+        await self.answer(lambda now: self.plan(collection, token_scope, now),
                           lambda plan, page: self.envelope(plan, page, "objects", [obj for _, obj in page.items]))
 
 
@@ -161,9 +173,9 @@ class ManifestHandler(PageHandler):
     endpoint = "manifest"
 
     async def get(self, collection_id: str) -> None:
-        collection = self.collection(collection_id)
+        collection = await self.collection(collection_id)
         token_scope = scope(self.endpoint, collection.id)
-        await self.answer(lambda now: self.plan(collection.ioc_types, token_scope, now),
+        await self.answer(lambda now: self.plan(collection, token_scope, now),
                           lambda plan, page: self.envelope(plan, page, "objects", [
             {"id": obj["id"], "date_added": taxii_time(ioc.date_added), "version": obj["modified"],
              "media_type": STIX_21} for ioc, obj in page.items]))
@@ -180,7 +192,7 @@ class ObjectHandler(PageHandler):
         return obj
 
     async def get(self, collection_id: str, object_id: str) -> None:
-        collection = self.collection(collection_id)
+        collection = await self.collection(collection_id)
         token_scope = scope(self.endpoint, collection.id, object_id)
 
         def render(plan: Plan, page: Page) -> bytes:
@@ -189,7 +201,7 @@ class ObjectHandler(PageHandler):
                                     details={"collection_id": collection.id, "object_id": object_id})
             return self.envelope(plan, page, self.key, [self.item(obj) for _, obj in page.items])
 
-        await self.answer(lambda now: self.plan(collection.ioc_types, token_scope, now, object_id), render)
+        await self.answer(lambda now: self.plan(collection, token_scope, now, object_id), render)
 
 
 class VersionsHandler(ObjectHandler):

@@ -16,14 +16,14 @@ return fewer", section 3.4.2). Every request is bounded that way, whatever the f
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from exporters.base import ArticleRef, ExportContext
 from exporters.stix import stix_object
 from store.ports import ArticleStore, IocStore
-from store.query import IocQuery
+from store.query import IocFilters
 from store.records import Ioc
 from taxii.filters import Matcher
 from taxii.next_tokens import Position
@@ -49,6 +49,7 @@ class PageSpec:
     matcher: Matcher
     unique_ids: int = 0
     budget: int = SCAN_BUDGET
+    records: IocFilters = IocFilters()  # a saved feed's record filters (its types are in ``types``)
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -85,8 +86,8 @@ async def read_page(store: IocStore, spec: PageSpec, contexts: Contexts) -> Page
     if spec.types == ():
         return Page([], False)
     scan = spec.scan_limit()
-    query = IocQuery(types=spec.types or (), stix_ids=spec.ids, added_after=spec.lower,
-                     after=spec.after.key() if spec.after else None, limit=scan)
+    query = replace(spec.records, types=spec.types or ()).query(
+        stix_ids=spec.ids, added_after=spec.lower, after=spec.after.key() if spec.after else None, limit=scan)
     rows = store.iter_iocs(query, min(scan, _NARROW_BATCH if spec.matcher.narrows else scan))
     try:
         return await _fill(rows, spec, contexts, scan)

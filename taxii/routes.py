@@ -97,8 +97,8 @@ _MATCH = {name: param(f"match[{name}]", {"type": "string", "pattern": list_patte
 }.items()}
 for _match in _MATCH.values():  # the one kind of parameter that may be repeated (taxii.filters)
     _match["description"] += " The parameter may also be repeated; all its values are ORed."
-_COLLECTION_ID = param("id", {"type": "string", "enum": [c.id for c in COLLECTIONS]}, "Collection id.",
-                       where="path")
+_COLLECTION_ID = param("id", {"type": "string"}, f"Collection id: {', '.join(c.id for c in COLLECTIONS)}, or "
+                       "the id of one of your saved feeds (/api/v1/feeds).", where="path")
 _OBJECT_ID = param("object_id", {"type": "string"}, "STIX object id.", where="path")
 
 
@@ -120,7 +120,8 @@ _OBJECTS_DESC = ("Ascending date_added order; `more` is true exactly when `next`
 OPENAPI_PATHS: dict[str, Any] = {
     "/api/taxii2/": _op("TAXII discovery", "Server discovery (also at /taxii2/).", "TaxiiDiscovery", []),
     "/api/taxii2/api/": _op("TAXII API root", "The one API root.", "TaxiiApiRoot", []),
-    "/api/taxii2/api/collections/": _op("TAXII collections", "Every collection, in a fixed order.",
+    "/api/taxii2/api/collections/": _op("TAXII collections", "Every collection, in a fixed order, then your "
+                                        "account's saved feeds (each a collection of its IOC records).",
                                         "TaxiiCollections", []),
     "/api/taxii2/api/collections/{id}/": _op("TAXII collection", "One collection.", "TaxiiCollection",
                                              [_COLLECTION_ID]),

@@ -11,6 +11,7 @@ from web.account import LandingHandler, SignInHandler, SignOutHandler, SignUpHan
 from web.base import STATIC, PageHandler
 from web.browse import ArticlePageHandler, ArticlesHandler, IocDownloadHandler, IocsHandler
 from web.docs import SWAGGER_UI, DocsHandler
+from web.feeds import FeedDeleteHandler, FeedEditHandler, FeedsHandler
 from web.insights import DashboardHandler, UsageHandler
 from web.keyforms import KeyDeleteHandler, KeyEditHandler, KeyRotateHandler
 from web.keys import KeyActionHandler, KeysHandler
@@ -83,6 +84,9 @@ def pages(page: dict[str, Any]) -> list[Any]:
         (r"/account/keys/([^/]+)/delete", KeyDeleteHandler, page),
         (r"/account/keys/([^/]+)/rotate", KeyRotateHandler, page),
         (r"/account/keys/([^/]+)/edit", KeyEditHandler, page),
+        (r"/account/feeds", FeedsHandler, page),
+        (r"/account/feeds/([^/]+)/edit", FeedEditHandler, page),
+        (r"/account/feeds/([^/]+)/delete", FeedDeleteHandler, page),
         (r"/account/usage", UsageHandler, page),
         (r"/account/dashboard", DashboardHandler, page),
         (r"/api/docs/?", DocsHandler, page),

@@ -69,12 +69,22 @@ def precompute_stats(tier: str) -> int:
     return run(lambda stores, cache: ioc_stats.precompute_stats(stores.iocs, cache, tier, utcnow(), ttl))
 
 
+@app.task(name="ctiwire.precompute_feed_exports", **RETRYING)
+def precompute_feed_exports() -> int:
+    """Build the default export of every saved feed of a Pro account (each distinct filter set once)."""
+
+    ttl = SETTINGS.cache_ttl_seconds
+    return run(lambda stores, cache: precompute.precompute_feed_exports(stores, cache, utcnow(), ttl=ttl))
+
+
 @app.task(name="ctiwire.precompute_all", **RETRYING)
 def precompute_all() -> int:
-    """Fan out one task per standard export (so a kill loses one build, not all) plus the stats."""
+    """Fan out one task per standard export (so a kill loses one build, not all), the saved feeds' exports
+    and the stats."""
     for request in precompute.standard_requests():
         build_export.delay(request.format, request.tier, request.window or precompute.default_window(request.tier),
                            request.limit)
+    precompute_feed_exports.delay()
     for tier in ioc_stats.stats_tiers():
         precompute_stats.delay(tier)
     return len(precompute.standard_requests())

@@ -7,14 +7,16 @@ from pymongo import AsyncMongoClient
 from store.mongo.accounts import MongoAccounts
 from store.mongo.articles import MongoArticles
 from store.mongo.backend import MongoStore
+from store.mongo.feeds import MongoFeeds
 from store.mongo.ioc_store import MongoIocs
 from store.mongo.sources import MongoSources
 from store.ports import Stores
 
-__all__ = ["MongoAccounts", "MongoArticles", "MongoIocs", "MongoSources", "MongoStore", "mongo_stores"]
+__all__ = ["MongoAccounts", "MongoArticles", "MongoFeeds", "MongoIocs", "MongoSources", "MongoStore", "mongo_stores"]
 
 
 def mongo_stores(client: AsyncMongoClient[dict[str, Any]], db_name: str) -> Stores:
     """Every concern on the database ``db_name`` of ``client``, sharing one ``MongoStore`` (not yet opened)."""
     conn = MongoStore(client, db_name)
-    return Stores(conn, MongoArticles(conn), MongoIocs(conn), MongoSources(conn), MongoAccounts(conn))
+    return Stores(conn, MongoArticles(conn), MongoIocs(conn), MongoSources(conn), MongoAccounts(conn),
+                  MongoFeeds(conn))

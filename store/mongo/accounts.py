@@ -141,6 +141,7 @@ class MongoAccounts(MongoUsage, AccountStore):
         await self._c("api_keys").delete_many({"user_id": user_id})
         await self._c("sessions").delete_many({"user_id": user_id})
         await self._c("mail_tokens").delete_many({"user_id": user_id})
+        await self._c("feeds").delete_many({"user_id": user_id})  # as SQLite's foreign key cascade does
         if not (await self._c("users").delete_one({"_id": user_id})).deleted_count:
             raise NotFound(f"no user with id {user_id!r}")
 

@@ -3,7 +3,7 @@
 deprecated). Behaviour is the SQLite backend's, method for method; ``tests/conformance`` checks it.
 
 Collections: ``articles``, ``iocs``, ``sources``, ``users``, ``api_keys``, ``revoked_keys`` (deleted key
-hashes, for ``expired_api_key``) and ``meta`` (the data version, bumped with ``$inc``).
+hashes, for ``expired_api_key``), ``feeds`` (saved feeds) and ``meta`` (the data version, bumped with ``$inc``).
 """
 
 from __future__ import annotations

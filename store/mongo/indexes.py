@@ -43,6 +43,8 @@ INDEXES: tuple[IndexSpec, ...] = (
     IndexSpec("attempts", [("seen", 1)], {"expireAfterSeconds": 86_400}),  # a subject idle for a day goes
     IndexSpec("mail_tokens", [("expires_at", 1)], {"expireAfterSeconds": 0}),  # a mailed link gone stale
     _plain("mail_tokens", "user_id", "purpose"),
+    _unique("feeds", "user_id", "name"),  # Conflict on a duplicate feed name (FeedStore.create_feed)
+    _plain("feeds", "user_id", "created_at", "_id"),
     *(_plain("articles", name, "_id") for name in (
         "published_at", "modified_at", "fetched_at", "created_at", "severity_score", "rank_score")),
     # Equality filters combined with the default sort: pages come off the index in order (as on SQLite).

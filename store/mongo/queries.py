@@ -194,7 +194,8 @@ def ioc_filter(q: IocQuery) -> Filter:
     """Filter of an IOC query, keyset on (first_seen, type, value) included."""
     pairs: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("type", q.types), ("confidence", q.confidences), ("source_category", q.categories),
-        ("value", q.values), ("industries", q.industries), ("stix_id", q.stix_ids),
+        ("value", q.values), ("industries", q.industries), ("stix_id", q.stix_ids), ("sources", q.sources),
+        ("threat_actors", q.threat_actors),
     )
     clauses: list[Filter] = [{name: {"$in": list(values)}} for name, values in pairs if values]
     if q.value_contains:

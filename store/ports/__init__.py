@@ -1,9 +1,9 @@
 """The storage seam, one interface per concern (medallion's backend seam, without HTTP concerns or paging).
 
-``ArticleStore``, ``IocStore``, ``SourceStore`` and ``AccountStore`` (itself ``UserStore``, ``KeyStore``,
-``SessionStore``, ``TokenStore`` and ``AttemptStore``) each declare one method per operation; ``Lifecycle``
-opens, closes and probes the connection they share. A backend (``store.sqlite``, ``store.mongo``) implements every
-concern with the same behaviour, and ``tests/conformance`` runs each concern's suite on each backend.
+``ArticleStore``, ``IocStore``, ``SourceStore``, ``FeedStore`` and ``AccountStore`` (itself ``UserStore``,
+``KeyStore``, ``SessionStore``, ``TokenStore`` and ``AttemptStore``) each declare one method per operation;
+``Lifecycle`` opens, closes and probes the connection they share. A backend (``store.sqlite``, ``store.mongo``)
+implements every concern with the same behaviour, and ``tests/conformance`` runs each concern's suite on each backend.
 ``Stores`` bundles one backend's parts; callers hold only the concerns they use.
 
 Reserved: ``EventLog``, the append-only log of changes the live feed will read (one more concern in the
@@ -17,11 +17,12 @@ from typing import Any
 
 from store.ports.accounts import AccountStore, AttemptStore, KeyStore, SessionStore, TokenStore, UserStore
 from store.ports.articles import ArticleStore
+from store.ports.feeds import FeedStore
 from store.ports.iocs import IocStore
 from store.ports.lifecycle import Lifecycle, Versioned
 from store.ports.sources import SourceStore
 
-__all__ = ["AccountStore", "ArticleStore", "AttemptStore", "IocStore", "KeyStore", "Lifecycle",
+__all__ = ["AccountStore", "ArticleStore", "AttemptStore", "FeedStore", "IocStore", "KeyStore", "Lifecycle",
            "SessionStore", "SourceStore", "Stores", "TokenStore", "UserStore", "Versioned"]
 
 
@@ -34,6 +35,7 @@ class Stores:
     iocs: IocStore
     sources: SourceStore
     accounts: AccountStore
+    feeds: FeedStore
 
     @property
     def name(self) -> str:

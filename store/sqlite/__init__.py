@@ -6,13 +6,16 @@ from store.ports import Stores
 from store.sqlite.accounts import SqliteAccounts
 from store.sqlite.articles import SqliteArticles
 from store.sqlite.backend import SqliteStore
+from store.sqlite.feeds import SqliteFeeds
 from store.sqlite.iocs import SqliteIocs
 from store.sqlite.sources import SqliteSources
 
-__all__ = ["SqliteAccounts", "SqliteArticles", "SqliteIocs", "SqliteSources", "SqliteStore", "sqlite_stores"]
+__all__ = ["SqliteAccounts", "SqliteArticles", "SqliteFeeds", "SqliteIocs", "SqliteSources", "SqliteStore",
+           "sqlite_stores"]
 
 
 def sqlite_stores(path: Path) -> Stores:
     """Every concern on the SQLite file at ``path``, sharing one ``SqliteStore`` (not yet opened)."""
     conn = SqliteStore(path)
-    return Stores(conn, SqliteArticles(conn), SqliteIocs(conn), SqliteSources(conn), SqliteAccounts(conn))
+    return Stores(conn, SqliteArticles(conn), SqliteIocs(conn), SqliteSources(conn), SqliteAccounts(conn),
+                  SqliteFeeds(conn))

@@ -146,8 +146,10 @@ def ioc_where(q: IocQuery) -> Clause:
                            ("source_category", q.categories), ("value", q.values), ("stix_id", q.stix_ids)):
         if values:
             clauses.append(_in(column, values))
-    if q.industries:
-        clauses.append(_any_json("industries", q.industries))
+    for column, values in (("industries", q.industries), ("json_extract(doc, '$.sources')", q.sources),
+                           ("json_extract(doc, '$.threat_actors')", q.threat_actors)):
+        if values:
+            clauses.append(_any_json(column, values))
     if q.value_contains:
         clauses.append(("instr(value, ?) > 0", [q.value_contains]))
     if q.since is not None:

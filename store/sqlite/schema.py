@@ -100,6 +100,12 @@ CREATE INDEX IF NOT EXISTS iocs_first_seen ON iocs (first_seen, type, value);
 CREATE INDEX IF NOT EXISTS iocs_modified ON iocs (modified);
 
 CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
+-- Saved feeds (store.ports.feeds): one account's named IOC filters, the record as JSON.
+CREATE TABLE IF NOT EXISTS feeds (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    name TEXT NOT NULL, created_at TEXT NOT NULL, doc BLOB NOT NULL, UNIQUE (user_id, name)
+);
+CREATE INDEX IF NOT EXISTS feeds_user ON feeds (user_id, created_at, id);
 -- Usage history (store.usage): requests and 429s per key (or web budget) and UTC day.
 CREATE TABLE IF NOT EXISTS key_usage (
     key_id TEXT NOT NULL, day TEXT NOT NULL, requests INTEGER NOT NULL, refused INTEGER NOT NULL,

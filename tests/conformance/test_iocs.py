@@ -94,9 +94,9 @@ async def test_concurrent_runs_converge_to_the_sequential_merge(iocs: IocStore) 
 
 CORPUS = [
     ioc("198.51.100.7", "ipv4", confidence="high", source_category="government", industries=["energy"],
-        first_seen=at(minutes=3), modified=at(minutes=30), sources=["Gov", "Alpha"]),
+        first_seen=at(minutes=3), modified=at(minutes=30), sources=["Gov", "Alpha"], threat_actors=["lazarus"]),
     ioc("evil.example", confidence="medium", industries=["finance", "retail"], first_seen=at(minutes=1),
-        modified=at(minutes=10), sources=["Alpha"]),
+        modified=at(minutes=10), sources=["Alpha"], threat_actors=["apt28", "lazarus"]),
     ioc("Evil-Login.example", confidence="low", source_category="community", first_seen=at(minutes=1),
         modified=at(minutes=50), sources=["Forum"]),
     ioc("http://evil.example/a", "url", industries=["finance"], first_seen=at(minutes=1), modified=at(minutes=5),
@@ -117,6 +117,10 @@ CASES: list[Case] = [
     ("categories", {"categories": ("government", "community")},
      lambda i: i.source_category in ("government", "community")),
     ("industries any", {"industries": ("retail", "energy")}, lambda i: bool({"retail", "energy"} & set(i.industries))),
+    ("sources any", {"sources": ("Beta", "Forum")}, lambda i: bool({"Beta", "Forum"} & set(i.sources))),
+    ("threat actors any", {"threat_actors": ("apt28", "sandworm")}, lambda i: "apt28" in i.threat_actors),
+    ("sources and actors ANDed", {"sources": ("Gov",), "threat_actors": ("lazarus",)},
+     lambda i: "Gov" in i.sources and "lazarus" in i.threat_actors),
     ("values", {"values": ("evil.example", "203.0.113.5", "nope")},
      lambda i: i.value in ("evil.example", "203.0.113.5")),
     ("value contains, case-sensitive", {"value_contains": "evil"}, lambda i: "evil" in i.value),

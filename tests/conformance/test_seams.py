@@ -11,6 +11,7 @@ from store.ports import (
     AccountStore,
     ArticleStore,
     AttemptStore,
+    FeedStore,
     IocStore,
     KeyStore,
     Lifecycle,
@@ -24,10 +25,10 @@ from store.ports import (
 from store.usage import UsageHistory
 
 CONCERNS: dict[str, type[abc.ABC]] = {"articles": ArticleStore, "iocs": IocStore, "sources": SourceStore,
-                                      "accounts": AccountStore}
+                                      "accounts": AccountStore, "feeds": FeedStore}
 # The interfaces callers name; AccountStore is UserStore + KeyStore + SessionStore + TokenStore + AttemptStore
 # + UsageHistory.
-INTERFACES = (Lifecycle, ArticleStore, IocStore, SourceStore, UserStore, KeyStore, SessionStore, TokenStore,
+INTERFACES = (Lifecycle, ArticleStore, IocStore, SourceStore, FeedStore, UserStore, KeyStore, SessionStore, TokenStore,
               AttemptStore, UsageHistory)
 MOST_OPERATIONS = 15
 

@@ -20,6 +20,7 @@ from config.tiers import (
     SCOPE_ARTICLES,
     SCOPE_ARTICLES_EXPORT,
     SCOPE_EXPORTS,
+    SCOPE_FEEDS,
     SCOPE_IOCS,
     SCOPE_MISP,
     SCOPE_STATS,
@@ -27,12 +28,14 @@ from config.tiers import (
     SCOPE_TAXII,
     SCOPES,
 )
+from exporters.registry import EXPORTERS
 from server.base import BaseHandler
 from store.apikeys import display_prefix, generate_key, hash_key
 from store.records import ApiKey, utcnow
 from taxii.media import TAXII_21
 
 COLLECTION = "/api/taxii2/api/collections/ctiwire-indicators"
+FEED = "/api/v1/feeds/00000000-0000-4000-8000-000000000000"
 # (example request, the scope it needs, whether the spec keeps it to Pro). The example values need not
 # exist: a request that passes the gates may answer 404, never 401 or 403.
 ROUTES: list[tuple[str, str, bool]] = [
@@ -60,6 +63,10 @@ ROUTES: list[tuple[str, str, bool]] = [
     (f"{COLLECTION}/objects/indicator--00000000-0000-4000-8000-000000000000/", SCOPE_TAXII, True),
     (f"{COLLECTION}/objects/indicator--00000000-0000-4000-8000-000000000000/versions/", SCOPE_TAXII, True),
     (f"{COLLECTION}/manifest/", SCOPE_TAXII, True),
+    ("/api/v1/feeds", SCOPE_FEEDS, False),
+    (FEED, SCOPE_FEEDS, False),
+    (f"{FEED}/iocs", SCOPE_IOCS, False),
+    *((f"{FEED}/export/{fmt}", exporter.scope, True) for fmt, exporter in EXPORTERS.items()),
 ]
 PRO_ROUTES = [(url, scope) for url, scope, pro in ROUTES if pro]
 

@@ -23,11 +23,12 @@ from web_support import PASSWORD, browser, form_token, sign_up
 
 from store import accounts, mail
 from store.base import NotFound
-from store.records import utcnow
+from store.records import Feed, utcnow
 from web import sessions
 from web.routes import routes
 
 VICTIM, ATTACKER, NEWCOMER = "victim@corp.example", "mallory@corp.example", "newcomer@corp.example"
+FEED = "/account/feeds/00000000-0000-4000-8000-0000000000fe"  # the victim's saved feed (``_accounts``)
 NEW_PASSWORD = "a brand new passphrase"
 
 
@@ -68,6 +69,9 @@ FORMS = [
     Form("/account/forgot", "/account/forgot", {"email": VICTIM}, signed_in=False),
     Form("/account/reset", "/account/reset?token=x", {"password": NEW_PASSWORD}, signed_in=False, fields=_reset_link),
     Form("/account/verify/resend", "/account/keys", {}, fields=_unverified),
+    Form("/account/feeds", "/account/feeds", {"name": "added", "type": "ipv4"}),
+    Form(f"{FEED}/edit", f"{FEED}/edit", {"name": "renamed", "confidence": "high"}),
+    Form(f"{FEED}/delete", "/account/feeds", {}),
 ]
 
 
@@ -135,6 +139,9 @@ async def _accounts(site: RunningServer, victim: httpx.AsyncClient, attacker: ht
     await accounts.create_key(site.ctx.accounts, VICTIM, "kept")
     await accounts.create_key(site.ctx.accounts, VICTIM, "paused")
     await site.ctx.accounts.set_key_active((await site.ctx.accounts.get_user(email=VICTIM)).id, "paused", False)
+    await accounts.set_tier(site.ctx.accounts, VICTIM, "pro")  # room for a second feed
+    owner, now = (await site.ctx.accounts.get_user(email=VICTIM)).id, utcnow()
+    await site.ctx.stores.feeds.create_feed(Feed(FEED.rsplit("/", 1)[1], owner, "kept", {}, now, now), 50)
 
 
 async def _wrong_tokens(site: RunningServer, attacker: httpx.AsyncClient, form: Form, before_sign_in: str
@@ -170,8 +177,9 @@ async def _state(site: RunningServer, client: httpx.AsyncClient) -> tuple[Any, .
         victim = await store.get_user(email=VICTIM)
         keys = [(key.name, key.active, key.key_hash, key.scopes) for key in await store.list_keys(victim.id)]
         password: str | None = victim.password_hash
+        feeds = [(f.name, f.filters) for f in await site.ctx.stores.feeds.list_feeds(victim.id)]
     except NotFound:
-        keys, password = [], None
+        keys, password, feeds = [], None, []
     outbox = mail.outbox(site.ctx.settings)
     sent = sorted(path.name for path in outbox.iterdir()) if outbox.exists() else []
     cookie = client.cookies.get(sessions.COOKIE)
@@ -181,4 +189,4 @@ async def _state(site: RunningServer, client: httpx.AsyncClient) -> tuple[Any, .
         newcomer = bool(await store.get_user(email=NEWCOMER))
     except NotFound:
         newcomer = False
-    return keys, password, cookie, last_seen, newcomer, sent
+    return keys, password, feeds, cookie, last_seen, newcomer, sent
