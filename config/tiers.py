@@ -89,3 +89,6 @@ TIERS: MappingProxyType[str, Tier] = MappingProxyType(_TABLE)
 # them) likewise costs IOC_EXPORT_COST.
 ARTICLE_FORMAT_COSTS: MappingProxyType[str, int] = MappingProxyType({"json": 1, "ndjson": 5, "csv": 5})
 IOC_EXPORT_COST = 5
+# A plain list of values (blocklist, DNS RPZ zone) is a fraction of a rich document's bytes per IOC: it
+# costs less, so a resolver or firewall polling every few minutes fits in the budget.
+LIST_EXPORT_COST = 2

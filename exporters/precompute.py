@@ -94,6 +94,12 @@ class ExportRequest:
         window = self.window or "custom"
         return f"ctiwire:export:{self.format}:{self.tier}:{window}:{digest}:{iso(as_of(now))}:v{data_version}"
 
+    def described_filters(self) -> tuple[tuple[str, str], ...]:
+        """The filters as the API's parameters name them (the header of the list formats states them)."""
+        named = (("type", self.types), ("confidence", self.confidences), ("category", self.categories),
+                 ("industry", self.industries))
+        return (*((name, ",".join(values)) for name, values in named if values), ("limit", str(self.limit)))
+
     def query(self, now: datetime) -> IocQuery:
         return IocQuery(types=self.types, confidences=self.confidences, categories=self.categories,
                         industries=self.industries, since=self.window_since(now), limit=self.limit)
@@ -124,7 +130,7 @@ async def _build_export(stores: Stores, request: ExportRequest, now: datetime, d
     refs = await stores.articles.article_refs(a for ioc in iocs for a in ioc.article_ids)
     exporter = get_exporter(request.format)()
     context = ExportContext(generated_at=as_of(now), since=request.window_since(now), until=as_of(now),
-                            tier=request.tier, articles=_article_refs(refs))
+                            tier=request.tier, articles=_article_refs(refs), filters=request.described_filters())
     # Encoding is CPU work: a thread keeps the server's event loop answering meanwhile.
     body = await build_in_thread(lambda: b"".join(exporter.encode(iocs, context)))
     return make_entry(body, len(iocs), data_version, exporter.media_type, exporter.filename(as_of(now)))

@@ -31,8 +31,7 @@ async def test_demo_exports_pass_their_validators(demo_store: tuple[SqliteStore,
                                                   check: Any) -> None:
     stores, records = demo_store
     assert records > LIMIT
-    validate = {"stix": check.stix, "misp": check.misp, "cef": check.cef, "openioc": check.openioc,
-                "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
+    validate = {**check.all(), "sigma": lambda body: check.sigma(body, lambda i: "EscapedWildcard" in type(i).__name__)}
     for fmt in EXPORTERS:
         request = precompute.ExportRequest(fmt, "pro", "365d", limit=LIMIT)
         entry = await precompute.build_export(stores, request, now, 1)
