@@ -84,7 +84,7 @@ def suricata(body: bytes) -> list[Any]:
     # The tool logs each metadata key outside the Emerging Threats set; ``source`` (the feed) is ours on purpose.
     logging.getLogger("suricata_check.utils.checker").setLevel(logging.ERROR)
     rules = []
-    for line in body.decode("utf-8").splitlines():
+    for line in body.decode("utf-8").split("\n")[:-1]:
         if line and not line.startswith("#"):
             rule = parse(line)
             assert rule is not None and rule.raw == line, line
@@ -123,7 +123,8 @@ def ecs(body: bytes) -> list[dict[str, Any]]:
     """Every line an ECS document whose fields exist, with values of their types and allowed values."""
     text = body.decode("utf-8")
     assert text == "" or text.endswith("\n")
-    documents = [flatten(orjson.loads(line)) for line in text.splitlines()]
+    # Lines end at "\n" alone (NDJSON): U+2028 or U+0085 inside a JSON string is no line break.
+    documents = [flatten(orjson.loads(line)) for line in text.split("\n")[:-1]]
     for document in documents:
         for name, value in document.items():
             ecs_value(name, value)
