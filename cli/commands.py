@@ -27,6 +27,7 @@ from store import accounts
 from store.base import Conflict, QuotaExceeded
 from store.factory import make_stores
 from store.ports import AccountStore, Stores
+from store.query import IocFilters
 from store.records import utcnow
 from store.sqlite import SqliteStore
 from telemetry import prepare_multiprocess
@@ -144,7 +145,8 @@ async def _seed_demo(store: AccountStore, settings: Settings) -> None:
 
 
 async def export(settings: Settings, args: argparse.Namespace) -> int:
-    """``ctiwire export FORMAT --tier pro --window 7d -o FILE`` (the same build the workers cache)."""
+    """``ctiwire export FORMAT --tier pro --window 7d [--type ipv4,ipv6] -o FILE`` (the same build the workers
+    cache, or the API's for those filters)."""
     from exporters import precompute
 
     tier = TIERS[args.tier]
@@ -152,7 +154,8 @@ async def export(settings: Settings, args: argparse.Namespace) -> int:
     if window not in precompute.tier_windows(tier):
         raise CommandError(f"window {window} exceeds the {tier.name} lookback of {tier.ioc_lookback_days} days")
     limit = min(args.limit or tier.ioc_results_max, tier.ioc_results_max)
-    request = precompute.ExportRequest(args.format, tier.name, window, limit=limit)
+    filters = IocFilters(types=args.types)
+    request = precompute.ExportRequest(args.format, tier.name, window, filters=filters, limit=limit)
     now = utcnow()
     _write_output(args.output, None)  # an unwritable place is refused before the work, not after
     async with opened_store(settings) as stores:

@@ -16,6 +16,7 @@ from config.tiers import TIERS
 from exporters.precompute import known_windows
 from exporters.registry import EXPORTERS
 from store.base import StoreUnavailable
+from store.ioctypes import IOC_TYPES
 
 Handler = Callable[[Settings, argparse.Namespace], Coroutine[Any, Any, int]]
 
@@ -36,6 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--window", choices=tuple(known_windows()), default=None,
                         help="time window (default: the tier's whole lookback)")
     export.add_argument("--limit", type=int, default=None, help="maximum IOCs (default: the tier's cap)")
+    export.add_argument("--type", type=_ioc_types, default=(), dest="types",
+                        help="IOC types, comma-separated, as the API's type parameter (e.g. ipv4,ipv6 for a blocklist)")
     export.add_argument("-o", "--output", required=True, help="file to write ('-' for stdout)")
     for name, text in (("worker", "start a Celery worker (needs CTIWIRE_REDIS_URL)"),
                        ("beat", "start the Celery beat scheduler (needs CTIWIRE_REDIS_URL)")):
@@ -53,6 +56,14 @@ def _port(text: str) -> int:
     except ValueError as exc:
         message = str(exc) if text.lstrip("-").isdigit() else f"{text!r} is not a number"
         raise argparse.ArgumentTypeError(message) from None
+
+
+def _ioc_types(text: str) -> tuple[str, ...]:
+    types = tuple(t.strip() for t in text.split(","))
+    unknown = [t for t in types if t not in IOC_TYPES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown IOC type(s) {', '.join(unknown)}; known: {', '.join(IOC_TYPES)}")
+    return types
 
 
 COMMANDS: dict[str, Handler] = {

@@ -103,3 +103,6 @@ IOC_EXPORT_COST = 5
 # A bulk lookup (POST /api/v1/lookup) costs one unit per this many values, rounded up: 100 values cost
 # what one GET /lookup costs, 1,000 values ten, against the hundred a value at a time would cost.
 LOOKUP_VALUES_PER_UNIT = 100
+# A plain list of values (blocklist, DNS RPZ zone) is a fraction of a rich document's bytes per IOC: it
+# costs less, so a resolver or firewall polling every few minutes fits in the budget.
+LIST_EXPORT_COST = 2

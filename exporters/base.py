@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import ClassVar, NamedTuple
 
+from config.tiers import IOC_EXPORT_COST
 from store import stixids
+from store.ioctypes import skipped_note
 from store.records import Ioc, iso, ms
 from store.stixids import stable_uuid as stable_uuid  # re-exported: formats name their ids through here
 
@@ -39,6 +41,8 @@ class ExportContext:
     until: datetime
     tier: str
     articles: Mapping[str, ArticleRef]
+    # The request's filters as (parameter, value) pairs, for the formats that state them in a header.
+    filters: tuple[tuple[str, str], ...] = ()
 
     def refs(self, ioc: Ioc) -> list[ArticleRef]:
         """The known articles reporting ``ioc``, in the record's order (unknown ids are skipped)."""
@@ -48,6 +52,14 @@ class ExportContext:
     def range_text(self) -> str:
         """The covered window, as every format names it (MISP ``info``, rule descriptions...)."""
         return f"{iso(self.since)} to {iso(self.until)}"
+
+    def header_lines(self, title: str, iocs: Sequence[Ioc], consumer: str, notes: Sequence[str] = ()) -> list[str]:
+        """What a text format says in its comment header: what it is, when it was made, its window and
+        filters, and which records it left out and why (the registry's reasons, then the format's own)."""
+        filters = ", ".join(f"{name}={value}" for name, value in self.filters) or "none"
+        return [f"{PRODUCT} {title}", f"generated {iso(self.generated_at)}",
+                f"IOCs first seen or updated from {self.range_text} ({self.tier} tier)", f"filters: {filters}",
+                *skipped_note((i.type for i in iocs), consumer), *notes]
 
 
 def indicator_id(ioc: Ioc) -> str:
@@ -99,6 +111,7 @@ class Exporter:
     extension: ClassVar[str]
     scope: ClassVar[str]
     summary: ClassVar[str]
+    cost: ClassVar[int] = IOC_EXPORT_COST
 
     def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
         raise NotImplementedError

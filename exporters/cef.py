@@ -5,7 +5,11 @@ escaped with a backslash; in the extension a backslash, an equals sign and line 
 ``\\r``) are. The header never carries record data (vendor, product, type-keyed signature id and name are
 ours), so a hostile value or feed name can only land in the extension, where it is escaped; every line
 ends with the numeric ``rt`` field, so a value's trailing blanks cannot be trimmed by a collector.
-Extension keys are all from the CEF key dictionary (``cefevent`` accepts each in strict mode).
+Extension keys are all from the CEF key dictionary (``cefevent`` accepts each in strict mode), and every
+value stays within its key's length in that dictionary: the typed keys by the registry's ``Cef.max_length``
+(a longer value travels in ``cs1`` alone), the ``csN`` strings within 4,000 characters. A longer string is
+cut and ends with a marker; the list of related CVEs and techniques is cut between ids and ends with
+``(+N more)``, so a parser splitting it on blanks never sees half an id.
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ DEVICE_VERSION = "1.0"
 LINES_PER_CHUNK = 500
 # CEF severity 0-10: High 7-8, Medium 4-6, Low 0-3 (CEF spec, "Severity").
 SEVERITIES: dict[str, int] = {"high": 8, "medium": 5, "low": 3}
+# CEF spec, "ArcSight Extension Dictionary": deviceCustomString1-6 hold at most 4,000 characters.
+CS_MAX_LENGTH = 4000
+CUT_MARKER = "...[cut]"
 
 
 def header_escape(text: str) -> str:
@@ -39,6 +46,24 @@ def ext_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("=", "\\=").replace("\n", "\\n").replace("\r", "\\r")
 
 
+def fit(text: str, limit: int = CS_MAX_LENGTH) -> str:
+    """``text``, or its start and ``CUT_MARKER`` in ``limit`` characters when it is longer."""
+    return text if len(text) <= limit else text[:limit - len(CUT_MARKER)] + CUT_MARKER
+
+
+def related(ids: Sequence[str], limit: int = CS_MAX_LENGTH) -> str:
+    """The ids blank-separated; past ``limit`` whole ids only, then ``(+N more)`` (room for it kept)."""
+    text = " ".join(ids)
+    if len(text) <= limit:
+        return text
+    room = limit - len(f" (+{len(ids)} more)")
+    kept, size = 0, -1
+    while kept < len(ids) and size + 1 + len(ids[kept]) <= room:
+        size += 1 + len(ids[kept])
+        kept += 1
+    return " ".join([*ids[:kept], f"(+{len(ids) - kept} more)"])
+
+
 def _ms(dt: datetime) -> str:
     """CEF timestamps as milliseconds since the epoch (one of the two forms the spec allows)."""
     return str(int(dt.timestamp() * 1000))
@@ -46,7 +71,8 @@ def _ms(dt: datetime) -> str:
 
 def _typed_key(ioc: Ioc) -> str | None:
     """The registry's dictionary key for the value when it fits the key's type and length (else cs1 alone
-    carries it; the value always travels in full in cs1 as well, so SIEM rules can match one field)."""
+    carries it; the value always travels in cs1 as well, whole up to its 4,000 characters, so SIEM rules
+    can match one field)."""
     cef = mapping(ioc.type, "cef", Cef)
     key, limit = cef.key, cef.max_length
     if not key:
@@ -65,15 +91,13 @@ def extension(ioc: Ioc) -> str:
 
     Labels, the type and timestamps are ours and need no escaping; only record data goes through it.
     """
-    value = ext_escape(ioc.value)
     fields: list[str] = []
     key = _typed_key(ioc)
     if key:
-        fields.append(f"{key}={value}" + (" c6a1Label=Indicator IPv6 address" if key == "c6a1" else ""))
-    fields.append(f"cat=ioc/{ext_escape(ioc.type)} cs1Label=Indicator cs1={value}")
-    related = " ".join([*ioc.cves, *ioc.techniques])
-    custom = ((2, "Feed", ioc.feed_name), (3, "Source category", ioc.source_category),
-              (4, "Confidence", ioc.confidence), (6, "Related", related))
+        fields.append(f"{key}={ext_escape(ioc.value)}" + (" c6a1Label=Indicator IPv6 address" if key == "c6a1" else ""))
+    fields.append(f"cat=ioc/{ext_escape(ioc.type)} cs1Label=Indicator cs1={ext_escape(fit(ioc.value))}")
+    custom = ((2, "Feed", fit(ioc.feed_name)), (3, "Source category", fit(ioc.source_category)),
+              (4, "Confidence", fit(ioc.confidence)), (6, "Related", related([*ioc.cves, *ioc.techniques])))
     for n, label, raw in custom:
         if raw:  # a label without its value would only confuse a parser's field mapping
             fields.append(f"cs{n}Label={label} cs{n}={ext_escape(raw)}")

@@ -114,6 +114,11 @@ class ExportRequest:
 
         return fresh
 
+    def described_filters(self) -> tuple[tuple[str, str], ...]:
+        """The filters as the API's parameters name them (the header of the list formats states them)."""
+        named = self.filters.as_params()
+        return (*((name, ",".join(values)) for name, values in named.items()), ("limit", str(self.limit)))
+
     def query(self, now: datetime) -> IocQuery:
         return self.filters.query(since=self.window_since(now), limit=self.limit)
 
@@ -146,7 +151,7 @@ async def _build_export(stores: Stores, request: ExportRequest, now: datetime, d
     # build at the same second, on any process, is byte-identical.
     since, stamp = request.window_since(now), whole_second(now)
     context = ExportContext(generated_at=stamp, since=since, until=stamp, tier=request.tier,
-                            articles=_article_refs(refs))
+                            articles=_article_refs(refs), filters=request.described_filters())
     # Encoding is CPU work: a thread keeps the server's event loop answering meanwhile.
     body = await build_in_thread(lambda: b"".join(exporter.encode(iocs, context)))
     oldest = min((ioc.modified for ioc in iocs), default=None)

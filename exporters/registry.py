@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from config.tiers import ARTICLE_FORMAT_COSTS, IOC_EXPORT_COST
+from config.tiers import ARTICLE_FORMAT_COSTS
 from exporters.base import Exporter
+from exporters.blocklist import BlocklistExporter
 from exporters.cef import CefExporter
+from exporters.ecs import EcsExporter
 from exporters.misp import MispExporter
 from exporters.openioc import OpenIocExporter
+from exporters.rpz import RpzExporter
 from exporters.sigma import SigmaExporter
 from exporters.stix import StixExporter
+from exporters.suricata import SuricataExporter
 
 
 class UnknownFormat(KeyError):
@@ -28,6 +32,10 @@ EXPORTERS: dict[str, type[Exporter]] = {
     "cef": CefExporter,
     "openioc": OpenIocExporter,
     "sigma": SigmaExporter,
+    "blocklist": BlocklistExporter,
+    "rpz": RpzExporter,
+    "suricata": SuricataExporter,
+    "ecs": EcsExporter,
 }
 
 
@@ -40,10 +48,10 @@ def get_exporter(fmt: str) -> type[Exporter]:
 
 
 def format_cost(fmt: str) -> int:
-    """Rate-limit cost of one request in format ``fmt``: an article format's, every IOC export's, else 1."""
-    return IOC_EXPORT_COST if fmt in EXPORTERS else ARTICLE_FORMAT_COSTS.get(fmt, 1)
+    """Rate-limit cost of one request in format ``fmt``: an article format's, an IOC export's own, else 1."""
+    return EXPORTERS[fmt].cost if fmt in EXPORTERS else ARTICLE_FORMAT_COSTS.get(fmt, 1)
 
 
 def format_costs() -> dict[str, int]:
     """Every format's cost, for the OpenAPI description."""
-    return {**ARTICLE_FORMAT_COSTS, **{fmt: IOC_EXPORT_COST for fmt in EXPORTERS}}
+    return {**ARTICLE_FORMAT_COSTS, **{fmt: cls.cost for fmt, cls in EXPORTERS.items()}}

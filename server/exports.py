@@ -1,4 +1,5 @@
-"""The IOC exports: STIX 2.1, MISP, CEF, OpenIOC, Sigma (spec, IOCs).
+"""The IOC exports: STIX 2.1, MISP, CEF, OpenIOC, Sigma (spec, IOCs), and the formats network tools and
+SIEMs ingest as they are: a blocklist, a DNS RPZ zone, Suricata rules, ECS documents.
 
 Each answers from the cache when the entry for (format, tier, window, parameters, data version) is
 current, else builds it once under the lock; Pro only, each with its scope.
@@ -147,11 +148,33 @@ _BODY: dict[str, dict[str, Any]] = {
     # No type: the body is YAML text, and a client that parses it sees the first rule's mapping.
     "sigma": {"description": "A multi-document YAML stream: one Sigma rule per document, the documents "
               "separated by `---` lines (read it with a multi-document loader, e.g. yaml.safe_load_all)."},
+    "blocklist": {"type": "string", "description": "One value per line, sorted, in a section per IOC type; lines "
+                  "starting with `#` are comments: the generation time, window and filters, then each type's "
+                  "count. Ask for one type with `type` (e.g. `type=ipv4,ipv6` for a firewall, `type=domain` "
+                  "for a resolver)."},
+    "rpz": {"type": "string", "description": "A DNS zone file (RFC 1035 master file, RFC 4027 media type) for a "
+            "Response Policy Zone: `$TTL`, SOA and NS at the apex, then `name CNAME .` and `*.name CNAME .` "
+            "(NXDOMAIN) per reported domain. Owner names are relative: load it as a primary zone of any name. "
+            "The SOA serial is the newest of the build hour and the domains' last change, in seconds since the "
+            "epoch, so it grows whenever the zone changes."},
+    "suricata": {"type": "string", "description": "Suricata rules, one per line, under `#` comments: `ip` rules "
+                 "for addresses, `dns.query`, `tls.sni` and `http.host` rules for domains (and their "
+                 "subdomains), `http.host` plus `http.uri` for URLs. `classtype:bad-unknown`; `metadata` carries "
+                 "the confidence and source (feed). Each rule's `sid` is derived from its buffer and value, in "
+                 "1,000,000,000-1,999,999,999, so it is the same in every build."},
+    "ecs": {"type": "string", "description": "NDJSON: one Elastic Common Schema document per line, "
+            "`event.kind: enrichment`, `event.category: [threat]`, `event.type: [indicator]`, the value in "
+            "`threat.indicator.*` by type (`ip`, `url.domain`, `url.full`, `file.hash.*`, `email.address`), "
+            "`threat.feed.*` naming the feed and what was left out. `event.id` (the STIX indicator id) is stable: "
+            "use it as the document `_id`."},
 }
 
 
 # Where a ``skip`` format says which records it left out and why (store.ioctypes.POLICIES).
-_SKIP_NOTES: dict[str, str] = {"openioc": "the metadata description says", "sigma": "`#` comment lines at the top say"}
+_SKIP_NOTES: dict[str, str] = {
+    "openioc": "the metadata description says", "sigma": "`#` comment lines at the top say",
+    "blocklist": "`#` comment lines at the top say", "rpz": "`;` comment lines at the top say",
+    "suricata": "`#` comment lines at the top say", "ecs": "each document's `threat.feed.description` says"}
 
 
 def _skipped(fmt: str) -> str:
@@ -169,7 +192,9 @@ def export_operation(fmt: str, lead: str, parameters: list[dict[str, Any]],
     scope, media, summary = exporter.scope, exporter.media_type, exporter.summary
     media_type = media.split(";")[0] if fmt != "stix" else media
     return operation("exports", f"{lead} as {summary} (Pro)",
-                     f"Pro plan, scope {scope}. An empty result is a valid empty document.{_skipped(fmt)}", parameters,
+                     f"Pro plan, scope {scope}. Costs {exporter.cost} requests of the rate limit "
+                     f"(`X-Format-Cost-Multiplier: {exporter.cost}`). An empty result is a valid empty "
+                     f"document.{_skipped(fmt)}", parameters,
                      {"200": ok(summary, {media_type: _BODY.get(fmt, {"type": "string"})}, _HEADERS),
                       "304": {"description": "Not modified (If-None-Match matched the ETag)"},
                       "400": bad_request("conflicting_parameters (`window` with `since`)",

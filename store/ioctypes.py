@@ -3,7 +3,8 @@
 An entry states how a value of the type is detected and spelled (``store.ioc_values``), which rule of the
 article scan finds it (``ingest/enrich/scan.py``), and what every consumer makes of it: its STIX object
 and pattern path, MISP attribute, CEF name and key, OpenIOC term, Sigma log source and field, hunting-query
-fields and TAXII collection. Where a consumer has no way to express a type the entry says so with
+fields, TAXII collection, and its place in the network formats (blocklist, DNS RPZ, Suricata rules, Elastic
+Common Schema documents). Where a consumer has no way to express a type the entry says so with
 ``Unsupported(reason)``, and the consumer acts on it the way ``POLICIES`` declares: ``skip`` formats leave
 the records out and say how many and why in the document, ``raise`` formats refuse with
 ``UnsupportedIocType``. Nothing is dropped silently and no consumer keeps a per-type table of its own.
@@ -111,6 +112,44 @@ class Hunting:
 
 
 @dataclass(frozen=True, slots=True)
+class Blocklist:
+    """The kind of list a value belongs on (the plain-text blocklist names it in each type's section)."""
+
+    use: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rpz:
+    """A DNS Response Policy Zone QNAME trigger for the name, and with ``subdomains`` one for ``*.name``."""
+
+    subdomains: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SuricataMatch:
+    """One Suricata rule per value: the header protocol, the sticky buffer the value is matched in ("": the
+    address itself in the rule header), and what the alert message says was seen."""
+
+    protocol: str
+    buffer: str
+    seen: str
+
+
+@dataclass(frozen=True, slots=True)
+class Suricata:
+    matches: tuple[SuricataMatch, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Ecs:
+    """Elastic Common Schema: ``threat.indicator.type`` (one of its expected values, STIX cyber-observable
+    names) and the ``threat.indicator.*`` fields that hold the value."""
+
+    indicator_type: str
+    fields: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class IocTypeSpec:
     name: str
     label: str  # as a reader names it ("SHA-512", "ATT&CK technique")
@@ -125,6 +164,10 @@ class IocTypeSpec:
     sigma: Sigma | Unsupported
     hunting: Hunting | Unsupported
     taxii: str | Unsupported  # its TAXII collection besides all-iocs
+    blocklist: Blocklist | Unsupported
+    rpz: Rpz | Unsupported
+    suricata: Suricata | Unsupported
+    ecs: Ecs | Unsupported
     hex_length: int = 0  # a digest's length, for the scan's hex rule
     # Spec, IOC search: the types an untyped search for a value of this type matches by substring (empty:
     # exact match on its own type only).
@@ -146,7 +189,7 @@ class IocTypeSpec:
 # What each consumer does with an ``Unsupported`` type (see the module docstring).
 POLICIES: dict[str, str] = {
     "scan": "skip", "stix": "raise", "misp": "raise", "cef": "raise", "openioc": "skip", "sigma": "skip",
-    "hunting": "raise", "taxii": "skip",
+    "hunting": "raise", "taxii": "skip", "blocklist": "skip", "rpz": "skip", "suricata": "skip", "ecs": "skip",
 }
 CONSUMERS: tuple[str, ...] = tuple(POLICIES)
 
@@ -158,6 +201,13 @@ _SIGMA_IP = SigmaSource("ip", "Network connections to reported IP addresses", "n
                         "DestinationIp")
 _SIGMA_HASH = SigmaSource("hash", "Processes started from reported file hashes", "process_creation", "windows",
                           "Hashes|contains")
+_NOT_LISTED = Unsupported("it is context, no value a network tool can block")
+_RPZ_NAMES_ONLY = Unsupported("the zone blocks DNS names only; the blocklist carries these values")
+_SURICATA_IP = Suricata((SuricataMatch("ip", "", "Traffic to reported address"),))
+_SURICATA_NO_HASH = Unsupported("Suricata matches file digests only from list files (filemd5, filesha1, filesha256), "
+                                "not inside a rule")
+_NO_ECS_CONTEXT = Unsupported("ECS has no indicator type for it; indicators carry their CVEs as tags and their "
+                              "techniques in threat.technique.id")
 _IP_HUNT = Hunting(("src_ip", "dest_ip", "src", "dest"), ("source.ip", "destination.ip"),
                    "union isfuzzy=true (CommonSecurityLog | where SourceIP == {v} or DestinationIP == {v}), "
                    "(DeviceNetworkEvents | where RemoteIP == {v})")
@@ -167,7 +217,8 @@ def _ip(name: str, label: str, example: str, detect: Callable[[str], bool], cef_
     return IocTypeSpec(
         name, label, example, detect, v.normalize_ip, "ip", Stix("indicator", f"{name}-addr:value"),
         Misp("ip-src", "Network activity", True), Cef(f"Malicious {label}", cef_key),
-        OpenIocTerm("PortItem/remoteIP", "mir", "IP"), Sigma(_SIGMA_IP), _IP_HUNT, "ip-addresses")
+        OpenIocTerm("PortItem/remoteIP", "mir", "IP"), Sigma(_SIGMA_IP), _IP_HUNT, "ip-addresses",
+        Blocklist("firewall address list"), _RPZ_NAMES_ONLY, _SURICATA_IP, Ecs(f"{name}-addr", ("ip",)))
 
 
 def _hash(name: str, label: str, length: int, example: str, openioc: OpenIocTerm | Unsupported,
@@ -179,7 +230,8 @@ def _hash(name: str, label: str, length: int, example: str, openioc: OpenIocTerm
         Misp(name, "Payload delivery", True), Cef(f"Malicious file {label}", "fileHash", 255), openioc,
         Sigma(_SIGMA_HASH, f"{name.upper()}=") if sigma else Unsupported("Sysmon computes no SHA-512"),
         Hunting(("file_hash", "hash"), (f"file.hash.{name}", f"process.hash.{name}"), sentinel + " =~ {v}"),
-        "file-hashes", length)
+        "file-hashes", Blocklist("endpoint or mail-gateway hash list"), _RPZ_NAMES_ONLY, _SURICATA_NO_HASH,
+        Ecs("file", (f"file.hash.{name}",)), length)
 
 
 # Registration order is detection precedence (module docstring) and the order of IOC_TYPES.
@@ -193,13 +245,22 @@ _BUILT_IN: tuple[IocTypeSpec, ...] = (
         Sigma(SigmaSource("domain", "DNS queries for reported domains", "dns_query", "windows", "QueryName")),
         Hunting(("query", "dest_host", "url_domain"), ("dns.question.name", "url.domain", "destination.domain"),
                 "union isfuzzy=true (DnsEvents | where Name =~ {v}), (DeviceNetworkEvents | where RemoteUrl has {v})"),
-        "domains", substring_search=("domain", "url"), part=v.is_domain_part),
+        "domains", Blocklist("DNS or proxy domain list"), Rpz(),
+        Suricata((SuricataMatch("dns", "dns.query", "Query for reported domain"),
+                  SuricataMatch("tls", "tls.sni", "SNI of reported domain"),
+                  SuricataMatch("http", "http.host", "Host of reported domain"))),
+        Ecs("domain-name", ("url.domain",)), substring_search=("domain", "url"), part=v.is_domain_part),
     IocTypeSpec(
         "url", "URL", "http://evil.example.net/dl/a.exe", v.is_url, v.normalize_url, "url",
         Stix("indicator", "url:value"), Misp("url", "Network activity", True), Cef("Malicious URL", "request", 1023),
         OpenIocTerm("UrlHistoryItem/URL", "mir", "string", case_sensitive=True),
         Sigma(SigmaSource("url", "Proxy requests for reported URLs", "proxy", None, "c-uri")),
         Hunting(("url",), ("url.full", "url.original"), "DeviceNetworkEvents | where RemoteUrl =~ {v}"), "urls",
+        Blocklist("proxy URL list"),
+        Unsupported("a zone blocks whole names, and a URL's host may serve harmless pages too (its domain, when "
+                    "reported, is a record of its own)"),
+        Suricata((SuricataMatch("http", "http.uri", "Request for reported URL on"),)),
+        Ecs("url", ("url.full", "url.original")),
         substring_search=("domain", "url"), part=v.is_url_part),
     _hash("md5", "MD5", 32, "d41d8cd98f00b204e9800998ecf8427e", OpenIocTerm("FileItem/Md5sum", "mir", "md5"), True,
           "DeviceFileEvents | where MD5"),
@@ -218,13 +279,16 @@ _BUILT_IN: tuple[IocTypeSpec, ...] = (
         Unsupported("no Sigma log source carries e-mail senders"),
         Hunting(("src_user", "sender", "recipient"), ("email.from.address", "email.sender.address"),
                 "EmailEvents | where SenderFromAddress =~ {v}"),
-        Unsupported("no collection of its own; served in all-iocs")),
+        Unsupported("no collection of its own; served in all-iocs"), Blocklist("mail-gateway sender list"),
+        _RPZ_NAMES_ONLY, Unsupported("the rules match network flows, not mail senders"),
+        Ecs("email-addr", ("email.address",))),
     IocTypeSpec(
         "cve", "CVE", "CVE-2024-3400", v.is_cve, v.normalize_cve, _NO_SCAN_CVE, Stix("vulnerability"),
         Misp("vulnerability", "External analysis", False), Cef("Exploited vulnerability"), _NO_OPENIOC,
         Unsupported("a CVE is no log value; rules carry their indicators' CVEs as cve.* tags"),
         Hunting(("cve", "signature"), ("vulnerability.id",), "DeviceTvmSoftwareVulnerabilities | where CveId =~ {v}"),
-        "cves"),
+        "cves", _NOT_LISTED, _NOT_LISTED, Unsupported("a CVE is no network value; the rules name no CVE"),
+        _NO_ECS_CONTEXT),
     IocTypeSpec(
         # MISP has no attribute type for a technique: the id as analysis text.
         "mitre-attack", "ATT&CK technique", "T1566.001", v.is_technique, v.normalize_technique, _NO_SCAN_TECHNIQUE,
@@ -234,7 +298,8 @@ _BUILT_IN: tuple[IocTypeSpec, ...] = (
         Hunting(("annotations.mitre_attack", "mitre_technique_id"),
                 ("threat.technique.id", "threat.technique.subtechnique.id"),
                 "SecurityAlert | where Techniques has {v}"),
-        "attack-patterns"),
+        "attack-patterns", _NOT_LISTED, _NOT_LISTED, Unsupported("a technique is no network value"),
+        _NO_ECS_CONTEXT),
 )
 REGISTRY: dict[str, IocTypeSpec] = {spec.name: spec for spec in _BUILT_IN}
 # Spec, IOC: the types of the API (the `type` parameter's enum, the records' `type`).

@@ -2,7 +2,9 @@
 
 The validators are the formats' own tools, never our code: stix2-validator (strict) and ``stix2.parse``;
 PyMISP's ``data/schema.json`` and ``MISPAttribute(strict=True)``; ``cefp`` and ``cefevent`` (strict);
-lxml with the OpenIOC 1.1 XSD; pySigma with its core validators and the Splunk and Elasticsearch backends.
+lxml with the OpenIOC 1.1 XSD; pySigma with its core validators and the Splunk and Elasticsearch backends;
+and for the network formats the tools in tests/format_tools.py (named-checkzone, suricata-check, the ECS
+field definitions).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import format_tools
 import orjson
 import pytest
 
@@ -189,6 +192,18 @@ class Checks:
             queries = backend.convert(collection)
             assert len(queries) == len(collection.rules)
         return collection
+
+
+    blocklist = staticmethod(format_tools.blocklist)
+    rpz = staticmethod(format_tools.rpz)
+    suricata = staticmethod(format_tools.suricata)
+    ecs = staticmethod(format_tools.ecs)
+
+    def all(self) -> dict[str, Callable[[bytes], Any]]:
+        """Each export format's validator by format id."""
+        from exporters.registry import EXPORTERS
+
+        return {fmt: getattr(self, fmt) for fmt in EXPORTERS}
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ from typing import Any
 import cefp
 
 from exporters.base import ExportContext
-from exporters.cef import CefExporter, ext_escape, header_escape
+from exporters.cef import CUT_MARKER, CefExporter, ext_escape, header_escape, related
 from exporters.stix import stix_object
 from store.records import Ioc
 
@@ -72,3 +72,24 @@ def test_streamed_in_batches_and_empty_body(ioc: Callable[..., Ioc], ctx: Export
     chunks = list(CefExporter().encode(many, ctx))
     assert len(chunks) == 3 and all(c.endswith(b"\n") for c in chunks)
     assert CefExporter().render([], ctx) == b""
+
+
+def test_every_value_within_its_keys_length(ioc: Callable[..., Ioc], ctx: ExportContext, check: Any) -> None:
+    from cefevent.extensions import extension_dictionary
+
+    cves = [f"CVE-2024-{n:05d}" for n in range(1, 2001)]
+    row = ioc("url", "http://x.example/" + "a" * 5000, cves=cves, techniques=["T1190"], feed_name="F" * 5000)
+    [line] = check.cef(CefExporter().render([row], ctx))
+    ext = line["extension"]
+    for key, value in ext.items():
+        limit = extension_dictionary[key]["length"]
+        assert not limit or len(value) <= limit, (key, len(value), limit)
+    kept, marker = ext["cs6"].rsplit(" ", 2)[0].split(" "), ext["cs6"].rsplit(" ", 2)[1:]
+    assert kept == cves[:len(kept)] and marker == [f"(+{len(cves) + 1 - len(kept)}", "more)"]  # whole ids only
+    assert len(ext["cs6"]) > 3900 and ext["cs2"] == "F" * (4000 - len(CUT_MARKER)) + CUT_MARKER
+    assert ext["cs1"].endswith(CUT_MARKER) and len(ext["cs1"]) == 4000 and "request" not in ext
+
+
+def test_a_short_related_list_travels_whole() -> None:
+    assert related(["CVE-2024-3400", "T1190"]) == "CVE-2024-3400 T1190"
+    assert related(["a" * 10, "b" * 10, "c" * 10], limit=30) == "aaaaaaaaaa (+2 more)"

@@ -20,11 +20,15 @@ from sigma.validators.core.values import ControlCharacterIssue, EscapedWildcardI
 from stix2patterns.pattern import Pattern
 
 from exporters.base import ArticleRef, ExportContext
+from exporters.blocklist import BlocklistExporter, listable
 from exporters.cef import CefExporter
+from exporters.ecs import EcsExporter
 from exporters.misp import MispExporter
 from exporters.openioc import NS, OpenIocExporter, xml_text
+from exporters.rpz import RpzExporter
 from exporters.sigma import SigmaExporter
 from exporters.stix import StixExporter
+from exporters.suricata import SuricataExporter
 from store.records import Ioc
 
 SPECIALS = ["|", "=", "\\", "\n", "\r", "\r\n", "<", ">", "&", "'", '"', "]]>", "<!--", "---", "...", "- ", ": ",
@@ -72,6 +76,7 @@ def test_nothing_lost_nothing_injected(ioc: Callable[..., Ioc], make_ctx: Callab
     check_cef(check, records, ctx, url, feed, source)
     check_openioc(check, records, ctx, url, feed)
     check_sigma(check, records, ctx, url, feed)
+    check_network_formats(check, records, ctx, url, feed)
 
 
 def check_stix(check: Any, records: list[Ioc], ctx: ExportContext, url: str, source: str, title: str) -> None:
@@ -121,3 +126,13 @@ def check_sigma(check: Any, records: list[Ioc], ctx: ExportContext, url: str, fe
                                              "modified", "tags", "logsource", "detection", "falsepositives",
                                              "level"} for d in docs)
     assert feed in orjson.loads(orjson.dumps(docs[1]["description"]))
+
+
+def check_network_formats(check: Any, records: list[Ioc], ctx: ExportContext, url: str, feed: str) -> None:
+    listed = check.blocklist(BlocklistExporter().render(records, ctx))
+    assert listed.get("url", []) == ([url] if listable(url) else []) and listed["domain"] == ["h.example"]
+    assert {owner for owner, rtype, _ in check.rpz(RpzExporter().render(records, ctx)) if rtype == "CNAME"} == {
+        "h.example.rpz.ctiwire.", "*.h.example.rpz.ctiwire."}
+    assert len(check.suricata(SuricataExporter().render(records, ctx))) in (3, 4)  # the URL's rule: an HTTP URL
+    documents = check.ecs(EcsExporter().render(records, ctx))
+    assert documents[0]["threat.indicator.url.full"] == url and documents[0]["threat.indicator.provider"] == feed

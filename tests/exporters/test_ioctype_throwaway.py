@@ -31,7 +31,9 @@ FULL = IocTypeSpec(
     ioctypes.Stix("indicator", "file:hashes.'SHA-384'"), ioctypes.Misp("sha384", "Payload delivery", True),
     ioctypes.Cef("Malicious file SHA-384", "fileHash", 255), ioctypes.Unsupported("OpenIOC 1.1 has no term for them"),
     ioctypes.Sigma(_SIGMA_FILES, "SHA384="),
-    ioctypes.Hunting(("file_hash",), ("file.hash.sha384",), "DeviceFileEvents | where SHA384 =~ {v}"), "file-hashes")
+    ioctypes.Hunting(("file_hash",), ("file.hash.sha384",), "DeviceFileEvents | where SHA384 =~ {v}"), "file-hashes",
+    ioctypes.Blocklist("endpoint hash list"), ioctypes.Unsupported("a zone holds names, not digests"),
+    ioctypes.Unsupported("the test rules match no file digests"), ioctypes.Ecs("file", ("file.hash.sha384",)))
 BARE = IocTypeSpec("x-bare", "bare test value", "bare:1", lambda v: v.startswith("bare:"), str.strip,
                    *(ioctypes.Unsupported(f"the bare type has no {consumer} form") for consumer in POLICIES))
 
@@ -58,7 +60,8 @@ def test_every_exporter_handles_or_refuses_a_new_type(registered: None, fmt: str
     if ioctypes.supported("x-sha384", fmt):
         assert SHA384.encode() in body and b"omitted" not in body
     else:
-        assert b" or SHA-384 record(s) omitted: OpenIOC 1.1 has no term" in body and SHA384.encode() not in body
+        reason = REGISTRY["x-sha384"].reason_for(fmt)
+        assert f"SHA-384 record(s) omitted: {reason}".encode() in body and SHA384.encode() not in body
     if POLICIES[fmt] == "raise":
         with pytest.raises(UnsupportedIocType, match="the bare type has no") as refused:
             exporter.render([full, bare], ctx)
@@ -84,6 +87,9 @@ def test_new_type_facts_reach_each_format(registered: None, ctx: ExportContext, 
     check.sigma(sigma)
     [rule] = SigmaCollection.from_yaml(sigma.decode()).rules
     assert rule.logsource.category == "file_event" and f"SHA384={SHA384}" in sigma.decode()
+    assert check.blocklist(EXPORTERS["blocklist"]().render([full], ctx)) == {"x-sha384": [SHA384]}
+    [document] = check.ecs(EXPORTERS["ecs"]().render([full], ctx))
+    assert (document["threat.indicator.type"], document["threat.indicator.file.hash.sha384"]) == ("file", SHA384)
 
 
 def test_new_type_in_lookup_taxii_and_detection(registered: None) -> None:

@@ -21,7 +21,7 @@ def test_every_use_of_the_formats_derives_from_the_registry() -> None:
     """Routes, OpenAPI paths, scopes, costs, CLI choices and precompute jobs come from EXPORTERS."""
     from application.app import openapi_document
     from cli.main import _parser
-    from config.tiers import IOC_EXPORT_COST, SCOPES
+    from config.tiers import IOC_EXPORT_COST, LIST_EXPORT_COST, SCOPES
     from exporters.registry import format_cost
 
     documented = {path.rsplit("/", 1)[1] for path in openapi_document()["paths"] if path.startswith("/api/v1/iocs/")}
@@ -32,7 +32,7 @@ def test_every_use_of_the_formats_derives_from_the_registry() -> None:
     for fmt, cls in EXPORTERS.items():
         assert issubclass(cls, Exporter) and cls.format_id == fmt and get_exporter(fmt) is cls
         assert cls.scope in SCOPES and cls.summary and cls.extension
-        assert format_cost(fmt) == IOC_EXPORT_COST
+        assert format_cost(fmt) == cls.cost == (LIST_EXPORT_COST if fmt in ("blocklist", "rpz") else IOC_EXPORT_COST)
 
 
 def test_unknown_format_is_a_clear_key_error() -> None:
@@ -48,14 +48,15 @@ def test_dated_file_names() -> None:
     names = {fmt: cls().filename(when) for fmt, cls in EXPORTERS.items()}
     assert names["misp"].endswith(".misp.json") and names["cef"].endswith(".cef.log")
     assert names["openioc"].endswith(".ioc.xml") and names["sigma"].endswith(".sigma.yml")
+    assert names["blocklist"].endswith(".blocklist.txt") and names["rpz"].endswith(".rpz.zone")
+    assert names["suricata"].endswith(".suricata.rules") and names["ecs"].endswith(".ecs.ndjson")
     assert all(name.endswith(cls.extension) for name, cls in zip(names.values(), EXPORTERS.values(), strict=True))
 
 
 async def test_export_job_builds_every_format_from_a_store(stores: Stores, records: list[Ioc], now: datetime,
                                                           check: Any) -> None:
     await stores.iocs.upsert_iocs(records)
-    validate = {"stix": check.stix, "misp": check.misp, "cef": check.cef, "openioc": check.openioc,
-                "sigma": lambda body: check.sigma(body, lambda issue: "EscapedWildcard" in type(issue).__name__)}
+    validate = {**check.all(), "sigma": lambda body: check.sigma(body, lambda i: "EscapedWildcard" in type(i).__name__)}
     for fmt in EXPORTERS:
         request = precompute.ExportRequest(fmt, "pro", "30d", limit=1000)
         entry = await precompute.build_export(stores, request, now, 1)

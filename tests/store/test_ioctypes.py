@@ -13,13 +13,17 @@ from store.ioctypes import (
     CONSUMERS,
     POLICIES,
     REGISTRY,
+    Blocklist,
     Cef,
+    Ecs,
     Hunting,
     IocTypeSpec,
     Misp,
     OpenIocTerm,
+    Rpz,
     Sigma,
     Stix,
+    Suricata,
     Unsupported,
     UnsupportedIocType,
 )
@@ -27,7 +31,7 @@ from store.ioctypes import (
 # The class each consumer's fact must have when the type is supported.
 FACT_CLASSES: dict[str, type] = {
     "scan": str, "stix": Stix, "misp": Misp, "cef": Cef, "openioc": OpenIocTerm, "sigma": Sigma,
-    "hunting": Hunting, "taxii": str,
+    "hunting": Hunting, "taxii": str, "blocklist": Blocklist, "rpz": Rpz, "suricata": Suricata, "ecs": Ecs,
 }
 SPECS = list(REGISTRY.values())
 

@@ -192,3 +192,22 @@ async def test_a_submitted_form_with_empty_fields_reads_as_no_filter(site: Runni
     assert iocs.status_code == 200 and "c2.evil-host.net" in iocs.text
     assert articles.status_code == 200 and "Fresh report on evil-host" in articles.text
     assert refused.status_code == 400 and "confidence" in refused.text
+
+
+async def test_pro_downloads_the_dns_zone_that_named_checkzone_loads(site: RunningServer) -> None:
+    import format_tools
+
+    await seed(site)
+    async with browser(site) as pro:
+        await sign_in_pro(site, pro)
+        page = await pro.get("/iocs", params={"window": "7d"})
+        link = re.search(r'href="(/iocs/download/rpz\?[^"]*)"', page.text)
+        assert link, page.text
+        download = await pro.get(html.unescape(link[1]))
+    assert download.status_code == 200 and download.headers["content-type"] == "text/dns"
+    zone = format_tools.rpz(download.content)
+    assert {owner for owner, rtype, _ in zone if rtype == "CNAME"} == {
+        "c2.evil-host.net.rpz.ctiwire.", "*.c2.evil-host.net.rpz.ctiwire."}
+    pro_user = await site.ctx.accounts.get_user(email="pro@test.local")
+    usage = await site.ctx.limiter.usage(web_budget(pro_user.id), PRO)
+    assert usage is not None and usage[0][1] == 1 + 2  # the list page, then the zone's multiplier
