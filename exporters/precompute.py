@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 import orjson
 
 from config.tiers import TIERS, Tier
-from exporters.base import ArticleRef, ExportContext
+from exporters.base import load_context
 from exporters.build_once import Entry, build_in_thread, get_or_build, make_entry, store_entry
 from exporters.registry import EXPORTERS, get_exporter
 from store.cache import Cache
@@ -121,17 +121,12 @@ async def build_export(stores: Stores, request: ExportRequest, now: datetime, da
 async def _build_export(stores: Stores, request: ExportRequest, now: datetime, data_version: int,
                         progress: Progress | None, delay: float) -> Entry:
     iocs = await collect_iocs(stores.iocs, request.query(now), progress, delay)
-    refs = await stores.articles.article_refs(a for ioc in iocs for a in ioc.article_ids)
     exporter = get_exporter(request.format)()
-    context = ExportContext(generated_at=as_of(now), since=request.window_since(now), until=as_of(now),
-                            tier=request.tier, articles=_article_refs(refs))
+    context = await load_context(stores.articles, iocs, generated_at=as_of(now), since=request.window_since(now),
+                                 until=as_of(now), tier=request.tier)
     # Encoding is CPU work: a thread keeps the server's event loop answering meanwhile.
     body = await build_in_thread(lambda: b"".join(exporter.encode(iocs, context)))
     return make_entry(body, len(iocs), data_version, exporter.media_type, exporter.filename(as_of(now)))
-
-
-def _article_refs(refs: dict[str, tuple[str, str, str]]) -> dict[str, ArticleRef]:
-    return {key: ArticleRef(*value) for key, value in refs.items()}
 
 
 async def cached_export(stores: Stores, cache: Cache, request: ExportRequest, now: datetime, *,

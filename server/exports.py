@@ -141,7 +141,8 @@ def _doc(fmt: str) -> dict[str, Any]:
     scope, media, summary = exporter.scope, exporter.media_type, exporter.summary
     media_type = media.split(";")[0] if fmt != "stix" else media
     return operation("exports", f"Export IOCs as {summary} (Pro)",
-                     f"Pro plan, scope {scope}. An empty result is a valid empty document.{_skipped(fmt)}", _PARAMS,
+                     f"Pro plan, scope {scope}. An empty result is a valid empty document.{_skipped(fmt)}"
+                     + (f" {exporter.notes}" if exporter.notes else ""), _PARAMS,
                      {"200": ok(summary, {media_type: _BODY.get(fmt, {"type": "string"})}, _HEADERS),
                       "304": {"description": "Not modified (If-None-Match matched the ETag)"},
                       "400": bad_request("conflicting_parameters (`window` with `since`)")})

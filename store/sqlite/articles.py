@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from store.base import ArticleRow, NotFound, keyset_pages
+from store.base import ArticleRefRow, ArticleRow, NotFound, keyset_pages
 from store.codec import from_doc, to_doc
 from store.csvform import csv_line
 from store.ports import ArticleStore
@@ -118,15 +118,15 @@ class SqliteArticles(SqlitePart, ArticleStore):
         row = await self._one(sql, params)
         return int(row[0])
 
-    async def article_refs(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+    async def article_refs(self, ids: Iterable[str]) -> dict[str, ArticleRefRow]:
         wanted = list(dict.fromkeys(ids))
-        refs: dict[str, tuple[str, str, str]] = {}
+        refs: dict[str, ArticleRefRow] = {}
         for start in range(0, len(wanted), 500):  # SQLite caps bound parameters per statement
             chunk = wanted[start:start + 500]
             rows = await self._all(
-                f"SELECT id, title, json_extract(doc, '$.url'), source_name FROM articles "
+                f"SELECT id, title, json_extract(doc, '$.url'), source_name, published_at FROM articles "
                 f"WHERE id IN ({', '.join('?' * len(chunk))})", chunk)
-            refs.update({r[0]: (r[1], r[2], r[3]) for r in rows})
+            refs.update({r[0]: (r[1], r[2], r[3], parse_stored(r[4])) for r in rows})
         return refs
 
     async def article_sources(self) -> list[tuple[str, str, int, int]]:

@@ -20,6 +20,7 @@ from sigma.validators.core.values import ControlCharacterIssue, EscapedWildcardI
 from stix2patterns.pattern import Pattern
 
 from exporters.base import ArticleRef, ExportContext
+from exporters.caps import clip
 from exporters.cef import CefExporter
 from exporters.misp import MispExporter
 from exporters.openioc import NS, OpenIocExporter, xml_text
@@ -77,10 +78,13 @@ def test_nothing_lost_nothing_injected(ioc: Callable[..., Ioc], make_ctx: Callab
 def check_stix(check: Any, records: list[Ioc], ctx: ExportContext, url: str, source: str, title: str) -> None:
     bundle = check.stix(StixExporter().render(records, ctx))
     indicators = [o for o in bundle["objects"] if o["type"] == "indicator"]
-    assert len(indicators) == 3 and len(bundle["objects"]) == 4
+    assert len(indicators) == 3
+    assert [o["type"] for o in bundle["objects"][4:]] == ["marking-definition", "report"]
     assert pattern_literal(indicators[0]["pattern"]) == url
-    assert indicators[0]["external_references"] == [
-        {"source_name": source or "ctiwire", "url": "https://news.example/a1", "description": title}]
+    cited = {"source_name": source or "ctiwire", "url": "https://news.example/a1", "external_id": "a1",
+             "description": clip(title)}
+    assert indicators[0]["external_references"] == bundle["objects"][5]["external_references"] == [cited]
+    assert bundle["objects"][5]["name"] == (clip(title) or "https://news.example/a1")
 
 
 def check_misp(check: Any, records: list[Ioc], ctx: ExportContext, url: str, feed: str) -> None:
