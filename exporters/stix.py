@@ -21,10 +21,10 @@ from exporters.base import ExportContext, Exporter, chunked, records_digest, sta
 from exporters.caps import (
     ACTORS_PER_RECORD,
     ARTICLES_PER_RECORD,
-    CONTEXT_BYTES_PER_RECORD,
     CVES_PER_RECORD,
     FAMILIES_PER_ACTOR,
     STIX_BYTES_PER_RECORD,
+    STIX_FIXED_BYTES,
     TECHNIQUES_PER_RECORD,
 )
 from exporters.stix_graph import Graph
@@ -40,15 +40,17 @@ __all__ = ["IDENTITY_ID", "TLP_CLEAR_ID", "StixExporter", "bundle_objects", "ide
 
 BUNDLE_NOTES = (
     f"Objects: the ctiwire identity, one indicator per IOC (a vulnerability for a CVE, an attack-pattern for an "
-    f"ATT&CK technique), then what the IOCs' reporting names: a report per cited article (its "
-    f"{ARTICLES_PER_RECORD} most recently published per IOC; name, published date, URL and ctiwire article id), "
-    f"up to {ACTORS_PER_RECORD} intrusion sets per IOC (MISP galaxy names and aliases) with up to "
-    f"{FAMILIES_PER_ACTOR} malware families each, up to {CVES_PER_RECORD} vulnerabilities and "
-    f"{TECHNIQUES_PER_RECORD} attack patterns per IOC, and the relationships between them (indicates, uses, "
-    f"related-to). Every object is marked TLP:CLEAR (TLP 2.0 marking definition). Each IOC adds at most "
-    f"{CONTEXT_BYTES_PER_RECORD:,} bytes of objects no earlier IOC brought, so a bundle stays under about "
-    f"{STIX_BYTES_PER_RECORD:,} bytes per IOC (limit=100: under 500 KB) however much the articles mention; the "
-    f"rest is reachable through the reports' articles (GET /api/v1/articles/{{id}})."
+    f"ATT&CK technique), then what the IOCs' reporting names: a report per cited article (at most "
+    f"{ARTICLES_PER_RECORD} per IOC, its most recently published; name, published date, URL and ctiwire article "
+    f"id, with the IOCs it brought as object_refs), up to {ACTORS_PER_RECORD} intrusion sets per IOC (MISP galaxy "
+    f"names and aliases) with up to {FAMILIES_PER_ACTOR} malware families each, up to {CVES_PER_RECORD} "
+    f"vulnerabilities and {TECHNIQUES_PER_RECORD} attack patterns per IOC, and the relationships between them "
+    f"(indicates, uses, related-to). Every object is marked TLP:CLEAR (the TLP 2.0 marking definition). Each IOC "
+    f"adds at most {STIX_BYTES_PER_RECORD:,} bytes (its own object, then what no earlier IOC brought, in that "
+    f"order of priority: first report, actors, vulnerabilities, attack patterns, further reports), so a bundle of "
+    f"N IOCs stays within N x {STIX_BYTES_PER_RECORD:,} + {STIX_FIXED_BYTES:,} bytes (limit=100: under 500 KB) "
+    f"however many articles, CVEs and techniques stand behind each IOC; the rest is reachable through the "
+    f"cited articles (GET /api/v1/articles/{{id}} with a report's external_id)."
 )
 
 
@@ -67,7 +69,7 @@ def bundle_objects(iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[dict[str
         if obj["id"] in emitted:
             continue  # two records for one CVE spelling: one object (duplicate ids are invalid in a bundle)
         emitted.add(obj["id"])
-        graph.collect(ioc, obj["id"])
+        graph.collect(ioc, obj)
         yield obj
     yield from graph.objects(emitted)
 

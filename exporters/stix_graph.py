@@ -6,9 +6,9 @@ families the galaxy says it runs, and the ``vulnerability`` and ``attack-pattern
 and ATT&CK techniques its articles name. Relationships (STIX 2.1 s. 5, Appendix B): an indicator
 ``indicates`` an intrusion set or an attack pattern; an intrusion set ``uses`` its malware (so the
 indicator reaches the malware through its actor); anything else is ``related-to`` (there is no
-indicator-to-vulnerability type). What one record adds that no earlier record brought is held to
-``CONTEXT_BYTES_PER_RECORD``, so the bundle's size follows its record count however much the records'
-articles mention.
+indicator-to-vulnerability type). What one record adds that no earlier record brought, its own object
+included, is held to ``STIX_BYTES_PER_RECORD``, so the bundle's size follows its record count however
+much the records' articles mention.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from exporters.base import ExportContext
 from exporters.caps import (
     ACTORS_PER_RECORD,
     ALIASES_PER_ACTOR,
-    CONTEXT_BYTES_PER_RECORD,
     CVES_PER_RECORD,
     FAMILIES_PER_ACTOR,
+    STIX_BYTES_PER_RECORD,
     TECHNIQUES_PER_RECORD,
     first_distinct,
 )
@@ -61,10 +61,10 @@ def _actor_maker(canonical: str) -> Maker:
 
 
 class _Spending:
-    """One record's allowance of bytes for objects the bundle does not hold yet."""
+    """One record's allowance of bytes, less its own object, for objects the bundle does not hold yet."""
 
-    def __init__(self) -> None:
-        self.left = CONTEXT_BYTES_PER_RECORD
+    def __init__(self, own: int) -> None:
+        self.left = STIX_BYTES_PER_RECORD - own
 
     def afford(self, cost: int) -> bool:
         if cost > self.left:
@@ -84,11 +84,12 @@ class Graph:
         self.reports: dict[str, list[str]] = {}  # article id -> the primary objects it brought
         self.report_dates: dict[str, str] = {}  # article id -> a date for a report published when unknown
 
-    def collect(self, ioc: Ioc, primary_id: str) -> None:
-        """Add what ``ioc`` brings (its primary object ``primary_id`` is already in the bundle)."""
-        spending, when = _Spending(), dates(ioc)
+    def collect(self, ioc: Ioc, primary: dict[str, Any]) -> None:
+        """Add what ``ioc`` brings (its primary object, ``primary``, is already in the bundle)."""
+        primary_id, spending, when = primary["id"], _Spending(_size(primary)), dates(ioc)
         indicates = "indicates" if mapping(ioc.type, "stix", Stix).object_type == "indicator" else "related-to"
-        self._reports(ioc, primary_id, spending)
+        cited = self.ctx.cited(ioc)
+        self._reports(cited[:1], ioc, primary_id, spending)  # where it comes from first; more reports last
         for canonical in first_distinct(ioc.threat_actors, ACTORS_PER_RECORD, str.lower):
             actor = named_id("intrusion-set", canonical)
             if self._link(primary_id, indicates, actor, _actor_maker(canonical), when, spending):
@@ -98,14 +99,15 @@ class Graph:
         for tid in first_distinct(ioc.techniques, TECHNIQUES_PER_RECORD):
             make = partial(attack_pattern_object, tid)
             self._link(primary_id, indicates, attack_pattern_id(tid), make, when, spending)
+        self._reports(cited[1:], ioc, primary_id, spending)
 
     def _families(self, canonical: str, actor: str, when: tuple[str, str], spending: _Spending) -> None:
         for family in actor_families(canonical)[:FAMILIES_PER_ACTOR]:
             malware = named_id("malware", family)
             self._link(actor, "uses", malware, partial(malware_object, family), when, spending)
 
-    def _reports(self, ioc: Ioc, primary_id: str, spending: _Spending) -> None:
-        for article_id in self.ctx.cited(ioc):
+    def _reports(self, cited: list[str], ioc: Ioc, primary_id: str, spending: _Spending) -> None:
+        for article_id in cited:
             refs = self.reports.get(article_id)
             if refs is None:
                 new = report_object(article_id, self.ctx.articles[article_id], [primary_id], dates(ioc)[0])

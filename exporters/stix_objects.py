@@ -78,15 +78,14 @@ def pattern(ioc: Ioc) -> str:
     return f"[{mapping(ioc.type, 'stix', Stix).path} = '{literal}']"
 
 
-def article_reference(article_id: str, ref: ArticleRef) -> dict[str, str]:
-    """A cited article: its URL, and its ctiwire id (GET /api/v1/articles/{id} has all it names)."""
+def article_reference(article_id: str, ref: ArticleRef, titled: bool = True) -> dict[str, str]:
+    """A cited article: its URL, and its ctiwire id (GET /api/v1/articles/{id} has all it names); its title
+    unless ``titled`` is false (a report names it already)."""
     # source_name is required and must be non-empty; an article with a blank feed name is still cited.
-    return {
-        "source_name": ref.source_name or "ctiwire",
-        "url": ref.url,
-        "external_id": article_id,
-        "description": clip(ref.title),
-    }
+    cited = {"source_name": ref.source_name or "ctiwire", "url": ref.url, "external_id": article_id}
+    if titled:
+        cited["description"] = clip(ref.title)
+    return cited
 
 
 def _external_refs(ioc: Ioc, ctx: ExportContext | None) -> list[dict[str, str]]:
@@ -182,7 +181,7 @@ def report_object(article_id: str, ref: ArticleRef, object_refs: list[str], fall
             "report_types": ["threat-report"],
             "published": published,
             "object_refs": object_refs,
-            "external_references": [article_reference(article_id, ref)],
+            "external_references": [article_reference(article_id, ref, titled=False)],
         }
     )
     return obj

@@ -14,7 +14,13 @@ from stix_support import dangling_refs, validate_stix
 
 from exporters import precompute
 from exporters.base import candidate_articles
-from exporters.caps import ARTICLES_PER_RECORD, CVES_PER_RECORD, STIX_BYTES_PER_RECORD, TECHNIQUES_PER_RECORD
+from exporters.caps import (
+    ARTICLES_PER_RECORD,
+    CVES_PER_RECORD,
+    STIX_BYTES_PER_RECORD,
+    STIX_FIXED_BYTES,
+    TECHNIQUES_PER_RECORD,
+)
 from exporters.stix import TLP_CLEAR_ID
 from ingest.aggregate import aggregate
 from store.ports import Stores
@@ -59,7 +65,7 @@ async def _bundle(stores: Stores, validate: bool = False) -> tuple[bytes, dict[s
 
 async def test_a_hundred_records_stay_under_the_bound(heavy: Stores) -> None:
     body, bundle = await _bundle(heavy, validate=True)
-    assert len(body) < BOUND and STIX_BYTES_PER_RECORD * LIMIT <= BOUND
+    assert len(body) <= STIX_BYTES_PER_RECORD * LIMIT + STIX_FIXED_BYTES < BOUND
     objects = bundle["objects"]
     assert not dangling_refs(objects)
     ids = {o["id"] for o in objects}
@@ -82,16 +88,17 @@ async def test_each_record_brings_capped_context(heavy: Stores) -> None:
         assert links[(ind["id"], "attack-pattern")] <= TECHNIQUES_PER_RECORD
         assert cited[ind["id"]] <= ARTICLES_PER_RECORD and len(ind.get("external_references", [])) <= 3
     hot = [o for o in indicators if o["name"].removeprefix("ipv4: ") in HOT]
-    assert len(hot) == 3 and all(cited[o["id"]] == ARTICLES_PER_RECORD for o in hot)
+    assert len(hot) == 3 and all(cited[o["id"]] >= 1 for o in hot)  # the first report comes before the rest
 
 
 async def test_reports_are_the_most_recent_articles_read(heavy: Stores) -> None:
     _body, bundle = await _bundle(heavy)
     [record] = await heavy.iocs.all_iocs(IocQuery(types=("ipv4",), values=(HOT[0],), limit=1))
     read = [heavy_article(int(uuid.UUID(a))) for a in candidate_articles(record)]
-    newest = sorted(read, key=lambda a: a.published_at, reverse=True)[:ARTICLES_PER_RECORD]
+    newest = [a.id for a in sorted(read, key=lambda a: a.published_at, reverse=True)[:ARTICLES_PER_RECORD]]
     reports = [o for o in bundle["objects"] if o["type"] == "report" and record.stix_id in o["object_refs"]]
-    assert sorted(r["external_references"][0]["external_id"] for r in reports) == sorted(a.id for a in newest)
+    cited = {r["external_references"][0]["external_id"] for r in reports}
+    assert newest[0] in cited and cited <= set(newest)  # the newest first; others as the allowance lets them
 
 
 async def test_actors_malware_and_reports(heavy: Stores) -> None:

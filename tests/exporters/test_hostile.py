@@ -81,9 +81,9 @@ def check_stix(check: Any, records: list[Ioc], ctx: ExportContext, url: str, sou
     assert len(indicators) == 3
     assert [o["type"] for o in bundle["objects"][4:]] == ["marking-definition", "report"]
     assert pattern_literal(indicators[0]["pattern"]) == url
-    cited = {"source_name": source or "ctiwire", "url": "https://news.example/a1", "external_id": "a1",
-             "description": clip(title)}
-    assert indicators[0]["external_references"] == bundle["objects"][5]["external_references"] == [cited]
+    cited = {"source_name": source or "ctiwire", "url": "https://news.example/a1", "external_id": "a1"}
+    assert indicators[0]["external_references"] == [{**cited, "description": clip(title)}]
+    assert bundle["objects"][5]["external_references"] == [cited]  # the report's name is the title
     assert bundle["objects"][5]["name"] == (clip(title) or "https://news.example/a1")
 
 
