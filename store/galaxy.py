@@ -8,10 +8,12 @@ parsed once per process.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
+from typing import Any
 
 # Clusters whose entries are malware families (MISP galaxy "ransomware" and "malpedia").
 FAMILY_CLUSTERS: tuple[str, ...] = ("ransomware", "malpedia")
@@ -28,10 +30,25 @@ class GalaxyEntry:
 
 
 @cache
+def _clusters_dir() -> Path:
+    """The package's cluster files, found without importing ``pymispgalaxies``: its import loads and
+    checks every galaxy, about five seconds, where an export needs three files."""
+    spec = importlib.util.find_spec("pymispgalaxies")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("pymispgalaxies")
+    return Path(next(iter(spec.submodule_search_locations))) / "data" / "misp-galaxy" / "clusters"
+
+
+def cluster_values(name: str) -> list[dict[str, Any]]:
+    """The raw ``values`` of the named cluster file (every field the galaxy has)."""
+    values: list[dict[str, Any]] = json.loads((_clusters_dir() / f"{name}.json").read_text(encoding="utf-8"))["values"]
+    return values
+
+
+@cache
 def cluster(name: str) -> tuple[GalaxyEntry, ...]:
     """Every entry of the named cluster (``threat-actor``, ``ransomware``...), in the galaxy's order."""
-    path = resources.files("pymispgalaxies").joinpath("data", "misp-galaxy", "clusters", f"{name}.json")
-    values = json.loads(path.read_text(encoding="utf-8"))["values"]
+    values = cluster_values(name)
     return tuple(
         GalaxyEntry(
             item["value"],

@@ -9,15 +9,13 @@ Tactic ids (TA0001), software (S0154) and group ids (G0016) are not techniques.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from functools import cache
-from importlib import resources
-from typing import Any
 
 from ingest.enrich.procedures import detect
 from ingest.enrich.resources import required_literal, yaml_data
+from store.galaxy import cluster_values
 from store.records import MitreTechnique
 
 _MOBILE = re.compile(r"\b(?:android|ios|iphones?|ipads?|smartphones?|mobile (?:apps?|devices?|phones?|banking))\b",
@@ -25,18 +23,11 @@ _MOBILE = re.compile(r"\b(?:android|ios|iphones?|ipads?|smartphones?|mobile (?:a
 _ICS = re.compile(r"\b(?:plcs?|scada|ics|hmis?|industrial control|operational technology|programmable logic)\b",
                   re.IGNORECASE)
 _ID = re.compile(r"(?<![\w.-])(T\d{4}(?:\.\d{3})?)(?![\w-]|\.\d)")
-_MISP_CLUSTERS = "pymispgalaxies.data.misp-galaxy.clusters"
 
 
 def _slug(text: str) -> str:
     """ATT&CK tactic short name from a display name ("Inhibit Response Function"; the first of a list)."""
     return "-".join(text.split(",")[0].lower().split())
-
-
-def _misp_cluster(name: str) -> list[dict[str, Any]]:
-    path = resources.files("pymispgalaxies").joinpath("data", "misp-galaxy", "clusters", f"{name}.json")
-    values: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["values"]
-    return values
 
 
 def _enterprise() -> dict[str, tuple[str, str]]:
@@ -51,7 +42,7 @@ def _enterprise() -> dict[str, tuple[str, str]]:
 
 def _mobile() -> dict[str, tuple[str, str]]:
     catalogue: dict[str, tuple[str, str]] = {}
-    for item in _misp_cluster("mitre-attack-pattern"):
+    for item in cluster_values("mitre-attack-pattern"):
         chain = item.get("meta", {}).get("kill_chain", [])
         if not chain or not all(phase.startswith("mobile-attack") for phase in chain):
             continue
@@ -63,7 +54,7 @@ def _mobile() -> dict[str, tuple[str, str]]:
 
 def _ics() -> dict[str, tuple[str, str]]:
     catalogue: dict[str, tuple[str, str]] = {}
-    for item in _misp_cluster("mitre-ics-techniques"):
+    for item in cluster_values("mitre-ics-techniques"):
         meta = item.get("meta", {})
         for raw in meta.get("Technique ID", []):
             # The galaxy spells ICS ids without the leading zero (T800 for ATT&CK's T0800).
