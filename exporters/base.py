@@ -11,16 +11,19 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import ClassVar, NamedTuple
 
 from config.tiers import IOC_EXPORT_COST
+from exporters.caps import ARTICLE_CANDIDATES, ARTICLES_PER_RECORD
 from store import stixids
 from store.ioctypes import skipped_note
+from store.ports import ArticleStore
 from store.records import Ioc, iso, ms
 from store.stixids import stable_uuid as stable_uuid  # re-exported: formats name their ids through here
 
 CHUNK_SIZE = 64 * 1024
+_NO_DATE = datetime.min.replace(tzinfo=UTC)
 PRODUCT = "ctiwire"
 
 
@@ -30,6 +33,7 @@ class ArticleRef(NamedTuple):
     title: str
     url: str
     source_name: str
+    published: datetime | None = None  # a STIX report's ``published``; None: not known to the caller
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +48,17 @@ class ExportContext:
     # The request's filters as (parameter, value) pairs, for the formats that state them in a header.
     filters: tuple[tuple[str, str], ...] = ()
 
+    def cited(self, ioc: Ioc) -> list[str]:
+        """Ids of the articles an export cites for ``ioc``: the most recently published of its first listed
+        ones (exporters.caps), newest first (equal dates in the record's order); ids this context does not
+        know are skipped."""
+        known = [a for a in dict.fromkeys(candidate_articles(ioc)) if a in self.articles]
+        known.sort(key=lambda a: self.articles[a].published or _NO_DATE, reverse=True)  # stable
+        return known[:ARTICLES_PER_RECORD]
+
     def refs(self, ioc: Ioc) -> list[ArticleRef]:
-        """The known articles reporting ``ioc``, in the record's order (unknown ids are skipped)."""
-        return [self.articles[a] for a in ioc.article_ids if a in self.articles]
+        """The cited articles of ``ioc`` (:meth:`cited`)."""
+        return [self.articles[a] for a in self.cited(ioc)]
 
     @property
     def range_text(self) -> str:
@@ -60,6 +72,19 @@ class ExportContext:
         return [f"{PRODUCT} {title}", f"generated {iso(self.generated_at)}",
                 f"IOCs first seen or updated from {self.range_text} ({self.tier} tier)", f"filters: {filters}",
                 *skipped_note((i.type for i in iocs), consumer), *notes]
+
+
+def candidate_articles(ioc: Ioc) -> list[str]:
+    """The article ids an export reads for ``ioc``: a bounded prefix of what the record lists."""
+    return ioc.article_ids[:ARTICLE_CANDIDATES]
+
+
+async def load_context(store: ArticleStore, iocs: Sequence[Ioc], *, generated_at: datetime, since: datetime,
+                       until: datetime, tier: str, filters: tuple[tuple[str, str], ...] = ()) -> ExportContext:
+    """The context of an export of ``iocs``: the articles it may cite, read in one query."""
+    refs = await store.article_refs(a for ioc in iocs for a in candidate_articles(ioc))
+    return ExportContext(generated_at=generated_at, since=since, until=until, tier=tier,
+                         articles={key: ArticleRef(*row) for key, row in refs.items()}, filters=filters)
 
 
 def indicator_id(ioc: Ioc) -> str:
@@ -112,6 +137,7 @@ class Exporter:
     scope: ClassVar[str]
     summary: ClassVar[str]
     cost: ClassVar[int] = IOC_EXPORT_COST
+    notes: ClassVar[str] = ""  # what the OpenAPI description adds about the document's content
 
     def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
         raise NotImplementedError

@@ -22,7 +22,7 @@ from datetime import datetime
 import orjson
 
 from config.tiers import TIERS, Tier
-from exporters.base import ArticleRef, ExportContext
+from exporters.base import load_context
 from exporters.build_once import Entry, build_in_thread, get_or_build, make_entry, store_entry
 from exporters.registry import EXPORTERS, get_exporter
 from store.cache import Cache
@@ -145,22 +145,17 @@ async def build_export(stores: Stores, request: ExportRequest, now: datetime, da
 async def _build_export(stores: Stores, request: ExportRequest, now: datetime, data_version: int,
                         progress: Progress | None, delay: float) -> Entry:
     iocs = await collect_iocs(stores.iocs, request.query(now), progress, delay)
-    refs = await stores.articles.article_refs(a for ioc in iocs for a in ioc.article_ids)
     exporter = get_exporter(request.format)()
     # Dated by the second the window is computed at (a named window is exactly its days before it), so a
     # build at the same second, on any process, is byte-identical.
     since, stamp = request.window_since(now), whole_second(now)
-    context = ExportContext(generated_at=stamp, since=since, until=stamp, tier=request.tier,
-                            articles=_article_refs(refs), filters=request.described_filters())
+    context = await load_context(stores.articles, iocs, generated_at=stamp, since=since, until=stamp,
+                                 tier=request.tier, filters=request.described_filters())
     # Encoding is CPU work: a thread keeps the server's event loop answering meanwhile.
     body = await build_in_thread(lambda: b"".join(exporter.encode(iocs, context)))
     oldest = min((ioc.modified for ioc in iocs), default=None)
     return make_entry(body, len(iocs), data_version, exporter.media_type, exporter.filename(as_of(now)),
                       iso(since), None if oldest is None else iso(oldest))
-
-
-def _article_refs(refs: dict[str, tuple[str, str, str]]) -> dict[str, ArticleRef]:
-    return {key: ArticleRef(*value) for key, value in refs.items()}
 
 
 async def cached_export(stores: Stores, cache: Cache, request: ExportRequest, now: datetime, *,

@@ -194,7 +194,7 @@ def export_operation(fmt: str, lead: str, parameters: list[dict[str, Any]],
     return operation("exports", f"{lead} as {summary} (Pro)",
                      f"Pro plan, scope {scope}. Costs {exporter.cost} requests of the rate limit "
                      f"(`X-Format-Cost-Multiplier: {exporter.cost}`). An empty result is a valid empty "
-                     f"document.{_skipped(fmt)}", parameters,
+                     f"document.{_skipped(fmt)}" + (f" {exporter.notes}" if exporter.notes else ""), parameters,
                      {"200": ok(summary, {media_type: _BODY.get(fmt, {"type": "string"})}, _HEADERS),
                       "304": {"description": "Not modified (If-None-Match matched the ETag)"},
                       "400": bad_request("conflicting_parameters (`window` with `since`)",

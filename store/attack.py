@@ -10,12 +10,12 @@ that galaxy predates in ``store/data/attack_ics_supplement.yaml``.
 from __future__ import annotations
 
 import asyncio
-import json
 from functools import cache
 from importlib import resources
-from typing import Any
 
 import yaml
+
+from store.galaxy import cluster_values
 
 Catalogue = dict[str, tuple[str, str]]
 
@@ -23,12 +23,6 @@ Catalogue = dict[str, tuple[str, str]]
 def _slug(text: str) -> str:
     """ATT&CK tactic short name from a display name ("Inhibit Response Function"; the first of a list)."""
     return "-".join(text.split(",")[0].lower().split())
-
-
-def _misp_cluster(name: str) -> list[dict[str, Any]]:
-    path = resources.files("pymispgalaxies").joinpath("data", "misp-galaxy", "clusters", f"{name}.json")
-    values: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["values"]
-    return values
 
 
 def _enterprise() -> Catalogue:
@@ -43,7 +37,7 @@ def _enterprise() -> Catalogue:
 
 def _mobile() -> Catalogue:
     catalogue: Catalogue = {}
-    for item in _misp_cluster("mitre-attack-pattern"):
+    for item in cluster_values("mitre-attack-pattern"):
         chain = item.get("meta", {}).get("kill_chain", [])
         if not chain or not all(phase.startswith("mobile-attack") for phase in chain):
             continue
@@ -55,7 +49,7 @@ def _mobile() -> Catalogue:
 
 def _ics() -> Catalogue:
     catalogue: Catalogue = {}
-    for item in _misp_cluster("mitre-ics-techniques"):
+    for item in cluster_values("mitre-ics-techniques"):
         meta = item.get("meta", {})
         for raw in meta.get("Technique ID", []):
             # The galaxy spells ICS ids without the leading zero (T800 for ATT&CK's T0800).

@@ -28,6 +28,8 @@ from store.records import parse_stored
 # (sort value, id) of a row in its query's order: the keyset position cursors carry.
 Position = tuple[Any, str]
 ArticleRow = tuple[Position, bytes]
+# What an export cites of an article: (title, url, source_name, published_at).
+ArticleRefRow = tuple[str, str, str, datetime]
 
 
 Q = TypeVar("Q", ArticleQuery, IocQuery)

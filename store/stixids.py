@@ -46,6 +46,12 @@ def attack_pattern_id(technique: str) -> str:
     return f"attack-pattern--{stable_uuid('attack-pattern', technique.upper())}"
 
 
+def named_id(stix_type: str, key: str) -> str:
+    """The id of an object named by a key of its own: an ``intrusion-set`` by its canonical actor name, a
+    ``malware`` family by its name, a ``report`` by its article id (each lowercased: one spelling, one id)."""
+    return f"{stix_type}--{stable_uuid(stix_type, key.lower())}"
+
+
 def object_id(ioc_type: str, value: str) -> str:
     """The id of the record's one STIX object, of the registry's STIX object type: a CVE is a vulnerability
     (STIX 2.1 s. 4.19), an ATT&CK technique an attack-pattern (s. 4.1), the rest indicators (s. 4.7). Not

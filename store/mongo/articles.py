@@ -7,14 +7,14 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 
 from pymongo import ReplaceOne
 
-from store.base import NotFound, keyset_pages
+from store.base import ArticleRefRow, NotFound, keyset_pages
 from store.mongo.documents import Doc, article_doc, from_keyed
 from store.mongo.errors import guarded, translated
 from store.mongo.part import MongoPart
 from store.mongo.queries import article_query, article_sort
 from store.ports import ArticleStore
 from store.query import ArticleQuery
-from store.records import Article
+from store.records import Article, ms
 
 _ESTIMATE_CAP = 10_000  # the "planned" count stops here, as the SQLite backend's does
 
@@ -76,11 +76,11 @@ class MongoArticles(MongoPart, ArticleStore):
         return {d["_id"]: from_keyed(Article, d) async for d in cursor}
 
     @guarded
-    async def article_refs(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+    async def article_refs(self, ids: Iterable[str]) -> dict[str, ArticleRefRow]:
         wanted = list(dict.fromkeys(ids))
-        projection = {"title": 1, "url": 1, "source_name": 1}
+        projection = {"title": 1, "url": 1, "source_name": 1, "published_at": 1}
         cursor = self._c("articles").find({"_id": {"$in": wanted}}, projection)
-        return {d["_id"]: (d["title"], d["url"], d["source_name"]) async for d in cursor}
+        return {d["_id"]: (d["title"], d["url"], d["source_name"], ms(d["published_at"])) async for d in cursor}
 
     @guarded
     async def article_sources(self) -> list[tuple[str, str, int, int]]:

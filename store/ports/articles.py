@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 
 import orjson
 
-from store.base import ArticleRow, NotFound
+from store.base import ArticleRefRow, ArticleRow, NotFound
 from store.csvform import csv_line
 from store.ports.lifecycle import Versioned
 from store.query import ArticleQuery
@@ -64,15 +64,16 @@ class ArticleStore(Versioned):
                 continue
         return found
 
-    async def article_refs(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
-        """(title, url, source_name) of each existing article in ``ids``; backends may do it in one query."""
-        refs: dict[str, tuple[str, str, str]] = {}
+    async def article_refs(self, ids: Iterable[str]) -> dict[str, ArticleRefRow]:
+        """(title, url, source_name, published_at) of each existing article in ``ids``; backends may do it in
+        one query."""
+        refs: dict[str, ArticleRefRow] = {}
         for article_id in dict.fromkeys(ids):
             try:
                 article = await self.get_article(article_id)
             except NotFound:
                 continue
-            refs[article_id] = (article.title, article.url, article.source_name)
+            refs[article_id] = (article.title, article.url, article.source_name, article.published_at)
         return refs
 
     async def all_articles(self, query: ArticleQuery) -> list[Article]:

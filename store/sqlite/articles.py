@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from store.base import ArticleRow, NotFound, keyset_pages
+from store.base import ArticleRefRow, ArticleRow, NotFound, keyset_pages
 from store.codec import from_doc, to_doc
 from store.csvform import csv_line
 from store.ports import ArticleStore
@@ -122,10 +122,11 @@ class SqliteArticles(SqlitePart, ArticleStore):
         rows = await self._rows_in("SELECT id, doc FROM articles WHERE id IN ({marks})", ids)
         return {r[0]: from_doc(Article, orjson.loads(r[1])) for r in rows}
 
-    async def article_refs(self, ids: Iterable[str]) -> dict[str, tuple[str, str, str]]:
+    async def article_refs(self, ids: Iterable[str]) -> dict[str, ArticleRefRow]:
         rows = await self._rows_in(
-            "SELECT id, title, json_extract(doc, '$.url'), source_name FROM articles WHERE id IN ({marks})", ids)
-        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+            "SELECT id, title, json_extract(doc, '$.url'), source_name, published_at FROM articles "
+            "WHERE id IN ({marks})", ids)
+        return {r[0]: (r[1], r[2], r[3], parse_stored(r[4])) for r in rows}
 
     async def article_sources(self) -> list[tuple[str, str, int, int]]:
         rows = await self._all(

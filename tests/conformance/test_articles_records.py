@@ -81,8 +81,8 @@ async def test_article_refs_returns_existing_ids_only(articles: ArticleStore) ->
     rows = [article(n, source_name=f"Source {n}") for n in range(1, 4)]
     await articles.upsert_articles(rows)
     refs = await articles.article_refs([rows[2].id, "missing", rows[0].id, rows[2].id])
-    assert refs == {rows[2].id: (rows[2].title, rows[2].url, "Source 3"),
-                    rows[0].id: (rows[0].title, rows[0].url, "Source 1")}
+    assert refs == {rows[2].id: (rows[2].title, rows[2].url, "Source 3", rows[2].published_at),
+                    rows[0].id: (rows[0].title, rows[0].url, "Source 1", rows[0].published_at)}
     assert await articles.article_refs([]) == {}
 
 

@@ -21,6 +21,7 @@ from stix2patterns.pattern import Pattern
 
 from exporters.base import ArticleRef, ExportContext
 from exporters.blocklist import BlocklistExporter, listable
+from exporters.caps import clip
 from exporters.cef import CefExporter
 from exporters.ecs import EcsExporter
 from exporters.misp import MispExporter
@@ -82,10 +83,13 @@ def test_nothing_lost_nothing_injected(ioc: Callable[..., Ioc], make_ctx: Callab
 def check_stix(check: Any, records: list[Ioc], ctx: ExportContext, url: str, source: str, title: str) -> None:
     bundle = check.stix(StixExporter().render(records, ctx))
     indicators = [o for o in bundle["objects"] if o["type"] == "indicator"]
-    assert len(indicators) == 3 and len(bundle["objects"]) == 4
+    assert len(indicators) == 3
+    assert [o["type"] for o in bundle["objects"][4:]] == ["marking-definition", "report"]
     assert pattern_literal(indicators[0]["pattern"]) == url
-    assert indicators[0]["external_references"] == [
-        {"source_name": source or "ctiwire", "url": "https://news.example/a1", "description": title}]
+    cited = {"source_name": source or "ctiwire", "url": "https://news.example/a1", "external_id": "a1"}
+    assert indicators[0]["external_references"] == [{**cited, "description": clip(title)}]
+    assert bundle["objects"][5]["external_references"] == [cited]  # the report's name is the title
+    assert bundle["objects"][5]["name"] == (clip(title) or "https://news.example/a1")
 
 
 def check_misp(check: Any, records: list[Ioc], ctx: ExportContext, url: str, feed: str) -> None:
