@@ -9,7 +9,7 @@ In one run, on the same texts (HTML articles are reduced to text once, and every
 Prints one markdown table with both sets side by side (precision/recall/F1 per IOC type and overall, CVE,
 technique and actor F1, category and severity accuracy, articles/s on one core), the command, and the
 held-out figures against the issue's targets as the last lines. `--errors` lists every miss and false
-hit on the tuning set only: a held-out error is never a reason to change a rule.
+hit on the tuning and calibration (lists) sets only: a held-out error is never a reason to change a rule.
 """
 
 from __future__ import annotations
@@ -31,7 +31,12 @@ from ingest.enrich import CLI_IOC_TYPES, enrich  # noqa: E402
 from ingest.enrich.textprep import html_to_text  # noqa: E402
 from store.indicators import detect_type, normalize, refang  # noqa: E402
 
-SETS = {"tuning": ROOT / "bench" / "enrich_eval", "held-out": ROOT / "bench" / "enrich_heldout"}
+# bench/enrich_lists/ is a calibration set: indicator lists in shapes without an "Indicators" heading,
+# written and labelled from bench/LABELLING.md alone. Rules may be read against it (its errors are listed).
+SETS = {"tuning": ROOT / "bench" / "enrich_eval", "held-out": ROOT / "bench" / "enrich_heldout",
+        "lists": ROOT / "bench" / "enrich_lists"}
+# The sets whose misses and false hits --errors lists: never the held-out set.
+OPEN_SETS = ("tuning", "lists")
 # The product's targets on the held-out set: (row, column of P/R/F1 or accuracy, minimum).
 TARGETS = (("all IOCs", 0, "ioc_precision", 0.98), ("all IOCs", 1, "ioc_recall", 0.95),
            ("ipv6", 1, "ipv6_recall", 0.95), ("email", 1, "email_recall", 0.95), ("cves", 2, "cve_f1", 0.99),
@@ -180,7 +185,7 @@ def cell(score: Score | None) -> str:
 Result = tuple[dict[str, Score], float, dict[str, Score]]
 
 
-def run_set(folder: Path, subset: str, repeat: int) -> tuple[int, dict[str, Result]] | None:
+def run_set(folder: Path, subset: str, repeat: int, *, baselines: bool = True) -> tuple[int, dict[str, Result]] | None:
     """(articles, tool -> result) of one labelled set, or None when the set is not there."""
     if not (folder / "articles").is_dir():
         return None
@@ -190,6 +195,8 @@ def run_set(folder: Path, subset: str, repeat: int) -> tuple[int, dict[str, Resu
     if missing:
         raise SystemExit(f"{folder}: articles and labels differ: {sorted(missing)}")
     tools = {"ctiwire": (run_ctiwire, repeat), "ioc-finder": (run_ioc_finder, 1), "iocsearcher": (run_iocsearcher, 1)}
+    if not baselines:
+        tools = {"ctiwire": tools["ctiwire"]}
     return len(articles), {name: evaluate(tool, articles, labels, times) for name, (tool, times) in tools.items()}
 
 
@@ -208,6 +215,15 @@ def print_table(sets: dict[str, tuple[int, dict[str, Result]]]) -> None:
     for field in ("category", "severity"):
         print(f"| {field} accuracy | " + " | ".join(accuracy(result[2], field) for _, _, result in columns) + " |")
     print("| articles/s (one core) | " + " | ".join(f"{result[1]:.0f}" for _, _, result in columns) + " |")
+
+
+def print_errors(name: str, result: Result) -> None:
+    """Every miss and false hit of one open set (tuning or calibration), by field."""
+    scores, _, extra = result
+    for row in ("all IOCs", "cves", "techniques", "actors"):
+        print(f"\n## {name}: {row}\n" + "\n".join(scores[row].errors))
+    for field in ("category", "severity"):
+        print(f"\n## {name}: {field}\n" + "\n".join(extra[field].errors))
 
 
 def print_targets(result: Result) -> None:
@@ -247,6 +263,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="passes over each set when timing ctiwire")
     parser.add_argument("--errors", action="store_true", help="list every false hit and miss on the tuning set")
     parser.add_argument("--subset", default="", help="only the articles whose name starts with this prefix")
+    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated sets to score (default: all)")
+    parser.add_argument("--no-baselines", action="store_true", help="score ctiwire only (no ioc-finder, iocsearcher)")
     parser.add_argument("--tram", action="store_true",
                         help="instead: techniques on TRAM 2's reports, 5-fold by report (scripts/bench_tram.py)")
     args, rest = parser.parse_known_args()
@@ -256,15 +274,16 @@ def main() -> None:
         return tram(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    sets = {name: found for name, folder in SETS.items() if (found := run_set(folder, args.subset, args.repeat))}
+    chosen = [name for name in args.sets.split(",") if name]
+    if unknown := set(chosen) - set(SETS):
+        parser.error(f"unknown sets: {sorted(unknown)}")
+    sets = {name: found for name in chosen
+            if (found := run_set(SETS[name], args.subset, args.repeat, baselines=not args.no_baselines))}
     print_table(sets)
     print(f"\ncommand: scripts/bench enrich {shlex.join(sys.argv[1:])}".rstrip())
-    if args.errors and "tuning" in sets:
-        scores, _, extra = sets["tuning"][1]["ctiwire"]
-        for row in ("all IOCs", "cves", "techniques", "actors"):
-            print(f"\n## {row}\n" + "\n".join(scores[row].errors))
-        for field in ("category", "severity"):
-            print(f"\n## {field}\n" + "\n".join(extra[field].errors))
+    for name in OPEN_SETS if args.errors else ():
+        if name in sets:
+            print_errors(name, sets[name][1]["ctiwire"])
     if "held-out" in sets:
         print()
         print_agreement(SETS["held-out"], args.subset)
