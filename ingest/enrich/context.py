@@ -18,6 +18,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from ingest.enrich.actors import names_actor_or_software
 from ingest.enrich.resources import context_cues
 from ingest.enrich.scan import Candidate
 from ingest.enrich.textprep import Line
@@ -108,6 +109,7 @@ class LineContext:
         self.list_like = words <= 8
         # A value alone on its line (an address on an indented line of a list) is listed, not mentioned.
         self.bare = words == 0 and len(candidates) == 1
+        self._row: bool | None = None
         self._sentence_cues: dict[tuple[int, int], bool] = {}
         self._taken_away: dict[tuple[int, int], tuple[int, bool]] = {}
 
@@ -134,6 +136,21 @@ class LineContext:
             self.masked[start:end] for start, end in following if _PRONOUN.match(self.masked, start))
         return bool(_TAKEN_AWAY.search(told))
 
+    def row_not_ioc(self) -> bool:
+        """A list-like line whose words take its values out ("legitimate signed loader (clean)")."""
+        return self.list_like and bool(context_cues("row_not_ioc").search(self.masked))
+
+    def row_cue(self) -> bool:
+        """A list-like line whose words give its values a role in the attack: a malicious cue or a row role
+        anywhere on it ("Scanner -> ip", "ip;date;session replay"), or an actor or malware family as its
+        label ("APT33 : ip domain", "AsyncRAT | ip:port"). Such a line presents its values as malicious
+        whatever heading it has or lacks."""
+        if self._row is None:
+            self._row = self.list_like and bool(self.candidates) and (
+                _unnegated(context_cues("malicious"), self.masked) or _unnegated(context_cues("row_roles"), self.masked)
+                or names_actor_or_software(self.masked))
+        return self._row
+
     def paragraph_cue(self) -> bool:
         """A malicious cue anywhere in the line (paragraph), outside the values themselves."""
         return self.sentence_cue((0, len(self.masked)))
@@ -152,15 +169,22 @@ class LineContext:
         if context_cues("benign_after").match(after) or context_cues("benign_after").match(after.lstrip(")]\"' ")):
             return Verdict(0, benign=True, section=line.section)
         left = _nearest_left(text[left_edge:candidates[first].start])
-        if left == "benign" or self.taken_away(sentence, first, last):
+        if left == "benign" or self.taken_away(sentence, first, last) or self.row_not_ioc():
             return Verdict(0, benign=True, section=line.section)
+        if line.section == "benign" and self.list_like:
+            return Verdict(0, benign=True, section="benign")  # a list the article says is clean
         if line.section == "ioc" and self.list_like:
             return Verdict(3, section="ioc")
-        if left == "malicious" or _right_cue(text[candidates[last].end:right_edge]):
+        if left == "malicious" or _right_cue(text[candidates[last].end:right_edge]) or self.row_cue():
             return Verdict(2, section=line.section)
         if self.sentence_cue(sentence) or line.section == "ioc" or self.bare:
             return Verdict(1, section=line.section)
         return Verdict(0, section=line.section, paragraph=self.paragraph_cue())
+
+
+def _unnegated(cues: re.Pattern[str], text: str) -> bool:
+    """A cue in ``text`` that no negation right before it turns around ("not C2")."""
+    return any(not _NEGATION.search(text[max(0, match.start() - 20):match.start()]) for match in cues.finditer(text))
 
 
 def _right_cue(window: str) -> bool:

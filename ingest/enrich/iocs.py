@@ -157,14 +157,14 @@ def confidence_of(ioc_type: str, value: str, entry: _Evidence, names: frozenset[
     """The confidence of a value from its mentions, or None when it is not presented as an IOC.
 
     ``names`` are the organisations the article names: a host spelled as one of them ("Lindqvist Labs
-    published its results at lindqvistlabs.com") is that organisation's own site unless the article
-    defangs it or lists it among indicators.
+    published its results at lindqvistlabs.com", "Ostara Networks" at ostara-networks.net) is that
+    organisation's own site unless the article defangs it or lists it among indicators.
     """
     strongest = max(verdict.strength for verdict in entry.verdicts)
     benign = any(verdict.benign for verdict in entry.verdicts)
     host = _host_of(ioc_type, value)
     if ioc_type != "email" and strongest < 3 and not entry.defanged and "." in host \
-            and host_class(host) != "shared" and registrable_label(host) in names:
+            and host_class(host) != "shared" and registrable_label(host).replace("-", "") in names:
         return None
     if benign and strongest < 2:
         return None
