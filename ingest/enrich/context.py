@@ -19,6 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from ingest.enrich.actors import names_actor_or_software
+from ingest.enrich.listshapes import table_row
 from ingest.enrich.resources import context_cues
 from ingest.enrich.scan import Candidate
 from ingest.enrich.textprep import Line
@@ -35,7 +36,8 @@ _APPOSITION = re.compile(r"^\s*[,(\u2013\u2014-]\s*(?:a|an|the|which|that|used|h
                          r"both|all|likely|probably|now|then|later|previously)\b", re.IGNORECASE)
 _TAKEN_AWAY = re.compile(r"\b(?:sinkhol(?:ed|ing)|(?:resolves?|points?) to (?:a|the) sinkhole|was seized|were seized|"
                          r"(?:has|have|had) been (?:seized|taken down)|listed in error|(?:is|are) excluded from|"
-                         r"false positive)", re.IGNORECASE)
+                         r"false positive|authori[sz]ed (?:engagement|red[- ]team|penetration[- ]test|pentest))",
+                         re.IGNORECASE)
 _PRONOUN = re.compile(r"\s*(?:It|This domain|That domain|The domain|This address|That address)\b")
 _CLAUSE_END = re.compile(r"[,;:()\u2013\u2014]|\s-\s")
 # "rather than blocking", "should not be blocked": a negated cue says the opposite.
@@ -137,8 +139,9 @@ class LineContext:
         return bool(_TAKEN_AWAY.search(told))
 
     def row_not_ioc(self) -> bool:
-        """A list-like line whose words take its values out ("legitimate signed loader (clean)")."""
-        return self.list_like and bool(context_cues("row_not_ioc").search(self.masked))
+        """A list-like line, or a line of a list, whose words take its values out ("legitimate signed loader
+        (clean)", "ip:port (excluded from blocklists: authorised red-team server)")."""
+        return (self.list_like or table_row(self.line.text)) and bool(context_cues("row_not_ioc").search(self.masked))
 
     def row_cue(self) -> bool:
         """A list-like line whose words give its values a role in the attack: a malicious cue or a row role

@@ -109,6 +109,11 @@ def _cells(line: str) -> list[str]:
     return []
 
 
+def table_row(line: str) -> bool:
+    """A row of a table: cells between pipes, column gaps, or CSV fields."""
+    return len(_cells(line.strip(" |"))) >= 2
+
+
 def table_header(line: str) -> str | None:
     """``ioc`` when ``line`` is the header row of a table with a type or indicator column (or a column
     named by a malicious cue: "C2", "Payload fetched from"), ``benign`` for one whose column says its values

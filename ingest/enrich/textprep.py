@@ -25,7 +25,7 @@ _MARKDOWN_HEADING = re.compile(r"^\s*#{1,6}\s+(.*)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")
 _HEADING_WORDS = re.compile(r"[A-Za-z][A-Za-z&/'-]*")
 _BLOCK_TAGS = ("p", "div", "li", "tr", "pre", "blockquote", "section", "article", "table", "ul", "ol",
-               "br", "dd", "dt", "figcaption", "code", "td", "th", "caption", "figure", "main", "dl", "hr")
+               "br", "dd", "dt", "figcaption", "td", "th", "caption", "figure", "main", "dl", "hr")
 # Characters XML 1.0 forbids (section 2.2, "Char"), which lxml refuses in a tree; an XML declaration,
 # which it refuses in a str (the text is already decoded).
 _NOT_XML_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
