@@ -118,7 +118,7 @@ def table_header(line: str) -> str | None:
     """``ioc`` when ``line`` is the header row of a table with a type or indicator column (or a column
     named by a malicious cue: "C2", "Payload fetched from"), ``benign`` for one whose column says its values
     are not malicious, else None."""
-    cells = [cell for cell in _cells(line.strip(" |")) if cell]
+    cells = [cell.strip() for cell in _cells(line.strip(" |")) if cell.strip()]
     if len(cells) < 2 or any(len(_WORDS.findall(cell)) > _MAX_CELL_WORDS for cell in cells):
         return None
     if _patterns()["not_ioc"].search(line):
