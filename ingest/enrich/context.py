@@ -4,9 +4,12 @@ An IOC is a value the article presents as malicious or attacker-used, judged fro
 section it is listed in and the words around it. A mention gets a ``Verdict``:
 
 - strength 3: listed on a list-like line under an indicators heading;
-- strength 2: a malicious cue next to it in its sentence ("C2 server at", "..., used for exfiltration");
+- strength 2: a malicious cue next to it in its sentence ("C2 server at", "..., used for exfiltration"), or
+  anywhere on its list-like line, which may also pair it with an actor or malware family ("APT33 : ip");
 - strength 1: a malicious cue elsewhere in its sentence;
-- benign: a role cue right before or after it ("impersonating", "victim", "according to", "acme.com's").
+- benign: a role cue right before or after it ("impersonating", "victim", "according to", "acme.com's"),
+  a list the article says is clean (``listshapes``: false positives, sinkholed, hosts to allow), or a row
+  that says so ("(clean)", "authorised red-team server").
 
 Values written as an enumeration ("a.com, b.com and c.com") share the cue of the enumeration, and the
 nearest cue wins over a farther one, so one sentence can hold a lookalike and the brand it imitates.
