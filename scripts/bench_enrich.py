@@ -9,7 +9,7 @@ In one run, on the same texts (HTML articles are reduced to text once, and every
 Prints one markdown table with both sets side by side (precision/recall/F1 per IOC type and overall, CVE,
 technique and actor F1, category and severity accuracy, articles/s on one core), the command, and the
 held-out figures against the issue's targets as the last lines. `--errors` lists every miss and false
-hit on the tuning set only: a held-out error is never a reason to change a rule.
+hit on the tuning and calibration (lists) sets only: a held-out error is never a reason to change a rule.
 """
 
 from __future__ import annotations
@@ -31,17 +31,50 @@ from ingest.enrich import CLI_IOC_TYPES, enrich  # noqa: E402
 from ingest.enrich.textprep import html_to_text  # noqa: E402
 from store.indicators import detect_type, normalize, refang  # noqa: E402
 
-SETS = {"tuning": ROOT / "bench" / "enrich_eval", "held-out": ROOT / "bench" / "enrich_heldout"}
+# bench/enrich_lists/ is a calibration set: indicator lists in shapes without an "Indicators" heading,
+# written and labelled from bench/LABELLING.md alone. Rules may be read against it (its errors are listed).
+SETS = {
+    "tuning": ROOT / "bench" / "enrich_eval",
+    "held-out": ROOT / "bench" / "enrich_heldout",
+    "lists": ROOT / "bench" / "enrich_lists",
+}
+# The sets whose misses and false hits --errors lists: never the held-out set.
+OPEN_SETS = ("tuning", "lists")
 # The product's targets on the held-out set: (row, column of P/R/F1 or accuracy, minimum).
-TARGETS = (("all IOCs", 0, "ioc_precision", 0.98), ("all IOCs", 1, "ioc_recall", 0.95),
-           ("ipv6", 1, "ipv6_recall", 0.95), ("email", 1, "email_recall", 0.95), ("cves", 2, "cve_f1", 0.99),
-           ("techniques", 2, "technique_f1", 0.90), ("actors", 2, "actor_f1", 0.90),
-           ("category", 0, "category_accuracy", 0.85), ("severity", 0, "severity_accuracy", 0.75))
+TARGETS = (
+    ("all IOCs", 0, "ioc_precision", 0.98),
+    ("all IOCs", 1, "ioc_recall", 0.95),
+    ("ipv6", 1, "ipv6_recall", 0.95),
+    ("email", 1, "email_recall", 0.95),
+    ("cves", 2, "cve_f1", 0.99),
+    ("techniques", 2, "technique_f1", 0.90),
+    ("actors", 2, "actor_f1", 0.90),
+    ("category", 0, "category_accuracy", 0.85),
+    ("severity", 0, "severity_accuracy", 0.75),
+)
 Pairs = set[tuple[str, str]]
-IOC_FINDER_TYPES = {"ipv4s": "ipv4", "ipv6s": "ipv6", "domains": "domain", "urls": "url", "md5s": "md5",
-                    "sha1s": "sha1", "sha256s": "sha256", "sha512s": "sha512", "email_addresses": "email"}
-IOCSEARCHER_TYPES = {"ip4": "ipv4", "ip6": "ipv6", "fqdn": "domain", "url": "url", "md5": "md5", "sha1": "sha1",
-                     "sha256": "sha256", "sha512": "sha512", "email": "email"}
+IOC_FINDER_TYPES = {
+    "ipv4s": "ipv4",
+    "ipv6s": "ipv6",
+    "domains": "domain",
+    "urls": "url",
+    "md5s": "md5",
+    "sha1s": "sha1",
+    "sha256s": "sha256",
+    "sha512s": "sha512",
+    "email_addresses": "email",
+}
+IOCSEARCHER_TYPES = {
+    "ip4": "ipv4",
+    "ip6": "ipv6",
+    "fqdn": "domain",
+    "url": "url",
+    "md5": "md5",
+    "sha1": "sha1",
+    "sha256": "sha256",
+    "sha512": "sha512",
+    "email": "email",
+}
 
 
 def load_labels(folder: Path) -> dict[str, dict[str, object]]:
@@ -94,9 +127,14 @@ def truth(label: dict[str, object]) -> dict[str, object]:
 def run_ctiwire(title: str, text: str) -> dict[str, object]:
     result = enrich(title, text).to_cli()
     iocs = result["iocs"]
-    return {"iocs": {(kind, value) for kind in CLI_IOC_TYPES for value in iocs[kind]}, "cves": set(result["cves"]),
-            "techniques": set(result["attack_techniques"]), "actors": set(result["threat_actors"]),
-            "category": result["category"], "severity": result["severity_label"]}
+    return {
+        "iocs": {(kind, value) for kind in CLI_IOC_TYPES for value in iocs[kind]},
+        "cves": set(result["cves"]),
+        "techniques": set(result["attack_techniques"]),
+        "actors": set(result["threat_actors"]),
+        "category": result["category"],
+        "severity": result["severity_label"],
+    }
 
 
 def run_ioc_finder(title: str, text: str) -> dict[str, object]:
@@ -143,8 +181,12 @@ class Score:
         return precision, recall, f1
 
 
-def evaluate(tool: Callable[[str, str], dict[str, object]], articles: list[tuple[str, str, str]],
-             labels: dict[str, dict[str, object]], repeat: int) -> tuple[dict[str, Score], float, dict[str, object]]:
+def evaluate(
+    tool: Callable[[str, str], dict[str, object]],
+    articles: list[tuple[str, str, str]],
+    labels: dict[str, dict[str, object]],
+    repeat: int,
+) -> tuple[dict[str, Score], float, dict[str, object]]:
     scores: dict[str, Score] = {}
     outputs = {stem: tool(title, text) for stem, title, text in articles}  # also warms caches
     started = time.perf_counter()
@@ -157,8 +199,10 @@ def evaluate(tool: Callable[[str, str], dict[str, object]], articles: list[tuple
         expected = truth(labels[stem])
         for kind in CLI_IOC_TYPES:
             scores.setdefault(kind, Score()).add(
-                stem, {p for p in expected["iocs"] if p[0] == kind},  # type: ignore[attr-defined]
-                {p for p in output["iocs"] if p[0] == kind})  # type: ignore[attr-defined]
+                stem,
+                {p for p in expected["iocs"] if p[0] == kind},  # type: ignore[attr-defined]
+                {p for p in output["iocs"] if p[0] == kind},  # type: ignore[attr-defined]
+            )
         scores.setdefault("all IOCs", Score()).add(stem, expected["iocs"], output["iocs"])  # type: ignore[arg-type]
         for field in ("cves", "techniques", "actors"):
             if field in output:
@@ -180,7 +224,7 @@ def cell(score: Score | None) -> str:
 Result = tuple[dict[str, Score], float, dict[str, Score]]
 
 
-def run_set(folder: Path, subset: str, repeat: int) -> tuple[int, dict[str, Result]] | None:
+def run_set(folder: Path, subset: str, repeat: int, *, baselines: bool = True) -> tuple[int, dict[str, Result]] | None:
     """(articles, tool -> result) of one labelled set, or None when the set is not there."""
     if not (folder / "articles").is_dir():
         return None
@@ -190,6 +234,8 @@ def run_set(folder: Path, subset: str, repeat: int) -> tuple[int, dict[str, Resu
     if missing:
         raise SystemExit(f"{folder}: articles and labels differ: {sorted(missing)}")
     tools = {"ctiwire": (run_ctiwire, repeat), "ioc-finder": (run_ioc_finder, 1), "iocsearcher": (run_iocsearcher, 1)}
+    if not baselines:
+        tools = {"ctiwire": tools["ctiwire"]}
     return len(articles), {name: evaluate(tool, articles, labels, times) for name, (tool, times) in tools.items()}
 
 
@@ -199,8 +245,9 @@ def accuracy(extra: dict[str, Score], field: str) -> str:
 
 def print_table(sets: dict[str, tuple[int, dict[str, Result]]]) -> None:
     columns = [(name, tool, result) for name, (_, results) in sets.items() for tool, result in results.items()]
-    print("Enrichment, P / R / F1 (" + ", ".join(f"{name}: {count} articles" for name, (count, _) in sets.items())
-          + ")\n")
+    print(
+        "Enrichment, P / R / F1 (" + ", ".join(f"{name}: {count} articles" for name, (count, _) in sets.items()) + ")\n"
+    )
     print("| metric | " + " | ".join(f"{tool} ({name})" for name, tool, _ in columns) + " |")
     print("|---|" + "---|" * len(columns))
     for row in (*CLI_IOC_TYPES, "all IOCs", "cves", "techniques", "actors"):
@@ -208,6 +255,15 @@ def print_table(sets: dict[str, tuple[int, dict[str, Result]]]) -> None:
     for field in ("category", "severity"):
         print(f"| {field} accuracy | " + " | ".join(accuracy(result[2], field) for _, _, result in columns) + " |")
     print("| articles/s (one core) | " + " | ".join(f"{result[1]:.0f}" for _, _, result in columns) + " |")
+
+
+def print_errors(name: str, result: Result) -> None:
+    """Every miss and false hit of one open set (tuning or calibration), by field."""
+    scores, _, extra = result
+    for row in ("all IOCs", "cves", "techniques", "actors"):
+        print(f"\n## {name}: {row}\n" + "\n".join(scores[row].errors))
+    for field in ("category", "severity"):
+        print(f"\n## {name}: {field}\n" + "\n".join(extra[field].errors))
 
 
 def print_targets(result: Result) -> None:
@@ -226,8 +282,12 @@ def agreement(folder: Path, subset: str) -> tuple[int, Score] | None:
     if not files:
         return None
     labels, score = load_labels(folder), Score()
-    second = {stem: ids for path in files for stem, ids in (yaml.safe_load(path.read_text()) or {}).items()
-              if stem.startswith(subset)}
+    second = {
+        stem: ids
+        for path in files
+        for stem, ids in (yaml.safe_load(path.read_text()) or {}).items()
+        if stem.startswith(subset)
+    }
     for stem, ids in second.items():
         score.add(stem, truth(labels[stem])["techniques"], {str(i).upper() for i in ids or []})  # type: ignore[arg-type]
     return len(second), score
@@ -238,8 +298,10 @@ def print_agreement(folder: Path, subset: str) -> None:
     if found:
         count, score = found
         precision, recall, f1 = score.prf()
-        print(f"techniques, a second analyst against the labels ({count} articles with techniques): "
-              f"P {precision:.2f} / R {recall:.2f} / F1 {f1:.4f}")
+        print(
+            f"techniques, a second analyst against the labels ({count} articles with techniques): "
+            f"P {precision:.2f} / R {recall:.2f} / F1 {f1:.4f}"
+        )
 
 
 def main() -> None:
@@ -247,8 +309,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="passes over each set when timing ctiwire")
     parser.add_argument("--errors", action="store_true", help="list every false hit and miss on the tuning set")
     parser.add_argument("--subset", default="", help="only the articles whose name starts with this prefix")
-    parser.add_argument("--tram", action="store_true",
-                        help="instead: techniques on TRAM 2's reports, 5-fold by report (scripts/bench_tram.py)")
+    parser.add_argument("--sets", default=",".join(SETS), help="comma-separated sets to score (default: all)")
+    parser.add_argument("--no-baselines", action="store_true", help="score ctiwire only (no ioc-finder, iocsearcher)")
+    parser.add_argument(
+        "--tram",
+        action="store_true",
+        help="instead: techniques on TRAM 2's reports, 5-fold by report (scripts/bench_tram.py)",
+    )
     args, rest = parser.parse_known_args()
     if args.tram:
         from bench_tram import main as tram  # scripts/, beside this file
@@ -256,15 +323,19 @@ def main() -> None:
         return tram(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
-    sets = {name: found for name, folder in SETS.items() if (found := run_set(folder, args.subset, args.repeat))}
+    chosen = [name for name in args.sets.split(",") if name]
+    if unknown := set(chosen) - set(SETS):
+        parser.error(f"unknown sets: {sorted(unknown)}")
+    sets = {
+        name: found
+        for name in chosen
+        if (found := run_set(SETS[name], args.subset, args.repeat, baselines=not args.no_baselines))
+    }
     print_table(sets)
     print(f"\ncommand: scripts/bench enrich {shlex.join(sys.argv[1:])}".rstrip())
-    if args.errors and "tuning" in sets:
-        scores, _, extra = sets["tuning"][1]["ctiwire"]
-        for row in ("all IOCs", "cves", "techniques", "actors"):
-            print(f"\n## {row}\n" + "\n".join(scores[row].errors))
-        for field in ("category", "severity"):
-            print(f"\n## {field}\n" + "\n".join(extra[field].errors))
+    for name in OPEN_SETS if args.errors else ():
+        if name in sets:
+            print_errors(name, sets[name][1]["ctiwire"])
     if "held-out" in sets:
         print()
         print_agreement(SETS["held-out"], args.subset)

@@ -152,6 +152,24 @@ def _has_context(text: str, start: int, end: int, alias: _Alias) -> bool:
     return bool(general.search(window) or (alias.brand and brand.search(window)))
 
 
+def names_actor_or_software(label: str) -> bool:
+    """True when ``label`` (the words of a list line beside its values, "APT33 :", "AsyncRAT |") names a known
+    actor, or a malware or tool family from ATT&CK's software, written as a proper noun. An alias that is
+    also an ordinary word (it needs actor wording next to it) does not count: a label has no wording."""
+    matches = list(_TOKEN.finditer(label))
+    index, software = alias_index(), _software_names()
+    for start in range(len(matches)):
+        for size in range(min(_MAX_WORDS, len(matches) - start), 0, -1):
+            tokens = [match.group() for match in matches[start:start + size]]
+            key = " ".join(token.lower() for token in tokens)
+            if len(key) < 4 or not tokens[0][0].isupper():
+                continue
+            if key in software or any(_proper(alias.written, tokens) and not alias.needs_context
+                                      for alias in index.get(key, [])):
+                return True
+    return False
+
+
 def extract_actors(text: str) -> list[str]:
     """Canonical names of the actors the text names, in order of first mention."""
     index = alias_index()

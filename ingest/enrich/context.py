@@ -4,9 +4,12 @@ An IOC is a value the article presents as malicious or attacker-used, judged fro
 section it is listed in and the words around it. A mention gets a ``Verdict``:
 
 - strength 3: listed on a list-like line under an indicators heading;
-- strength 2: a malicious cue next to it in its sentence ("C2 server at", "..., used for exfiltration");
+- strength 2: a malicious cue next to it in its sentence ("C2 server at", "..., used for exfiltration"), or
+  anywhere on its list-like line, which may also pair it with an actor or malware family ("APT33 : ip");
 - strength 1: a malicious cue elsewhere in its sentence;
-- benign: a role cue right before or after it ("impersonating", "victim", "according to", "acme.com's").
+- benign: a role cue right before or after it ("impersonating", "victim", "according to", "acme.com's"),
+  a list the article says is clean (``listshapes``: false positives, sinkholed, hosts to allow), or a row
+  that says so ("(clean)", "authorised red-team server").
 
 Values written as an enumeration ("a.com, b.com and c.com") share the cue of the enumeration, and the
 nearest cue wins over a farther one, so one sentence can hold a lookalike and the brand it imitates.
@@ -18,6 +21,8 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from ingest.enrich.actors import names_actor_or_software
+from ingest.enrich.listshapes import table_row
 from ingest.enrich.resources import context_cues
 from ingest.enrich.scan import Candidate
 from ingest.enrich.textprep import Line
@@ -34,7 +39,8 @@ _APPOSITION = re.compile(r"^\s*[,(\u2013\u2014-]\s*(?:a|an|the|which|that|used|h
                          r"both|all|likely|probably|now|then|later|previously)\b", re.IGNORECASE)
 _TAKEN_AWAY = re.compile(r"\b(?:sinkhol(?:ed|ing)|(?:resolves?|points?) to (?:a|the) sinkhole|was seized|were seized|"
                          r"(?:has|have|had) been (?:seized|taken down)|listed in error|(?:is|are) excluded from|"
-                         r"false positive)", re.IGNORECASE)
+                         r"false positive|authori[sz]ed (?:engagement|red[- ]team|penetration[- ]test|pentest))",
+                         re.IGNORECASE)
 _PRONOUN = re.compile(r"\s*(?:It|This domain|That domain|The domain|This address|That address)\b")
 _CLAUSE_END = re.compile(r"[,;:()\u2013\u2014]|\s-\s")
 # "rather than blocking", "should not be blocked": a negated cue says the opposite.
@@ -108,6 +114,7 @@ class LineContext:
         self.list_like = words <= 8
         # A value alone on its line (an address on an indented line of a list) is listed, not mentioned.
         self.bare = words == 0 and len(candidates) == 1
+        self._row: bool | None = None
         self._sentence_cues: dict[tuple[int, int], bool] = {}
         self._taken_away: dict[tuple[int, int], tuple[int, bool]] = {}
 
@@ -134,6 +141,22 @@ class LineContext:
             self.masked[start:end] for start, end in following if _PRONOUN.match(self.masked, start))
         return bool(_TAKEN_AWAY.search(told))
 
+    def row_not_ioc(self) -> bool:
+        """A list-like line, or a line of a list, whose words take its values out ("legitimate signed loader
+        (clean)", "ip:port (excluded from blocklists: authorised red-team server)")."""
+        return (self.list_like or table_row(self.line.text)) and bool(context_cues("row_not_ioc").search(self.masked))
+
+    def row_cue(self) -> bool:
+        """A list-like line whose words give its values a role in the attack: a malicious cue or a row role
+        anywhere on it ("Scanner -> ip", "ip;date;session replay"), or an actor or malware family as its
+        label ("APT33 : ip domain", "AsyncRAT | ip:port"). Such a line presents its values as malicious
+        whatever heading it has or lacks."""
+        if self._row is None:
+            self._row = self.list_like and bool(self.candidates) and (
+                _unnegated(context_cues("malicious"), self.masked) or _unnegated(context_cues("row_roles"), self.masked)
+                or names_actor_or_software(self.masked))
+        return self._row
+
     def paragraph_cue(self) -> bool:
         """A malicious cue anywhere in the line (paragraph), outside the values themselves."""
         return self.sentence_cue((0, len(self.masked)))
@@ -152,15 +175,22 @@ class LineContext:
         if context_cues("benign_after").match(after) or context_cues("benign_after").match(after.lstrip(")]\"' ")):
             return Verdict(0, benign=True, section=line.section)
         left = _nearest_left(text[left_edge:candidates[first].start])
-        if left == "benign" or self.taken_away(sentence, first, last):
+        if left == "benign" or self.taken_away(sentence, first, last) or self.row_not_ioc():
             return Verdict(0, benign=True, section=line.section)
+        if line.section == "benign" and self.list_like:
+            return Verdict(0, benign=True, section="benign")  # a list the article says is clean
         if line.section == "ioc" and self.list_like:
             return Verdict(3, section="ioc")
-        if left == "malicious" or _right_cue(text[candidates[last].end:right_edge]):
+        if left == "malicious" or _right_cue(text[candidates[last].end:right_edge]) or self.row_cue():
             return Verdict(2, section=line.section)
         if self.sentence_cue(sentence) or line.section == "ioc" or self.bare:
             return Verdict(1, section=line.section)
         return Verdict(0, section=line.section, paragraph=self.paragraph_cue())
+
+
+def _unnegated(cues: re.Pattern[str], text: str) -> bool:
+    """A cue in ``text`` that no negation right before it turns around ("not C2")."""
+    return any(not _NEGATION.search(text[max(0, match.start() - 20):match.start()]) for match in cues.finditer(text))
 
 
 def _right_cue(window: str) -> bool:

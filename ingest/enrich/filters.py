@@ -22,6 +22,9 @@ _DOCUMENTATION_DOMAINS = frozenset({"example.com", "example.net", "example.org",
 # RFC 5737 (IPv4) and RFC 3849 (IPv6) documentation ranges; ``is_global`` covers the rest.
 _DOCUMENTATION_NETS = tuple(ipaddress.ip_network(net) for net in
                             ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32", "3fff::/20"))
+# Amazon S3's regional and dual-stack endpoints (s3.us-east-1.amazonaws.com, s3-eu-west-1.amazonaws.com,
+# bucket.s3.dualstack.eu-west-1.amazonaws.com): cloud storage, a shared service like s3.amazonaws.com.
+_S3_ENDPOINT = re.compile(r"(?:^|\.)s3[.-](?:[a-z0-9-]+\.)*amazonaws\.com$")
 _BUNDLE_PREFIXES = frozenset({"com", "org", "net", "edu", "gov", "mil", "io", "de", "fr", "ru", "cn", "jp", "uk",
                               "us", "ch", "nl", "it", "es", "br", "in", "kr", "tw", "co", "me", "app", "dev"})
 # A version on the other side of a range or list word. Dotted quads count only across "through": IP
@@ -96,6 +99,8 @@ def host_class(host: str) -> str | None:
     labels = host.split(".")
     if labels[-1] in _RESERVED_TLDS or domain_in(host, _DOCUMENTATION_DOMAINS):
         return "documentation"
+    if _S3_ENDPOINT.search(host):
+        return "shared"
     matches = [(zone, kind) for kind, name in (("shared", "shared_services.txt"), ("benign", "benign_domains.txt"),
                                                ("dynamic", "dynamic_zones.txt"))
                if (zone := domain_in(host, word_list(name)))]

@@ -137,11 +137,13 @@ def _host_of(ioc_type: str, value: str) -> str:
 
 
 def proper_names(text: str) -> frozenset[str]:
-    """Every capitalised name of the text, lowercased and joined ("lindqvistlabs" for "Lindqvist Labs")."""
+    """Every capitalised name of the text and each run of its words, lowercased and joined ("lindqvistlabs"
+    for "Lindqvist Labs"; "ostaranetworks" for "Ostara Networks Research")."""
     names: set[str] = set()
     for match in _PROPER_NAME.finditer(text):
         words = re.split(r"[ -]", match.group().lower())
-        names.update("".join(words[start:]) for start in range(len(words)) if len("".join(words[start:])) >= 4)
+        spans = ("".join(words[start:end]) for start in range(len(words)) for end in range(start + 1, len(words) + 1))
+        names.update(span for span in spans if len(span) >= 4)
     return frozenset(names)
 
 
@@ -157,14 +159,14 @@ def confidence_of(ioc_type: str, value: str, entry: _Evidence, names: frozenset[
     """The confidence of a value from its mentions, or None when it is not presented as an IOC.
 
     ``names`` are the organisations the article names: a host spelled as one of them ("Lindqvist Labs
-    published its results at lindqvistlabs.com") is that organisation's own site unless the article
-    defangs it or lists it among indicators.
+    published its results at lindqvistlabs.com", "Ostara Networks" at ostara-networks.net) is that
+    organisation's own site unless the article defangs it or lists it among indicators.
     """
     strongest = max(verdict.strength for verdict in entry.verdicts)
     benign = any(verdict.benign for verdict in entry.verdicts)
     host = _host_of(ioc_type, value)
-    if ioc_type != "email" and strongest < 3 and not entry.defanged and "." in host \
-            and host_class(host) != "shared" and registrable_label(host) in names:
+    if strongest < 3 and not entry.defanged and "." in host \
+            and host_class(host) != "shared" and registrable_label(host).replace("-", "") in names:
         return None
     if benign and strongest < 2:
         return None
@@ -201,7 +203,8 @@ def extract_iocs(document: Document) -> list[ArticleIoc]:
     """The IOCs of an article, one per (type, value), in the order of ``ioc_order()`` then of appearance."""
     found: dict[tuple[str, str], tuple[str, int]] = {}
     names = proper_names(document.text)
-    for (ioc_type, value), entry in sorted(_collect(document).items(), key=lambda item: item[1].order):
+    evidence = _collect(document)
+    for (ioc_type, value), entry in sorted(evidence.items(), key=lambda item: item[1].order):
         confidence = confidence_of(ioc_type, value, entry, names)
         if confidence is None or detect_type(value) != ioc_type:
             continue
@@ -209,9 +212,22 @@ def extract_iocs(document: Document) -> list[ArticleIoc]:
         derived = _derived(ioc_type, value)
         if derived is not None:
             _keep(found, derived, confidence, entry.order)
+    _keep_subdomains(found, evidence)
     order = ioc_order()
     ordered = sorted(found.items(), key=lambda item: (order.index(item[0][0]), item[1][1]))
     return [ArticleIoc(ioc_type, value, confidence) for (ioc_type, value), (confidence, _) in ordered]
+
+
+def _keep_subdomains(found: dict[tuple[str, str], tuple[str, int]], evidence: dict[tuple[str, str], _Evidence]) -> None:
+    """A name under a domain the article presents as malicious belongs to the same infrastructure, even where
+    it is written plainly (a DNS log line naming ``c2f1.t.tunnel-domain.com``): kept with low confidence."""
+    malicious = {value for kind, value in found if kind == "domain" and (kind, value) in evidence}
+    for (ioc_type, value), entry in evidence.items():
+        if ioc_type != "domain" or (ioc_type, value) in found or detect_type(value) != "domain":
+            continue
+        labels = value.split(".")
+        if any(".".join(labels[start:]) in malicious for start in range(1, len(labels) - 1)):
+            _keep(found, (ioc_type, value), "low", entry.order)
 
 
 def _keep(found: dict[tuple[str, str], tuple[str, int]], key: tuple[str, str], confidence: str, order: int) -> None:

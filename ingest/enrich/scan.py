@@ -78,10 +78,20 @@ def _mask(text: str, start: int, end: int) -> str:
     return text[:start] + " " * (end - start) + text[end:]
 
 
+def field_delimiter(text: str) -> str | None:
+    """The field delimiter of a CSV-like line ("url,hxxps://a/b.msix,MSIX payload", "ip;date;role"): a comma
+    or semicolon written at least twice and never followed by a space, as prose writes them; else None."""
+    for delimiter in ",;":
+        if text.count(delimiter) >= 2 and f"{delimiter} " not in text:
+            return delimiter
+    return None
+
+
 def _urls(text: str, line: int) -> tuple[list[Candidate], str]:
     found = []
+    delimiter = field_delimiter(text)
     for match in _URL.finditer(text):
-        value = trim_url(match.group())
+        value = trim_url(match.group().split(delimiter)[0] if delimiter else match.group())
         if "://" in value and url_host(value):  # no host, or one urlsplit cannot read ("http://a]b/")
             found.append(Candidate("url", value, line, match.start(), match.start() + len(value)))
             text = _mask(text, match.start(), match.start() + len(value))

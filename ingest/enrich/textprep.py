@@ -11,24 +11,21 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from functools import cache
 
 from lxml import etree
 from lxml import html as lxml_html
 
-from ingest.enrich.resources import context_cues, cue_regex, yaml_data
+from ingest.enrich.listshapes import BULLET, COLUMN_GAP, LOOKS_TECHNICAL, classify_heading, list_item, opens_list
 from store.indicators import refang
 
 # Characters that hide inside copied indicators: zero-width spaces and joiners, soft hyphens, BOMs.
 _INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
-_SPACES = re.compile(r"[\u00a0\u2000-\u200a\u202f\u205f\u3000\t]")
-_BULLET = re.compile(r"^\s*(?:[-*\u2022\u25aa\u25e6>]|\d{1,3}[.)])\s+")
+_SPACES = re.compile(r"[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 _MARKDOWN_HEADING = re.compile(r"^\s*#{1,6}\s+(.*)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]?\s+(?=[\"'(\[]?[A-Z0-9])")
 _HEADING_WORDS = re.compile(r"[A-Za-z][A-Za-z&/'-]*")
-_LOOKS_TECHNICAL = re.compile(r"\w[.:@]\w|\[\.\]|\(\.\)|\[dot\]|[0-9a-f]{16}", re.IGNORECASE)
 _BLOCK_TAGS = ("p", "div", "li", "tr", "pre", "blockquote", "section", "article", "table", "ul", "ol",
-               "br", "dd", "dt", "figcaption", "code", "td", "th", "caption", "figure", "main", "dl", "hr")
+               "br", "dd", "dt", "figcaption", "td", "th", "caption", "figure", "main", "dl", "hr")
 # Characters XML 1.0 forbids (section 2.2, "Char"), which lxml refuses in a tree; an XML declaration,
 # which it refuses in a str (the text is already decoded).
 _NOT_XML_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -102,15 +99,10 @@ def prose_sentences(document: Document) -> list[str]:
 
 
 def clean(text: str) -> str:
-    """NFKC-normalised text without invisible characters, with plain spaces."""
+    """NFKC-normalised text without invisible characters, with plain spaces. A tab becomes two spaces: the
+    column gap of a tab-separated table (``listshapes``) stays one."""
     text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
-    return _SPACES.sub(" ", text)
-
-
-@cache
-def _section_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    data = yaml_data("ioc_context.yaml")
-    return cue_regex(data["indicator_headings"]), cue_regex(data["reference_headings"])
+    return _SPACES.sub(" ", text.replace("\t", "  "))
 
 
 def heading_text(line: str) -> str | None:
@@ -124,34 +116,15 @@ def heading_text(line: str) -> str | None:
         return match.group(1).strip().rstrip(":")
     stripped = line.strip()
     words = _HEADING_WORDS.findall(stripped)
-    if not words or len(words) > 9 or len(stripped) > 80 or _BULLET.match(stripped) or " | " in stripped:
+    if not words or len(words) > 9 or len(stripped) > 80 or BULLET.match(stripped) or " | " in stripped:
         return None
-    if stripped[-1] in ".,;!?\"'" or _LOOKS_TECHNICAL.search(stripped):
+    if stripped[-1] in ".,;!?\"'" or LOOKS_TECHNICAL.search(stripped) or COLUMN_GAP.search(stripped):
         return None
     titled = sum(word[0].isupper() for word in words) >= max(1, (len(words) + 1) // 2)
     short_sentence_case = len(words) <= 6 and stripped[0].isupper()
     if stripped.endswith(":") or stripped.isupper() or titled or short_sentence_case:
         return stripped.rstrip(":").strip()
     return None
-
-
-def classify_heading(heading: str) -> str:
-    """The section a heading opens: ``ioc``, ``reference`` or ``body``."""
-    indicators, references = _section_patterns()
-    if references.match(heading.strip()):
-        return "reference"
-    return "ioc" if indicators.search(heading) else "body"
-
-
-def _introduces_list(line: str) -> bool:
-    """A line ending with a colon that presents what follows as malicious ("C2 servers used:")."""
-    stripped = line.strip()
-    return stripped.endswith(":") and bool(context_cues("malicious").search(stripped))
-
-
-def _list_item(raw: str) -> bool:
-    """An item of a list: indented, bulleted, a table row, or a few tokens (a value and a note)."""
-    return raw[:1].isspace() or bool(_BULLET.match(raw)) or " | " in raw or len(raw.split()) <= 4
 
 
 def build_document(title: str, text: str) -> Document:
@@ -162,18 +135,19 @@ def build_document(title: str, text: str) -> Document:
         document.lines.append(Line(0, document.title, refanged, "body", "", is_title=True,
                                    spans=tuple(sentence_spans(refanged))))
     section, heading, outer = "body", "", ""
-    for raw in clean(text).splitlines():
-        if not raw.strip():
-            continue
+    raws = [raw for raw in clean(text).splitlines() if raw.strip()]
+    for position, raw in enumerate(raws):
         found = heading_text(raw)
-        if outer and found is None and not _list_item(raw):
+        if outer and found is None and not list_item(raw):
             section, outer = outer, ""  # the introduced list ended with the first line that is prose again
         if found is not None:
             section, heading, outer = classify_heading(found), found, ""
         refanged = refang(raw)
-        if section == "body" and _introduces_list(refanged):
-            # "The operators used the following C2 servers:": the lines it introduces are an indicator list.
-            outer, section, heading = (section if found is None else ""), "ioc", raw.strip().rstrip(":")
+        opened = _opened(section, refanged, raws[position + 1] if position + 1 < len(raws) else "")
+        if opened is not None:
+            # "The operators used the following C2 servers:", a table header "type,value,comment": the lines
+            # it introduces are an indicator list ("... is a false positive:": a list of clean values).
+            outer, section, heading = (outer or section if found is None else ""), opened, raw.strip().rstrip(":")
             if found is None:
                 document.lines.append(Line(len(document.lines), raw, refanged, outer, heading,
                                            spans=tuple(sentence_spans(refanged))))
@@ -181,6 +155,15 @@ def build_document(title: str, text: str) -> Document:
         document.lines.append(Line(len(document.lines), raw, refanged, section, heading, is_heading=found is not None,
                                    spans=tuple(sentence_spans(refanged))))
     return document
+
+
+def _opened(section: str, line: str, following: str) -> str | None:
+    """The list section ``line`` opens from ``section``: an indicator list from the body, a list of clean
+    values from the body or an indicator section."""
+    if section not in ("body", "ioc"):
+        return None
+    opened = opens_list(line, refang(following))
+    return opened if opened == "benign" or (opened == "ioc" and section == "body") else None
 
 
 def _unwrap(root: lxml_html.HtmlElement) -> None:
