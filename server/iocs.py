@@ -22,7 +22,7 @@ from server.streaming import ChunkWriter, ClientGone
 from store.cache import NearMap, body_etag, near_map
 from store.ports import IocStore
 from store.query import IocQuery
-from store.records import CONFIDENCES, IOC_TYPES, utcnow
+from store.records import CONFIDENCES, IOC_TYPES, RECENT_LINKS, utcnow
 
 # The id under which the STIX export and TAXII carry the record, so a REST result leads straight to it.
 STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export and TAXII: `indicator--` plus "
@@ -156,6 +156,8 @@ WINDOW_HEADERS = {
     "X-Limit-Capped": header("true when `limit` exceeded the tier cap", "boolean"),
 }
 
+_RECENT_DOC = (f"The {RECENT_LINKS} most recently {{what}} at most (sorted); `{{count}}` says how many there "
+               f"are in all")
 OPENAPI_SCHEMAS: dict[str, Any] = {
     "Ioc": {"type": "object", "required": ["type", "value", "confidence", "source"], "properties": {
         "type": {"type": "string", "enum": list(IOC_TYPES)},
@@ -168,9 +170,17 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "modified": {"type": "string", "format": "date-time"},
         "sources": {"type": "array", "items": {"type": "string"}},
         "industries": {"type": "array", "items": {"type": "string"}},
-        "article_ids": {"type": "array", "items": {"type": "string", "format": "uuid"}},
-        "cves": {"type": "array", "items": {"type": "string"}},
-        "techniques": {"type": "array", "items": {"type": "string"}},
+        "article_ids": {"type": "array", "items": {"type": "string", "format": "uuid"}, "maxItems": RECENT_LINKS,
+                        "description": _RECENT_DOC.format(what="articles reporting it", count="article_count")},
+        "cves": {"type": "array", "items": {"type": "string"}, "maxItems": RECENT_LINKS,
+                 "description": _RECENT_DOC.format(what="CVEs reported with it", count="cve_count")},
+        "techniques": {"type": "array", "items": {"type": "string"}, "maxItems": RECENT_LINKS,
+                       "description": _RECENT_DOC.format(what="ATT&CK techniques reported with it",
+                                                         count="technique_count")},
+        "article_count": {"type": "integer", "minimum": 0, "description": "How many articles report it."},
+        "cve_count": {"type": "integer", "minimum": 0, "description": "How many CVEs are reported with it."},
+        "technique_count": {"type": "integer", "minimum": 0,
+                            "description": "How many ATT&CK techniques are reported with it."},
         "stix_id": {"type": "string", "description": STIX_ID_DOC},
     }},
     "IocList": {"type": "object", "required": ["meta", "data"], "properties": {

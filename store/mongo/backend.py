@@ -39,6 +39,7 @@ class MongoStore(Lifecycle):
         for spec in INDEXES:
             await self._c(spec.collection).create_index(spec.keys, **spec.options)
         await ioc_ops.backfill_stix_ids(self._c("iocs"))  # documents from before the field was written
+        await ioc_ops.backfill_links(self._c("iocs"), self._c("ioc_links"))  # and before the link relation
 
     async def close(self) -> None:
         await self.client.close()

@@ -46,7 +46,10 @@ def from_keyed(kind: type[K], doc: Doc) -> K:
 def ioc_doc(ioc: Ioc, version: str) -> Doc:
     """An IOC document; ``_v`` changes on every write, for compare-and-swap merges. ``stix_id`` is the
     record's STIX object id, indexed for TAXII ``match[id]`` and the object endpoints."""
-    return {"_id": ioc_key(ioc.type, ioc.value), **to_doc(ioc), "stix_id": ioc.stix_id, "_v": version}
+    doc = {"_id": ioc_key(ioc.type, ioc.value), **to_doc(ioc), "stix_id": ioc.stix_id, "_v": version}
+    # As [ref, seen] pairs: technique ids such as T1059.001 hold a dot, which field names may not.
+    doc["link_seen"] = [[ref, seen] for ref, seen in ioc.link_seen.items()]
+    return doc
 
 
 def source_doc(source: Source) -> Doc:
@@ -54,7 +57,7 @@ def source_doc(source: Source) -> Doc:
 
 
 def from_ioc(doc: Doc) -> Ioc:
-    return from_doc(Ioc, doc)
+    return from_doc(Ioc, {**doc, "link_seen": {ref: seen for ref, seen in doc.get("link_seen", [])}})
 
 
 def from_source(doc: Doc) -> Source:

@@ -10,11 +10,12 @@ from store.base import IocStats, keyset_pages
 from store.mongo import iocs as ioc_ops
 from store.mongo.documents import from_ioc, ioc_key
 from store.mongo.errors import guarded, translated
+from store.mongo.ioc_links import recent
 from store.mongo.part import MongoPart
 from store.mongo.queries import IOC_SORT, ioc_filter
 from store.ports import IocStore
 from store.query import IocQuery
-from store.records import Ioc
+from store.records import RECENT_LINKS, Ioc
 
 
 class MongoIocs(MongoPart, IocStore):
@@ -26,7 +27,7 @@ class MongoIocs(MongoPart, IocStore):
         if not incoming:
             return 0
         try:
-            await ioc_ops.upsert(self._c("iocs"), incoming)
+            await ioc_ops.upsert(self._c("iocs"), self._c("ioc_links"), incoming)
         finally:
             await self._bump()
         return len(incoming)
@@ -34,7 +35,7 @@ class MongoIocs(MongoPart, IocStore):
     @guarded
     async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
         try:
-            return await ioc_ops.replace_all(self._c("iocs"), iocs)
+            return await ioc_ops.replace_all(self._c("iocs"), self._c("ioc_links"), iocs)
         finally:
             await self._bump()
 
@@ -54,6 +55,10 @@ class MongoIocs(MongoPart, IocStore):
     async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
         doc = await self._c("iocs").find_one({"_id": ioc_key(ioc_type, value)})
         return None if doc is None else from_ioc(doc)
+
+    @guarded
+    async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
+        return await recent(self._c("ioc_links"), ioc_key(ioc_type, value), kind, limit)
 
     @guarded
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:

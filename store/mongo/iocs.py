@@ -2,11 +2,13 @@
 
 Merging must give exactly ``codec.merge_ioc`` (the SQLite backend's rule): a new record is stored as it
 comes, a known one is merged (first_seen never moves later, lists unioned and sorted, scalars from the
-newer report). Update operators cannot express "as is when new, merged and sorted when known", so each
-round reads the stored records, merges in Python, and writes back with a compare-and-swap on ``_v``
-(a token replaced by every write): inserts that meet a duplicate ``_id`` and replaces whose ``_v`` moved
-lost a race with a concurrent run and are merged again in the next round. Merges commute, so any
-interleaving of concurrent runs ends in the same record.
+newer report), both bounded to the most recent links and counted from the link relation
+(``store.mongo.ioc_links``), whose upserts run first and tell each writer exactly which links it added.
+Update operators cannot express "as is when new, merged and sorted when known", so each round reads the
+stored records, merges in Python, and writes back with a compare-and-swap on ``_v`` (a token replaced by
+every write): inserts that meet a duplicate ``_id`` and replaces whose ``_v`` moved lost a race with a
+concurrent run and are merged again in the next round. Merges commute, so any interleaving of concurrent
+runs ends in the same record.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
 from store.base import IocStats, StoreError
-from store.codec import fold_iocs, merge_ioc
+from store.codec import bounded, counted, fold_iocs, merge_ioc
 from store.mongo.documents import Doc, from_ioc, ioc_doc, ioc_key
+from store.mongo.ioc_links import Added, write_links
 from store.records import Ioc
 from store.stixids import object_id
 
@@ -38,30 +41,37 @@ def fold(incoming: Iterable[Ioc]) -> dict[str, Ioc]:
     return {ioc_key(*key): ioc for key, ioc in fold_iocs(incoming).items()}
 
 
-async def replace_all(coll: Collection, incoming: Iterable[Ioc]) -> int:
+async def replace_all(coll: Collection, links: Collection, incoming: Iterable[Ioc]) -> int:
     """Write every record as given, then remove the records not among them (``IocStore.replace_iocs``)."""
     folded = fold(incoming)
     token = uuid.uuid4().hex
-    ops = [ReplaceOne({"_id": key}, ioc_doc(ioc, token), upsert=True) for key, ioc in folded.items()]
+    await links.delete_many({})
+    added = await write_links(links, folded)
+    ops = [ReplaceOne({"_id": key}, ioc_doc(bounded(counted(ioc, None, added.get(key, {}))), token), upsert=True)
+           for key, ioc in folded.items()]
     for start in range(0, len(ops), BACKFILL_BATCH):
         await coll.bulk_write(ops[start:start + BACKFILL_BATCH], ordered=False)
     await coll.delete_many({"_id": {"$nin": list(folded)}})
     return len(folded)
 
 
-def plan(pending: dict[str, Ioc], stored: dict[str, Doc], token: str) -> tuple[list[Op], list[str], list[str]]:
-    """Write operations for one round, the key of each, and the keys written by compare-and-swap replaces."""
+def plan(pending: dict[str, Ioc], stored: dict[str, Doc], token: str, added: Added
+         ) -> tuple[list[Op], list[str], list[str]]:
+    """Write operations for one round, the key of each, and the keys written by compare-and-swap replaces.
+    A record's count grows by the links this writer added, onto the stored count it replaces by
+    compare-and-swap: a lost race re-reads the count, so every writer's links are counted once."""
     ops: list[Op] = []
     keys: list[str] = []
     replaced: list[str] = []
     for key, new in pending.items():
         old = stored.get(key)
         if old is None:
-            ops.append(InsertOne(ioc_doc(new, token)))
+            ops.append(InsertOne(ioc_doc(bounded(counted(new, None, added.get(key, {}))), token)))
             keys.append(key)
             continue
-        merged = merge_ioc(from_ioc(old), new)
-        if merged != from_ioc(old):  # nothing new: re-running a feed writes nothing
+        held = from_ioc(old)
+        merged = bounded(counted(merge_ioc(held, new), held, added.get(key, {})))
+        if merged != held:  # nothing new: re-running a feed writes nothing
             ops.append(ReplaceOne({"_id": key, "_v": old.get("_v")}, ioc_doc(merged, token)))
             keys.append(key)
             replaced.append(key)
@@ -80,11 +90,11 @@ async def _write(coll: Collection, ops: list[Op], keys: list[str]) -> tuple[set[
     return set(), result.matched_count
 
 
-async def _round(coll: Collection, pending: dict[str, Ioc]) -> dict[str, Ioc]:
+async def _round(coll: Collection, pending: dict[str, Ioc], added: Added) -> dict[str, Ioc]:
     """Merge and write ``pending``; returns the records that lost a race and need another round."""
     stored = {d["_id"]: d async for d in coll.find({"_id": {"$in": list(pending)}})}
     token = uuid.uuid4().hex
-    ops, keys, replaced = plan(pending, stored, token)
+    ops, keys, replaced = plan(pending, stored, token, added)
     if not ops:
         return {}
     lost, matched = await _write(coll, ops, keys)
@@ -94,13 +104,14 @@ async def _round(coll: Collection, pending: dict[str, Ioc]) -> dict[str, Ioc]:
     return {key: pending[key] for key in lost}
 
 
-async def upsert(coll: Collection, incoming: Iterable[Ioc]) -> None:
+async def upsert(coll: Collection, links: Collection, incoming: Iterable[Ioc]) -> None:
     """Insert or merge every record of ``incoming`` (see the module docstring)."""
     pending = fold(incoming)
+    added = await write_links(links, pending)
     for _ in range(MAX_ROUNDS):
         if not pending:
             return
-        pending = await _round(coll, pending)
+        pending = await _round(coll, pending, added)
     raise StoreError(f"{len(pending)} IOC records kept changing under concurrent writers; retry")
 
 
@@ -117,6 +128,20 @@ async def backfill_stix_ids(coll: Collection) -> int:
             done, ops = done + (await coll.bulk_write(ops, ordered=False)).modified_count, []
     if ops:
         done += (await coll.bulk_write(ops, ordered=False)).modified_count
+    return done
+
+
+async def backfill_links(coll: Collection, links: Collection) -> int:
+    """Move the lists of documents written before the link relation into it (run by ``open``): each gets
+    its counts and keeps the most recent few. Counted from what the relation lacked, so a rerun after a
+    stop counts no link twice (a document is marked done by its counts, written after its links)."""
+    done = 0
+    while batch := await coll.find({"article_count": {"$exists": False}}).limit(BACKFILL_BATCH).to_list():
+        records = {d["_id"]: from_ioc(d) for d in batch}
+        added = await write_links(links, records)
+        ops = [ReplaceOne({"_id": key}, ioc_doc(bounded(counted(ioc, None, added.get(key, {}))), str(d.get("_v"))))
+               for (key, ioc), d in zip(records.items(), batch, strict=True)]
+        done += (await coll.bulk_write(ops, ordered=False)).matched_count
     return done
 
 

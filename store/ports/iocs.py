@@ -11,7 +11,7 @@ import orjson
 from store.base import IocStats
 from store.ports.lifecycle import Versioned
 from store.query import IocQuery
-from store.records import Ioc
+from store.records import RECENT_LINKS, Ioc
 
 
 class IocStore(Versioned):
@@ -43,6 +43,12 @@ class IocStore(Versioned):
     @abc.abstractmethod
     async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
         """One record, or None."""
+
+    @abc.abstractmethod
+    async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
+        """The ``limit`` most recently reported links of one kind of a record (``article``, ``cve`` or
+        ``technique``; see ``store.records.LINK_FIELDS``), newest first. A record lists only the few most
+        recent; this reads further, by index, without loading the rest."""
 
     @abc.abstractmethod
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from store.base import StoreUnavailable
 from store.ports import Lifecycle
-from store.sqlite import listforms
+from store.sqlite import ioc_links, listforms
 from store.sqlite.schema import ADDED_COLUMNS, BACKFILL_STIX_IDS, LATE_SCHEMA, PRAGMAS, SCHEMA, STIX_ID_FUNCTION
 from store.stixids import object_id
 
@@ -135,6 +135,7 @@ class SqliteStore(Lifecycle):
             db.execute(pragma)
         db.executescript(SCHEMA)
         _migrate(db)
+        ioc_links.migrate(db)
         listforms.rebuild(db, self.on_rebuild)
         self._db = db
 

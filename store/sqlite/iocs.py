@@ -15,15 +15,22 @@ from store.cache import NearMap
 from store.codec import fold_iocs, from_doc, merge_ioc, to_doc
 from store.ports import IocStore
 from store.query import IocQuery
-from store.records import Ioc, iso
+from store.records import RECENT_LINKS, Ioc, iso
 from store.sqlite import queries
 from store.sqlite.backend import SqliteStore
+from store.sqlite.ioc_links import linked_record, recent_links
 from store.sqlite.part import SqlitePart, _json, _tuples
 
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
 _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confidence", "feed_name",
                 "source_category", "industries", "doc", "stix_id", "api_json")
+
+
+# Insert, or update in place: the row keeps its rowid, which the value index (iocs_values) refers to.
+_UPSERT = (f"INSERT INTO iocs ({', '.join(_IOC_COLUMNS)}) VALUES ({', '.join('?' * len(_IOC_COLUMNS))}) "
+           f"ON CONFLICT (type, value) DO UPDATE SET "
+           + ", ".join(f"{c} = excluded.{c}" for c in _IOC_COLUMNS[2:]))
 
 
 def _ioc_row(i: Ioc) -> tuple[Any, ...]:
@@ -43,28 +50,31 @@ class SqliteIocs(SqlitePart, IocStore):
         incoming = list(iocs)
         if not incoming:
             return 0
-        # Named columns: a migrated database has ``stix_id`` last, whatever order a new one would have.
-        sql = f"INSERT OR REPLACE INTO iocs ({', '.join(_IOC_COLUMNS)}) VALUES ({', '.join('?' * len(_IOC_COLUMNS))})"
 
         def upsert(db: sqlite3.Connection) -> int:
-            for ioc in incoming:
+            for ioc in fold_iocs(incoming).values():
                 row = db.execute("SELECT doc FROM iocs WHERE type = ? AND value = ?", (ioc.type, ioc.value)).fetchone()
-                merged = ioc if row is None else merge_ioc(from_doc(Ioc, orjson.loads(row[0])), ioc)
-                db.execute(sql, _ioc_row(merged))
+                held = None if row is None else from_doc(Ioc, orjson.loads(row[0]))
+                merged = ioc if held is None else merge_ioc(held, ioc)
+                db.execute(_UPSERT, _ioc_row(linked_record(db, merged, held, ioc)))
             return len(incoming)
 
         return await self._run(lambda db: self._write(db, upsert, bump=True))
 
     async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
         records = list(fold_iocs(iocs).values())
-        sql = f"INSERT INTO iocs ({', '.join(_IOC_COLUMNS)}) VALUES ({', '.join('?' * len(_IOC_COLUMNS))})"
 
         def replace(db: sqlite3.Connection) -> int:  # one transaction: readers see the old set or the new
             db.execute("DELETE FROM iocs")
-            db.executemany(sql, (_ioc_row(ioc) for ioc in records))
+            db.execute("DELETE FROM ioc_links")
+            for ioc in records:
+                db.execute(_UPSERT, _ioc_row(linked_record(db, ioc, None, ioc)))
             return len(records)
 
         return await self._run(lambda db: self._write(db, replace, bump=True))
+
+    async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
+        return await self._run(lambda db: recent_links(db, ioc_type, value, kind, limit))
 
     def _ioc_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[Ioc]]:
         where, params = queries.ioc_where(q)

@@ -98,6 +98,13 @@ CREATE TABLE IF NOT EXISTS iocs (
 );
 CREATE INDEX IF NOT EXISTS iocs_first_seen ON iocs (first_seen, type, value);
 CREATE INDEX IF NOT EXISTS iocs_modified ON iocs (modified);
+-- An IOC's articles, CVEs and techniques (kind 'article', 'cve', 'technique'), one row each with when it
+-- was last reported: records carry counts and the most recent few (store.records.RECENT_LINKS).
+CREATE TABLE IF NOT EXISTS ioc_links (
+    type TEXT NOT NULL, value TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL, seen TEXT NOT NULL,
+    PRIMARY KEY (type, value, kind, ref)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ioc_links_recent ON ioc_links (type, value, kind, seen, ref);
 
 CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
 -- Usage history (store.usage): requests and 429s per key (or web budget) and UTC day.
