@@ -17,7 +17,8 @@ from support import free_port, make_settings
 
 from store.base import StoreUnavailable
 from store.factory import make_stores
-from store.mongo import MongoArticles, MongoStore, mongo_stores
+from store.codec import to_doc
+from store.mongo import MongoArticles, MongoIocs, MongoStore, mongo_stores
 from store.mongo.documents import article_doc, ioc_doc
 from store.mongo.queries import (
     and_,
@@ -31,6 +32,7 @@ from store.mongo.queries import (
     text_filter,
 )
 from store.query import ArticleQuery, IocQuery, TextQuery
+from store.records import RECENT_LINKS
 
 pytestmark = pytest.mark.mongo
 
@@ -193,3 +195,18 @@ async def test_factory_builds_a_mongo_store_from_settings(tmp_path: Path) -> Non
     store = stores.lifecycle
     assert isinstance(store, MongoStore) and store.db_name == "ctiwire_x" and stores.name == "mongodb"
     await stores.close()
+
+
+async def test_open_moves_the_lists_of_older_documents_into_the_relation(mongo: MongoStore) -> None:
+    full = ioc("evil.example", article_ids=[f"a{n:03d}" for n in range(50)], cves=["CVE-2024-1"])
+    old = {k: v for k, v in to_doc(full).items() if not k.endswith("_count") and k != "link_seen"}
+    await mongo.db["iocs"].insert_one({"_id": "domain:evil.example", **old})  # as an older release wrote it
+    await mongo.open()
+    iocs = MongoIocs(mongo)
+    record = await iocs.get_ioc("domain", "evil.example")
+    assert record is not None and (record.article_count, record.cve_count) == (50, 1)
+    assert len(record.article_ids) == RECENT_LINKS
+    assert len(await iocs.ioc_links("domain", "evil.example", "article", 100)) == 50
+    await mongo.open()  # a second open finds nothing to move
+    again = await iocs.get_ioc("domain", "evil.example")
+    assert again is not None and again.article_count == 50
