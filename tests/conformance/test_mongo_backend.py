@@ -16,8 +16,8 @@ from pymongo import AsyncMongoClient
 from support import free_port, make_settings
 
 from store.base import StoreUnavailable
-from store.factory import make_stores
 from store.codec import to_doc
+from store.factory import make_stores
 from store.mongo import MongoArticles, MongoIocs, MongoStore, mongo_stores
 from store.mongo.documents import article_doc, ioc_doc
 from store.mongo.queries import (
