@@ -7,12 +7,14 @@ from collections.abc import AsyncIterator, Iterable
 from datetime import datetime
 
 from store.base import IocStats, keyset_pages
+from store.ioc_counters import ESTIMATE_CAP, countable, first_whole_day
+from store.mongo import ioc_counters
 from store.mongo import iocs as ioc_ops
 from store.mongo.documents import from_ioc, ioc_key
 from store.mongo.errors import guarded, translated
 from store.mongo.ioc_links import recent
 from store.mongo.part import MongoPart
-from store.mongo.queries import IOC_SORT, ioc_filter
+from store.mongo.queries import IOC_SORT, and_, ioc_filter
 from store.ports import IocStore
 from store.query import IocQuery
 from store.records import RECENT_LINKS, Ioc
@@ -27,7 +29,7 @@ class MongoIocs(MongoPart, IocStore):
         if not incoming:
             return 0
         try:
-            await ioc_ops.upsert(self._c("iocs"), self._c("ioc_links"), incoming)
+            await ioc_ops.upsert(self._c("iocs"), self._c("ioc_links"), self._c("ioc_counters"), incoming)
         finally:
             await self._bump()
         return len(incoming)
@@ -35,7 +37,7 @@ class MongoIocs(MongoPart, IocStore):
     @guarded
     async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
         try:
-            return await ioc_ops.replace_all(self._c("iocs"), self._c("ioc_links"), iocs)
+            return await ioc_ops.replace_all(self._c("iocs"), self._c("ioc_links"), self._c("ioc_counters"), iocs)
         finally:
             await self._bump()
 
@@ -52,6 +54,18 @@ class MongoIocs(MongoPart, IocStore):
         return await self._c("iocs").count_documents(ioc_filter(dataclasses.replace(query, after=None)))
 
     @guarded
+    async def estimate_iocs(self, query: IocQuery, cap: int = ESTIMATE_CAP) -> tuple[int, bool]:
+        q = dataclasses.replace(query, after=None, offset=0)
+        if not countable(q):
+            n = await self._c("iocs").count_documents(ioc_filter(q), limit=cap)
+            return n, n < cap
+        days = await ioc_counters.count_days(self._c("ioc_counters"), q)
+        if q.since is None:
+            return days, True
+        head = and_([ioc_filter(q), {"modified": {"$lt": first_whole_day(q.since)}}])  # the partial first day
+        return await self._c("iocs").count_documents(head) + days, True
+
+    @guarded
     async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
         doc = await self._c("iocs").find_one({"_id": ioc_key(ioc_type, value)})
         return None if doc is None else from_ioc(doc)
@@ -62,4 +76,5 @@ class MongoIocs(MongoPart, IocStore):
 
     @guarded
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
-        return await ioc_ops.stats(self._c("iocs"), since, top)
+        head = await ioc_ops.scan(self._c("iocs"), since, first_whole_day(since), None)
+        return await ioc_counters.stats(self._c("ioc_counters"), head, since, top)

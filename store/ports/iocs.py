@@ -9,6 +9,7 @@ from datetime import datetime
 import orjson
 
 from store.base import IocStats
+from store.ioc_counters import ESTIMATE_CAP
 from store.ports.lifecycle import Versioned
 from store.query import IocQuery
 from store.records import RECENT_LINKS, Ioc
@@ -39,6 +40,13 @@ class IocStore(Versioned):
     @abc.abstractmethod
     async def count_iocs(self, query: IocQuery) -> int:
         """How many records match ``query`` (offset and limit ignored)."""
+
+    @abc.abstractmethod
+    async def estimate_iocs(self, query: IocQuery, cap: int = ESTIMATE_CAP) -> tuple[int, bool]:
+        """(count, exact) of ``query`` at a cost that does not grow with the data (offset, limit and keyset
+        ignored). Filters on type, confidence, category and ``since`` alone are counted exactly from the
+        counters (``store.ioc_counters``); others count at most ``cap`` matches, a lower bound (``exact``
+        False) when the count reaches it."""
 
     @abc.abstractmethod
     async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from store.base import StoreUnavailable
 from store.ports import Lifecycle
-from store.sqlite import ioc_links, listforms
+from store.sqlite import ioc_counters, ioc_links, listforms
 from store.sqlite.schema import ADDED_COLUMNS, BACKFILL_STIX_IDS, LATE_SCHEMA, PRAGMAS, SCHEMA, STIX_ID_FUNCTION
 from store.stixids import object_id
 
@@ -136,6 +136,7 @@ class SqliteStore(Lifecycle):
         db.executescript(SCHEMA)
         _migrate(db)
         ioc_links.migrate(db)
+        ioc_counters.migrate(db)
         listforms.rebuild(db, self.on_rebuild)
         self._db = db
 

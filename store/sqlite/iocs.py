@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable
 from datetime import datetime
 from typing import Any
@@ -13,10 +14,11 @@ import orjson
 from store.base import IocStats, ioc_row_position, keyset_pages
 from store.cache import NearMap
 from store.codec import fold_iocs, from_doc, merge_ioc, to_doc
+from store.ioc_counters import ESTIMATE_CAP, CounterKey, countable, tally
 from store.ports import IocStore
 from store.query import IocQuery
 from store.records import RECENT_LINKS, Ioc, iso
-from store.sqlite import queries
+from store.sqlite import ioc_counters, queries
 from store.sqlite.backend import SqliteStore
 from store.sqlite.ioc_links import linked_record, recent_links
 from store.sqlite.part import SqlitePart, _json, _tuples
@@ -52,11 +54,15 @@ class SqliteIocs(SqlitePart, IocStore):
             return 0
 
         def upsert(db: sqlite3.Connection) -> int:
+            deltas: Counter[CounterKey] = Counter()
             for ioc in fold_iocs(incoming).values():
                 row = db.execute("SELECT doc FROM iocs WHERE type = ? AND value = ?", (ioc.type, ioc.value)).fetchone()
                 held = None if row is None else from_doc(Ioc, orjson.loads(row[0]))
                 merged = ioc if held is None else merge_ioc(held, ioc)
-                db.execute(_UPSERT, _ioc_row(linked_record(db, merged, held, ioc)))
+                record = linked_record(db, merged, held, ioc)
+                db.execute(_UPSERT, _ioc_row(record))
+                tally(deltas, held, record)
+            ioc_counters.apply(db, deltas)  # in the same transaction: the counters never disagree with the rows
             return len(incoming)
 
         return await self._run(lambda db: self._write(db, upsert, bump=True))
@@ -67,8 +73,13 @@ class SqliteIocs(SqlitePart, IocStore):
         def replace(db: sqlite3.Connection) -> int:  # one transaction: readers see the old set or the new
             db.execute("DELETE FROM iocs")
             db.execute("DELETE FROM ioc_links")
+            ioc_counters.clear(db)
+            deltas: Counter[CounterKey] = Counter()
             for ioc in records:
-                db.execute(_UPSERT, _ioc_row(linked_record(db, ioc, None, ioc)))
+                record = linked_record(db, ioc, None, ioc)
+                db.execute(_UPSERT, _ioc_row(record))
+                tally(deltas, None, record)
+            ioc_counters.apply(db, deltas)
             return len(records)
 
         return await self._run(lambda db: self._write(db, replace, bump=True))
@@ -119,27 +130,18 @@ class SqliteIocs(SqlitePart, IocStore):
         self._ioc_counts.put(key, int(row[0]))
         return int(row[0])
 
+    async def estimate_iocs(self, query: IocQuery, cap: int = ESTIMATE_CAP) -> tuple[int, bool]:
+        q = dataclasses.replace(query, after=None, offset=0)
+        if countable(q):
+            return await self._run(lambda db: ioc_counters.count(db, q)), True
+        where, params = queries.ioc_where(q)
+        row = await self._one(f"SELECT count(*) FROM (SELECT 1 FROM iocs WHERE {where} LIMIT ?)", [*params, cap])
+        return int(row[0]), int(row[0]) < cap
+
     async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
         row = await self._one("SELECT doc FROM iocs WHERE type = ? AND value = ?",
                                                     (ioc_type, value))
         return None if row is None else from_doc(Ioc, orjson.loads(row[0]))
 
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
-        return await self._run(lambda db: _stats(db, iso(since), top))
-
-
-def _stats(db: sqlite3.Connection, since: str, top: int) -> IocStats:
-    def grouped(column: str) -> dict[str, int]:
-        rows = db.execute(f"SELECT {column}, count(*) FROM iocs WHERE modified >= ? GROUP BY {column} "
-                          f"ORDER BY {column}", (since,)).fetchall()
-        return {r[0]: int(r[1]) for r in rows}
-
-    total = db.execute("SELECT count(*) FROM iocs WHERE modified >= ?", (since,)).fetchone()[0]
-    sources = db.execute(
-        "SELECT s.value, count(*) AS n FROM iocs, json_each(json_extract(iocs.doc, '$.sources')) AS s "
-        "WHERE modified >= ? GROUP BY s.value ORDER BY n DESC, s.value LIMIT ?", (since, top)).fetchall()
-    hourly = db.execute("SELECT substr(modified, 1, 13) AS hour, count(*) FROM iocs WHERE modified >= ? "
-                        "GROUP BY hour ORDER BY hour", (since,)).fetchall()
-    return IocStats(total=int(total), by_type=grouped("type"), by_confidence=grouped("confidence"),
-                    by_category=grouped("source_category"), top_sources=[(r[0], int(r[1])) for r in sources],
-                    hourly=[(r[0], int(r[1])) for r in hourly])
+        return await self._run(lambda db: ioc_counters.stats(db, since, top))

@@ -105,6 +105,15 @@ CREATE TABLE IF NOT EXISTS ioc_links (
     PRIMARY KEY (type, value, kind, ref)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS ioc_links_recent ON ioc_links (type, value, kind, seen, ref);
+-- Records per UTC day / hour of `modified` (store.ioc_counters), kept in the transaction of each IOC write.
+CREATE TABLE IF NOT EXISTS ioc_day_counts (
+    day TEXT NOT NULL, type TEXT NOT NULL, confidence TEXT NOT NULL, category TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (day, type, confidence, category)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_day_sources (
+    day TEXT NOT NULL, source TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (day, source)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_hour_counts (hour TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
 -- Usage history (store.usage): requests and 429s per key (or web budget) and UTC day.
