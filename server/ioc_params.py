@@ -20,6 +20,10 @@ INDUSTRY_ALIASES: dict[str, str] = {
     "utilities": "energy", "military": "defense", "logistics": "transportation",
 }
 DEFAULT_IOC_LIMIT = 100
+# meta.total of the IOC list and search: estimated (the default) costs the same at any data size
+# (IocStore.estimate_iocs), exact counts every match, none leaves it null.
+COUNT_STRATEGIES = ("estimated", "exact", "none")
+DEFAULT_COUNT_STRATEGY = "estimated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +33,7 @@ class IocRequest:
     query: IocQuery
     window: Window
     limit_capped: bool
+    count_strategy: str = DEFAULT_COUNT_STRATEGY
 
     @property
     def headers(self) -> dict[str, str]:
@@ -58,7 +63,8 @@ def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: 
         offset=params.integer("offset", 0, minimum=0) or 0,
         limit=limit,
     )
-    return IocRequest(query, window, capped)
+    strategy = params.text("count_strategy", DEFAULT_COUNT_STRATEGY, COUNT_STRATEGIES) or DEFAULT_COUNT_STRATEGY
+    return IocRequest(query, window, capped, strategy)
 
 
 # The filters of the IOC list and of every IOC export, documented once (one parser serves them all).
@@ -71,3 +77,9 @@ IOC_FILTER_PARAMS = [
           f"IOCs added or updated at or after this time; clamped to the tier lookback "
           f"({per_tier('ioc_lookback_days', ' days')})."),
 ]
+COUNT_STRATEGY_PARAM = param(
+    "count_strategy", {"type": "string", "enum": list(COUNT_STRATEGIES), "default": DEFAULT_COUNT_STRATEGY},
+    "meta.total. `estimated` (default) costs the same at any data size: exact for filters on type, confidence, "
+    "category and since (read from counters kept per day), otherwise at most 10,000 matches counted "
+    "(meta.total_estimated true when it stopped there). `exact` counts every match (slower on large data). "
+    "`none`: null, the cheapest.")

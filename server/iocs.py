@@ -15,7 +15,13 @@ from server.base import BaseHandler
 from server.cached_responses import write_entry
 from server.context import AppContext
 from server.errors import bad_param
-from server.ioc_params import DEFAULT_IOC_LIMIT, IOC_FILTER_PARAMS, IocRequest, parse_ioc_request
+from server.ioc_params import (
+    COUNT_STRATEGY_PARAM,
+    DEFAULT_IOC_LIMIT,
+    IOC_FILTER_PARAMS,
+    IocRequest,
+    parse_ioc_request,
+)
 from server.openapi_parts import header, ok, operation, param, per_tier
 from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
@@ -39,16 +45,37 @@ STREAM_BATCH = 2500  # rows read at a time for a larger page (about 1 MB), the n
 
 @dataclass(frozen=True, slots=True)
 class KeptPage:
-    """A small page's body and ETag, with the lower bound it was read at and the total it reported."""
+    """A small page's body and ETag, with the lower bound it was read at and how many records matched
+    then, when known exactly without a scan (None otherwise)."""
 
     body: bytes
     etag: str
     since: datetime | None
-    total: int
+    rows: int | None
 
 
-def _head(total: int, query: IocQuery) -> bytes:
-    meta = {"total": total, "limit": query.limit, "offset": query.offset}
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """meta.total and meta.total_estimated of a request, and the exact match count when known."""
+
+    total: int | None
+    estimated: bool
+    rows: int | None
+
+
+async def count_totals(store: IocStore, query: IocQuery, strategy: str) -> Totals:
+    """The total ``strategy`` asks for (server.ioc_params.COUNT_STRATEGIES): the estimate costs the same at
+    any data size (IocStore.estimate_iocs); an exact count scans only when the estimate is not exact."""
+    if strategy == "none":
+        return Totals(None, False, None)
+    n, exact = await store.estimate_iocs(query)
+    if strategy == "exact" and not exact:
+        n, exact = await store.count_iocs(query), True
+    return Totals(n, not exact, n if exact else None)
+
+
+def _head(totals: Totals, query: IocQuery) -> bytes:
+    meta = {"total": totals.total, "total_estimated": totals.estimated, "limit": query.limit, "offset": query.offset}
     return b'{"meta":' + orjson.dumps(meta) + b',"data":['
 
 
@@ -58,23 +85,25 @@ def _page_key(version: int, request: IocRequest) -> tuple[Any, ...]:
     caller chose above the floor is part of the key."""
     query, window = request.query, request.window
     if query.since == window.floor:
-        return version, replace(query, since=None), window.lookback_days
-    return version, query, None
+        return version, replace(query, since=None), window.lookback_days, request.count_strategy
+    return version, query, None, request.count_strategy
 
 
 async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocRequest) -> KeptPage:
     """The kept page, still exact, or a new one read and kept. Without a write, rows only leave the set as
-    the floor moves past them, so an unchanged total means the same rows: a moved floor costs a count."""
+    the floor moves past them, so an unchanged exact count means the same rows: a moved floor costs a
+    count (or, with no exact count at hand, a new read)."""
     query, key = request.query, _page_key(await store.data_version(), request)
-    page, total = pages.get(key), None
+    page, totals = pages.get(key), None
     if page is not None and page.since != query.since:
-        total = await store.count_iocs(query)
-        page = replace(page, since=query.since) if total == page.total else None
+        totals = await count_totals(store, query, request.count_strategy)
+        same = totals.rows is not None and totals.rows == page.rows
+        page = replace(page, since=query.since) if same else None  # the same exact total: the same head too
     if page is None:
-        total = await store.count_iocs(query) if total is None else total  # a moved floor's count serves
+        totals = totals or await count_totals(store, query, request.count_strategy)  # a moved floor's count serves
         rows = [encoded async for batch in store.iter_ioc_rows(query) for encoded in batch]
-        body = _head(total, query) + b",".join(rows) + b"]}"
-        page = KeptPage(body, body_etag(body), query.since, total)
+        body = _head(totals, query) + b",".join(rows) + b"]}"
+        page = KeptPage(body, body_etag(body), query.since, totals.rows)
     pages.put(key, page)
     return page
 
@@ -86,17 +115,17 @@ async def write_ioc_list(handler: BaseHandler, request: IocRequest) -> None:
     handler.set_header("Content-Type", "application/json; charset=utf-8")
     store, query = handler.ctx.iocs, request.query
     if query.limit > SMALL_PAGE_ROWS:
-        await stream_ioc_list(handler, query, await store.count_iocs(query))
+        await stream_ioc_list(handler, query, await count_totals(store, query, request.count_strategy))
         return
     page = await _small_page(store, near_map(handler.ctx.cache, "ioc-pages", PAGES_KEPT), request)
     handler.known_etag = page.etag
     handler.finish(page.body)
 
 
-async def stream_ioc_list(handler: BaseHandler, query: IocQuery, total: int) -> None:
+async def stream_ioc_list(handler: BaseHandler, query: IocQuery, totals: Totals) -> None:
     """The list written in chunks, so 10,000 rows never sit in memory twice."""
     writer = ChunkWriter(handler, handler.ctx.settings.stream_chunk_bytes)
-    await writer.write(_head(total, query))
+    await writer.write(_head(totals, query))
     separator = b""
     try:
         # Stored API forms joined per batch: no record is decoded or re-encoded on the way out.
@@ -146,6 +175,7 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 
 _LIST_PARAMS = [
     *IOC_FILTER_PARAMS,
+    COUNT_STRATEGY_PARAM,
     param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": DEFAULT_IOC_LIMIT},
           f"Page size; above the tier cap ({per_tier('ioc_results_max')}) it is reduced and X-Limit-Capped is set."),
     param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip."),
@@ -184,8 +214,12 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "stix_id": {"type": "string", "description": STIX_ID_DOC},
     }},
     "IocList": {"type": "object", "required": ["meta", "data"], "properties": {
-        "meta": {"type": "object", "properties": {"total": {"type": "integer"}, "limit": {"type": "integer"},
-                                                  "offset": {"type": "integer"}}},
+        "meta": {"type": "object", "properties": {
+            "total": {"type": "integer", "nullable": True, "description": "Per `count_strategy`; null with `none`."},
+            "total_estimated": {"type": "boolean",
+                                "description": "true when `total` is a lower bound (an estimate that stopped "
+                                               "counting at 10,000)."},
+            "limit": {"type": "integer"}, "offset": {"type": "integer"}}},
         "data": {"type": "array", "items": {"$ref": "#/components/schemas/Ioc"}},
     }},
     "IocStats": {"type": "object", "properties": {

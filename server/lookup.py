@@ -10,7 +10,7 @@ from exporters.lookup import IndicatorError, lookup, read_indicator
 from server.base import BaseHandler
 from server.context import AppContext
 from server.errors import bad_param
-from server.ioc_params import parse_ioc_request
+from server.ioc_params import COUNT_STRATEGY_PARAM, parse_ioc_request
 from server.iocs import STIX_ID_DOC, WINDOW_HEADERS, write_ioc_list
 from server.openapi_parts import bad_request, csv_param, ok, operation, param
 from server.params import MAX_INTEGER
@@ -91,7 +91,8 @@ OPENAPI_PATHS: dict[str, Any] = {
          csv_param("type", "Narrow to one IOC type (default: detected from q).", IOC_TYPES),
          param("limit", {"type": "integer", "minimum": 1, "maximum": MAX_INTEGER, "default": 100},
                "Page size (tier-capped)."),
-         param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip.")],
+         param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip."),
+         COUNT_STRATEGY_PARAM],
         {"200": ok("Matches", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS),
          "400": bad_request(_NOT_AN_INDICATOR.format(name="q"))}),
     "/api/v1/lookup": operation(

@@ -14,10 +14,10 @@ from store.mongo.documents import from_ioc, ioc_key
 from store.mongo.errors import guarded, translated
 from store.mongo.ioc_links import recent
 from store.mongo.part import MongoPart
-from store.mongo.queries import IOC_SORT, and_, ioc_filter
+from store.mongo.queries import and_, ioc_filter, ioc_hint, ioc_sort
 from store.ports import IocStore
 from store.query import IocQuery
-from store.records import RECENT_LINKS, Ioc
+from store.records import RECENT_LINKS, Ioc, utcnow
 
 
 class MongoIocs(MongoPart, IocStore):
@@ -42,7 +42,10 @@ class MongoIocs(MongoPart, IocStore):
             await self._bump()
 
     async def _ioc_page(self, q: IocQuery, size: int) -> list[Ioc]:
-        cursor = self._c("iocs").find(ioc_filter(q)).sort(IOC_SORT).skip(q.offset).limit(size)
+        cursor = self._c("iocs").find(ioc_filter(q)).sort(ioc_sort(q)).skip(q.offset).limit(size)
+        hint = ioc_hint(q, utcnow())
+        if hint is not None:
+            cursor = cursor.hint(hint)
         with translated():
             return [from_ioc(d) for d in await cursor.to_list()]
 

@@ -17,7 +17,7 @@ from store.codec import fold_iocs, from_doc, merge_ioc, to_doc
 from store.ioc_counters import ESTIMATE_CAP, CounterKey, countable, tally
 from store.ports import IocStore
 from store.query import IocQuery
-from store.records import RECENT_LINKS, Ioc, iso
+from store.records import RECENT_LINKS, Ioc, iso, utcnow
 from store.sqlite import ioc_counters, queries
 from store.sqlite.backend import SqliteStore
 from store.sqlite.ioc_links import linked_record, recent_links
@@ -88,7 +88,7 @@ class SqliteIocs(SqlitePart, IocStore):
         return await self._run(lambda db: recent_links(db, ioc_type, value, kind, limit))
 
     def _ioc_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[Ioc]]:
-        where, params = queries.ioc_where(q)
+        where, params = queries.ioc_where(q, queries.walks_order(q, utcnow()))
         sql = f"SELECT doc FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?"
         return lambda db: [from_doc(Ioc, orjson.loads(r[0]))
                            for r in db.execute(sql, [*params, size, q.offset]).fetchall()]
@@ -98,7 +98,7 @@ class SqliteIocs(SqlitePart, IocStore):
                             lambda i: (i.first_seen, i.type, i.value))
 
     def _ioc_row_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[bytes]]:
-        where, params = queries.ioc_where(q)
+        where, params = queries.ioc_where(q, queries.walks_order(q, utcnow()))
         # The pre-encoded API form alone (the keyset position is read from the last one); the document
         # only for rows written before the column existed.
         sql = (f"SELECT api_json, CASE WHEN api_json IS NULL THEN doc END FROM iocs "

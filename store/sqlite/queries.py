@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from store.article_filters import AnyOf, Equals, Generic, IsTrue, clauses
@@ -139,8 +139,21 @@ def join(clauses: list[Clause]) -> Clause:
     return " AND ".join(c for c, _ in clauses), params
 
 
-def ioc_where(q: IocQuery) -> Clause:
-    """WHERE clause for an IOC query, keyset on (first_seen, type, value) included."""
+# A ``since`` this recent bounds a page to a few days of records: found by ``modified`` and sorted, that
+# costs those days, whatever the data's size. An older one matches most records: the page walks the page
+# order's index (iocs_first_seen, or iocs_type_first_seen for one type) and stops after ``limit`` rows.
+RECENT_SINCE = timedelta(days=2)
+
+
+def walks_order(q: IocQuery, now: datetime) -> bool:
+    """Whether a page of ``q`` should walk the page order's index rather than search by ``modified``."""
+    return q.since is None or q.since < now - RECENT_SINCE
+
+
+def ioc_where(q: IocQuery, walk_order: bool = False) -> Clause:
+    """WHERE clause for an IOC query, keyset on (first_seen, type, value) included. ``walk_order`` keeps
+    the ``since`` bound off the ``modified`` indexes (SQLite's unary ``+``, sqlite.org/optoverview.html
+    "Disqualifying WHERE Clause Terms Using Unary-'+'"), so the planner walks the page order's index."""
     clauses: list[Clause] = []
     for column, values in (("type", q.types), ("confidence", q.confidences),
                            ("source_category", q.categories), ("value", q.values), ("stix_id", q.stix_ids)):
@@ -151,7 +164,7 @@ def ioc_where(q: IocQuery) -> Clause:
     if q.value_contains:
         clauses.append(("instr(value, ?) > 0", [q.value_contains]))
     if q.since is not None:
-        clauses.append(("modified >= ?", [iso(q.since)]))
+        clauses.append(("+modified >= ?" if walk_order else "modified >= ?", [iso(q.since)]))
     if q.added_after is not None:
         clauses.append(("first_seen > ?", [iso(q.added_after)]))
     if q.after is not None:

@@ -98,6 +98,10 @@ CREATE TABLE IF NOT EXISTS iocs (
 );
 CREATE INDEX IF NOT EXISTS iocs_first_seen ON iocs (first_seen, type, value);
 CREATE INDEX IF NOT EXISTS iocs_modified ON iocs (modified);
+-- A type filter with the page order (first_seen, then value within one type) and with the lookback bound
+-- on modified: a page of one type walks its index instead of sorting every record of the type.
+CREATE INDEX IF NOT EXISTS iocs_type_first_seen ON iocs (type, first_seen, value);
+CREATE INDEX IF NOT EXISTS iocs_type_modified ON iocs (type, modified);
 -- An IOC's articles, CVEs and techniques (kind 'article', 'cve', 'technique'), one row each with when it
 -- was last reported: records carry counts and the most recent few (store.records.RECENT_LINKS).
 CREATE TABLE IF NOT EXISTS ioc_links (

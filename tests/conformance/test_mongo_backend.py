@@ -26,13 +26,15 @@ from store.mongo.queries import (
     article_query,
     article_sort,
     ioc_filter,
+    ioc_hint,
+    ioc_sort,
     keyset,
     search_stem,
     search_string,
     text_filter,
 )
 from store.query import ArticleQuery, IocQuery, TextQuery
-from store.records import RECENT_LINKS
+from store.records import RECENT_LINKS, utcnow
 
 pytestmark = pytest.mark.mongo
 
@@ -210,3 +212,25 @@ async def test_open_moves_the_lists_of_older_documents_into_the_relation(mongo: 
     await mongo.open()  # a second open finds nothing to move
     again = await iocs.get_ioc("domain", "evil.example")
     assert again is not None and again.article_count == 50
+
+
+def _stages(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every stage of an explain() winning plan, outermost first."""
+    children = [plan["inputStage"]] if "inputStage" in plan else plan.get("inputStages", [])
+    return [plan, *(s for child in children for s in _stages(child))]
+
+
+async def test_ioc_pages_and_totals_have_compound_indexes_the_planner_uses(mongo: MongoStore) -> None:
+    handle: Any = mongo.db["iocs"]  # AsyncCollection, or the mock adapter
+    assert {"type_1_first_seen_1_value_1", "type_1_modified_1"} <= set(await handle.index_information())
+    assert "k_1_b_1" in await mongo.db["ioc_counters"].index_information()  # type: ignore[operator]
+    if not isinstance(mongo.client, AsyncMongoClient):
+        return  # mongomock has no query planner: explain() runs on a real server only
+    await MongoIocs(mongo).upsert_iocs([ioc(f"d{n}.example", ("domain", "ipv4")[n % 2]) for n in range(50)])
+    query = IocQuery(types=("domain",), since=at(days=-365), limit=100)
+    hint = ioc_hint(query, utcnow())
+    assert hint == [("type", 1), ("first_seen", 1), ("value", 1)]  # the index's own keys
+    explained = await handle.find(ioc_filter(query)).sort(ioc_sort(query)).hint(hint).limit(100).explain()
+    stages = _stages(explained["queryPlanner"]["winningPlan"])
+    assert "SORT" not in {s["stage"] for s in stages}
+    assert any(s.get("indexName") == "type_1_first_seen_1_value_1" for s in stages), stages
