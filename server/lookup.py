@@ -85,7 +85,8 @@ _NOT_AN_INDICATOR = "a `{name}` of no recognised indicator type (e.g. `0`): by d
 OPENAPI_PATHS: dict[str, Any] = {
     "/api/v1/iocs/search": operation(
         "iocs", "Find an indicator", "Scope read:iocs. Exact match on the normalised value (defanged input such as "
-        "evil[.]com is refanged); domains and URLs also match as substrings. Same shape and lookback as the list.",
+        "evil[.]com is refanged); domains and URLs also match as substrings, case-sensitively, through a trigram index "
+        "(a value shorter than 3 characters matches as a prefix). Same shape and lookback as the list.",
         [param("q", {"type": "string"}, "The indicator value: an IP, domain, URL, hash, e-mail or CVE (a value "
                "of no such type, such as `0`, or not of the given `type`: 400 invalid_parameter).", required=True),
          csv_param("type", "Narrow to one IOC type (default: detected from q).", IOC_TYPES),

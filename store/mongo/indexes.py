@@ -57,6 +57,7 @@ INDEXES: tuple[IndexSpec, ...] = (
     # One type with the page order, and with the lookback bound on modified (as on SQLite).
     _plain("iocs", "type", "first_seen", "value"),
     _plain("iocs", "type", "modified"),
+    _plain("iocs", "grams"),  # multikey: each value's trigrams, for substring searches (store.value_search)
     _plain("iocs", "value"),
     _plain("iocs", "stix_id"),  # TAXII match[id] and object lookups; a few records per id, then sorted
     # A record's most recent links of one kind (IocStore.ioc_links), newest first off the index.

@@ -32,6 +32,7 @@ from store.mongo.documents import Doc, from_ioc, ioc_doc, ioc_key
 from store.mongo.ioc_links import Added, write_links
 from store.records import Ioc
 from store.stixids import object_id
+from store.value_search import trigrams
 
 MAX_ROUNDS = 20
 BACKFILL_BATCH = 1_000
@@ -142,14 +143,17 @@ async def upsert(coll: Collection, links: Collection, counters: Collection, inco
 
 
 async def backfill_stix_ids(coll: Collection) -> int:
-    """Give documents written before ``stix_id`` existed their STIX object id (run by ``open``).
+    """Give documents written before ``stix_id`` and ``grams`` existed their STIX object id and value
+    trigrams (run by ``open``).
 
-    ``$set`` of a value derived from ``_id`` alone, leaving ``_v`` as it is: a concurrent merge that
-    replaces the document writes the same id, so no compare-and-swap is needed.
+    ``$set`` of values derived from ``_id`` alone, leaving ``_v`` as it is: a concurrent merge that
+    replaces the document writes the same values, so no compare-and-swap is needed.
     """
     done, ops = 0, []
-    async for doc in coll.find({"stix_id": {"$exists": False}}, {"type": 1, "value": 1}):
-        ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": {"stix_id": object_id(doc["type"], doc["value"])}}))
+    missing = {"$or": [{"stix_id": {"$exists": False}}, {"grams": {"$exists": False}}]}
+    async for doc in coll.find(missing, {"type": 1, "value": 1}):
+        derived = {"stix_id": object_id(doc["type"], doc["value"]), "grams": trigrams(doc["value"])}
+        ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": derived}))
         if len(ops) == BACKFILL_BATCH:
             done, ops = done + (await coll.bulk_write(ops, ordered=False)).modified_count, []
     if ops:

@@ -16,6 +16,7 @@ from store.article_filters import AnyOf, AtLeast, Generic, clauses
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery, TextQuery
 from store.records import parse_iso, severity_range
 from store.sqlite.queries import walks_order, word_prefix_pattern
+from store.value_search import prefix_end, prefix_only, trigrams
 
 Filter = dict[str, Any]
 Sort = list[tuple[str, int]]
@@ -189,6 +190,15 @@ def article_sort(q: ArticleQuery) -> Sort:
     return [(q.sort_field, direction), ("_id", direction)]
 
 
+def value_contains(needle: str) -> list[Filter]:
+    """``store.value_search``: a prefix by the value index below three characters; else every trigram of the
+    needle through the multikey ``grams`` index (the planner picks the rarest), then the case-sensitive
+    substring itself (like SQLite's instr)."""
+    if prefix_only(needle):
+        return [{"value": {"$gte": needle, "$lt": prefix_end(needle)}}]
+    return [*({"grams": gram} for gram in trigrams(needle)), {"value": regex(re.escape(needle))}]
+
+
 def _ioc_time(value: datetime | str) -> datetime:
     return parse_iso(value) if isinstance(value, str) else value
 
@@ -201,7 +211,7 @@ def ioc_filter(q: IocQuery) -> Filter:
     )
     clauses: list[Filter] = [{name: {"$in": list(values)}} for name, values in pairs if values]
     if q.value_contains:
-        clauses.append({"value": regex(re.escape(q.value_contains))})  # case-sensitive, like SQLite's instr
+        clauses += value_contains(q.value_contains)
     if q.since is not None:
         clauses.append({"modified": {"$gte": q.since}})
     if q.added_after is not None:

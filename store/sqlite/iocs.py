@@ -87,8 +87,12 @@ class SqliteIocs(SqlitePart, IocStore):
     async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
         return await self._run(lambda db: recent_links(db, ioc_type, value, kind, limit))
 
+    def _where(self, q: IocQuery, page: bool = False) -> queries.Clause:
+        """``q``'s clause; a page walks its order's index unless ``since`` is recent (queries.walks_order)."""
+        return queries.ioc_where(q, page and queries.walks_order(q, utcnow()), self._conn.value_index)
+
     def _ioc_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[Ioc]]:
-        where, params = queries.ioc_where(q, queries.walks_order(q, utcnow()))
+        where, params = self._where(q, page=True)
         sql = f"SELECT doc FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?"
         return lambda db: [from_doc(Ioc, orjson.loads(r[0]))
                            for r in db.execute(sql, [*params, size, q.offset]).fetchall()]
@@ -98,7 +102,7 @@ class SqliteIocs(SqlitePart, IocStore):
                             lambda i: (i.first_seen, i.type, i.value))
 
     def _ioc_row_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[bytes]]:
-        where, params = queries.ioc_where(q, queries.walks_order(q, utcnow()))
+        where, params = self._where(q, page=True)
         # The pre-encoded API form alone (the keyset position is read from the last one); the document
         # only for rows written before the column existed.
         sql = (f"SELECT api_json, CASE WHEN api_json IS NULL THEN doc END FROM iocs "
@@ -121,7 +125,7 @@ class SqliteIocs(SqlitePart, IocStore):
         return await self._run(fetch)
 
     async def count_iocs(self, query: IocQuery) -> int:
-        where, params = queries.ioc_where(dataclasses.replace(query, after=None))
+        where, params = self._where(dataclasses.replace(query, after=None))
         key = (await self.data_version(), where, tuple(params))
         held = self._ioc_counts.get(key)
         if held is not None:
@@ -134,7 +138,7 @@ class SqliteIocs(SqlitePart, IocStore):
         q = dataclasses.replace(query, after=None, offset=0)
         if countable(q):
             return await self._run(lambda db: ioc_counters.count(db, q)), True
-        where, params = queries.ioc_where(q)
+        where, params = self._where(q)
         row = await self._one(f"SELECT count(*) FROM (SELECT 1 FROM iocs WHERE {where} LIMIT ?)", [*params, cap])
         return int(row[0]), int(row[0]) < cap
 

@@ -10,6 +10,7 @@ from typing import Any
 from store.article_filters import AnyOf, Equals, Generic, IsTrue, clauses
 from store.query import ArticleQuery, IocQuery, TextQuery
 from store.records import iso, severity_range
+from store.value_search import prefix_end, prefix_only
 
 Clause = tuple[str, list[Any]]
 
@@ -150,10 +151,22 @@ def walks_order(q: IocQuery, now: datetime) -> bool:
     return q.since is None or q.since < now - RECENT_SINCE
 
 
-def ioc_where(q: IocQuery, walk_order: bool = False) -> Clause:
+def _value_contains(needle: str, indexed: bool) -> list[Clause]:
+    """``store.value_search``: a prefix by the key below three characters, else trigrams then the value."""
+    if prefix_only(needle):
+        return [("value >= ? AND value < ?", [needle, prefix_end(needle)])]
+    scan = ("instr(value, ?) > 0", [needle])
+    if not indexed:
+        return [scan]
+    return [("rowid IN (SELECT rowid FROM iocs_values WHERE iocs_values MATCH ?)", [fts_phrase((needle,), "AND")]),
+            scan]
+
+
+def ioc_where(q: IocQuery, walk_order: bool = False, value_index: bool = False) -> Clause:
     """WHERE clause for an IOC query, keyset on (first_seen, type, value) included. ``walk_order`` keeps
     the ``since`` bound off the ``modified`` indexes (SQLite's unary ``+``, sqlite.org/optoverview.html
-    "Disqualifying WHERE Clause Terms Using Unary-'+'"), so the planner walks the page order's index."""
+    "Disqualifying WHERE Clause Terms Using Unary-'+'"), so the planner walks the page order's index.
+    ``value_index``: substrings are found through the trigram index (store.sqlite.value_index)."""
     clauses: list[Clause] = []
     for column, values in (("type", q.types), ("confidence", q.confidences),
                            ("source_category", q.categories), ("value", q.values), ("stix_id", q.stix_ids)):
@@ -162,7 +175,7 @@ def ioc_where(q: IocQuery, walk_order: bool = False) -> Clause:
     if q.industries:
         clauses.append(_any_json("industries", q.industries))
     if q.value_contains:
-        clauses.append(("instr(value, ?) > 0", [q.value_contains]))
+        clauses += _value_contains(q.value_contains, value_index)
     if q.since is not None:
         clauses.append(("+modified >= ?" if walk_order else "modified >= ?", [iso(q.since)]))
     if q.added_after is not None:

@@ -91,13 +91,17 @@ def test_ioc_filter_by_parameters() -> None:
     query = IocQuery(types=("ipv4",), industries=("energy",), since=BASE, added_after=at(1),
                      after=(at(2), "ipv4", "10.0.0.1"), value_contains="a.b")
     assert ioc_filter(query) == {"$and": [
-        {"type": {"$in": ["ipv4"]}}, {"industries": {"$in": ["energy"]}}, {"value": re.compile(r"a\.b")},
+        {"type": {"$in": ["ipv4"]}}, {"industries": {"$in": ["energy"]}}, {"grams": "a.b"},
+        {"value": re.compile(r"a\.b")},
         {"modified": {"$gte": BASE}}, {"first_seen": {"$gt": at(1)}},
         keyset([("first_seen", at(2)), ("type", "ipv4"), ("value", "10.0.0.1")], False),
     ]}
     assert keyset([("a", 1), ("b", 2), ("c", 3)], False) == {"$or": [
         {"a": {"$gt": 1}}, {"a": 1, "b": {"$gt": 2}}, {"a": 1, "b": 2, "c": {"$gt": 3}}]}
     assert ioc_filter(IocQuery()) == {}
+    assert ioc_filter(IocQuery(value_contains="evil.c")) == {"$and": [  # every trigram, then the substring
+        {"grams": "evi"}, {"grams": "il."}, {"grams": "l.c"}, {"grams": "vil"}, {"value": re.compile(r"evil\.c")}]}
+    assert ioc_filter(IocQuery(value_contains="ev")) == {"value": {"$gte": "ev", "$lt": "ev\U0010ffff"}}
     assert ioc_filter(IocQuery(stix_ids=("indicator--a", "indicator--b"))) == {
         "stix_id": {"$in": ["indicator--a", "indicator--b"]}}
     assert and_([]) == {}

@@ -107,3 +107,12 @@ async def test_recent_links_come_off_their_index(stores: Stores) -> None:
     found = await plans(stores, lambda: stores.iocs.ioc_links("domain", "v0.example", "article", 5))
     plan = only(found, "FROM ioc_links")
     assert "USING COVERING INDEX ioc_links_recent" in plan and "TEMP B-TREE" not in plan, plan
+
+
+async def test_a_substring_search_goes_through_the_trigram_index(stores: Stores) -> None:
+    query = IocQuery(types=("domain", "url"), value_contains="v12.exa", since=utcnow() - timedelta(days=365))
+    found = await plans(stores, lambda: read_page(stores, query))
+    plan = only(found, "ORDER BY first_seen")
+    assert "VIRTUAL TABLE INDEX" in plan and "SCAN iocs " not in plan + " ", plan
+    prefix = await plans(stores, lambda: read_page(stores, IocQuery(types=("domain",), value_contains="v1")))
+    assert "USING INDEX sqlite_autoindex_iocs_1 (type=? AND value>? AND value<?)" in only(prefix, "ORDER BY"), prefix
