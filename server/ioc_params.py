@@ -20,6 +20,10 @@ INDUSTRY_ALIASES: dict[str, str] = {
     "utilities": "energy", "military": "defense", "logistics": "transportation",
 }
 DEFAULT_IOC_LIMIT = 100
+# meta.total of the IOC list and search: estimated (the default) costs the same at any data size
+# (IocStore.estimate_iocs), exact counts every match, none leaves it null.
+COUNT_STRATEGIES = ("estimated", "exact", "none")
+DEFAULT_COUNT_STRATEGY = "estimated"
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +34,7 @@ class IocRequest:
     window: Window
     limit_capped: bool
     filters: IocFilters = IocFilters()
+    count_strategy: str = DEFAULT_COUNT_STRATEGY
 
     @property
     def headers(self) -> dict[str, str]:
@@ -63,7 +68,8 @@ def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: 
     limit, capped = cap_limit(params.limit(default_limit), tier.ioc_results_max)
     chosen = ioc_filters(params, types) if filters is None else filters
     query = chosen.query(since=window.since, offset=params.integer("offset", 0, minimum=0) or 0, limit=limit)
-    return IocRequest(query, window, capped, chosen)
+    strategy = params.text("count_strategy", DEFAULT_COUNT_STRATEGY, COUNT_STRATEGIES) or DEFAULT_COUNT_STRATEGY
+    return IocRequest(query, window, capped, chosen, strategy)
 
 
 SINCE_PARAM = param("since", DATE_TIME_PARAM, f"IOCs added or updated at or after this time; clamped to the tier "
@@ -80,3 +86,9 @@ IOC_FILTER_PARAMS = [
           "(any-match on the actors named beside the record)."),
     SINCE_PARAM,
 ]
+COUNT_STRATEGY_PARAM = param(
+    "count_strategy", {"type": "string", "enum": list(COUNT_STRATEGIES), "default": DEFAULT_COUNT_STRATEGY},
+    "meta.total. `estimated` (default) costs the same at any data size: exact for filters on type, confidence, "
+    "category and since (read from counters kept per day), otherwise at most 10,000 matches counted "
+    "(meta.total_estimated true when it stopped there). `exact` counts every match (slower on large data). "
+    "`none`: null, the cheapest.")

@@ -15,14 +15,20 @@ from server.base import BaseHandler, lookback_and_cost
 from server.cached_responses import write_entry
 from server.context import AppContext
 from server.errors import bad_param
-from server.ioc_params import DEFAULT_IOC_LIMIT, IOC_FILTER_PARAMS, IocRequest, parse_ioc_request
+from server.ioc_params import (
+    COUNT_STRATEGY_PARAM,
+    DEFAULT_IOC_LIMIT,
+    IOC_FILTER_PARAMS,
+    IocRequest,
+    parse_ioc_request,
+)
 from server.openapi_parts import LOOKBACK_HEADER, bad_request, header, limit_param, ok, operation, param, per_tier
 from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
 from store.cache import NearMap, body_etag, near_map
 from store.ports import IocStore
 from store.query import IocQuery
-from store.records import CONFIDENCES, IOC_TYPES, utcnow
+from store.records import CONFIDENCES, IOC_TYPES, RECENT_LINKS, utcnow
 
 # The id under which the STIX export and TAXII carry the record, so a REST result leads straight to it.
 STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export and TAXII: `indicator--` plus "
@@ -39,16 +45,37 @@ STREAM_BATCH = 2500  # rows read at a time for a larger page (about 1 MB), the n
 
 @dataclass(frozen=True, slots=True)
 class KeptPage:
-    """A small page's body and ETag, with the lower bound it was read at and the total it reported."""
+    """A small page's body and ETag, with the lower bound it was read at and how many records matched
+    then, when known exactly without a scan (None otherwise)."""
 
     body: bytes
     etag: str
     since: datetime | None
-    total: int
+    rows: int | None
 
 
-def _head(total: int, query: IocQuery) -> bytes:
-    meta = {"total": total, "limit": query.limit, "offset": query.offset}
+@dataclass(frozen=True, slots=True)
+class Totals:
+    """meta.total and meta.total_estimated of a request, and the exact match count when known."""
+
+    total: int | None
+    estimated: bool
+    rows: int | None
+
+
+async def count_totals(store: IocStore, query: IocQuery, strategy: str) -> Totals:
+    """The total ``strategy`` asks for (server.ioc_params.COUNT_STRATEGIES): the estimate costs the same at
+    any data size (IocStore.estimate_iocs); an exact count scans only when the estimate is not exact."""
+    if strategy == "none":
+        return Totals(None, False, None)
+    n, exact = await store.estimate_iocs(query)
+    if strategy == "exact" and not exact:
+        n, exact = await store.count_iocs(query), True
+    return Totals(n, not exact, n if exact else None)
+
+
+def _head(totals: Totals, query: IocQuery) -> bytes:
+    meta = {"total": totals.total, "total_estimated": totals.estimated, "limit": query.limit, "offset": query.offset}
     return b'{"meta":' + orjson.dumps(meta) + b',"data":['
 
 
@@ -58,23 +85,25 @@ def _page_key(version: int, request: IocRequest) -> tuple[Any, ...]:
     caller chose above the floor is part of the key."""
     query, window = request.query, request.window
     if query.since == window.floor:
-        return version, replace(query, since=None), window.lookback_days
-    return version, query, None
+        return version, replace(query, since=None), window.lookback_days, request.count_strategy
+    return version, query, None, request.count_strategy
 
 
 async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocRequest) -> KeptPage:
     """The kept page, still exact, or a new one read and kept. Without a write, rows only leave the set as
-    the floor moves past them, so an unchanged total means the same rows: a moved floor costs a count."""
+    the floor moves past them, so an unchanged exact count means the same rows: a moved floor costs a
+    count (or, with no exact count at hand, a new read)."""
     query, key = request.query, _page_key(await store.data_version(), request)
-    page, total = pages.get(key), None
+    page, totals = pages.get(key), None
     if page is not None and page.since != query.since:
-        total = await store.count_iocs(query)
-        page = replace(page, since=query.since) if total == page.total else None
+        totals = await count_totals(store, query, request.count_strategy)
+        same = totals.rows is not None and totals.rows == page.rows
+        page = replace(page, since=query.since) if same else None  # the same exact total: the same head too
     if page is None:
-        total = await store.count_iocs(query) if total is None else total  # a moved floor's count serves
+        totals = totals or await count_totals(store, query, request.count_strategy)  # a moved floor's count serves
         rows = [encoded async for batch in store.iter_ioc_rows(query) for encoded in batch]
-        body = _head(total, query) + b",".join(rows) + b"]}"
-        page = KeptPage(body, body_etag(body), query.since, total)
+        body = _head(totals, query) + b",".join(rows) + b"]}"
+        page = KeptPage(body, body_etag(body), query.since, totals.rows)
     pages.put(key, page)
     return page
 
@@ -86,17 +115,17 @@ async def write_ioc_list(handler: BaseHandler, request: IocRequest) -> None:
     handler.set_header("Content-Type", "application/json; charset=utf-8")
     store, query = handler.ctx.iocs, request.query
     if query.limit > SMALL_PAGE_ROWS:
-        await stream_ioc_list(handler, query, await store.count_iocs(query))
+        await stream_ioc_list(handler, query, await count_totals(store, query, request.count_strategy))
         return
     page = await _small_page(store, near_map(handler.ctx.cache, "ioc-pages", PAGES_KEPT), request)
     handler.known_etag = page.etag
     handler.finish(page.body)
 
 
-async def stream_ioc_list(handler: BaseHandler, query: IocQuery, total: int) -> None:
+async def stream_ioc_list(handler: BaseHandler, query: IocQuery, totals: Totals) -> None:
     """The list written in chunks, so 10,000 rows never sit in memory twice."""
     writer = ChunkWriter(handler, handler.ctx.settings.stream_chunk_bytes)
-    await writer.write(_head(total, query))
+    await writer.write(_head(totals, query))
     separator = b""
     try:
         # Stored API forms joined per batch: no record is decoded or re-encoded on the way out.
@@ -148,6 +177,7 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 
 
 PAGE_PARAMS = [
+    COUNT_STRATEGY_PARAM,
     limit_param(f"Page size; above the tier cap ({per_tier('ioc_results_max')}) it is reduced and X-Limit-Capped "
                 "is set.", DEFAULT_IOC_LIMIT),
     param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip."),
@@ -159,6 +189,8 @@ WINDOW_HEADERS = {
     "X-Limit-Capped": header("true when `limit` exceeded the tier cap", "boolean"),
 }
 
+_RECENT_DOC = (f"The {RECENT_LINKS} most recently {{what}} at most (sorted); `{{count}}` says how many there "
+               f"are in all")
 OPENAPI_SCHEMAS: dict[str, Any] = {
     "Ioc": {"type": "object", "required": ["type", "value", "confidence", "source"], "properties": {
         "type": {"type": "string", "enum": list(IOC_TYPES)},
@@ -171,14 +203,26 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "modified": {"type": "string", "format": "date-time"},
         "sources": {"type": "array", "items": {"type": "string"}},
         "industries": {"type": "array", "items": {"type": "string"}},
-        "article_ids": {"type": "array", "items": {"type": "string", "format": "uuid"}},
-        "cves": {"type": "array", "items": {"type": "string"}},
-        "techniques": {"type": "array", "items": {"type": "string"}},
+        "article_ids": {"type": "array", "items": {"type": "string", "format": "uuid"}, "maxItems": RECENT_LINKS,
+                        "description": _RECENT_DOC.format(what="articles reporting it", count="article_count")},
+        "cves": {"type": "array", "items": {"type": "string"}, "maxItems": RECENT_LINKS,
+                 "description": _RECENT_DOC.format(what="CVEs reported with it", count="cve_count")},
+        "techniques": {"type": "array", "items": {"type": "string"}, "maxItems": RECENT_LINKS,
+                       "description": _RECENT_DOC.format(what="ATT&CK techniques reported with it",
+                                                         count="technique_count")},
+        "article_count": {"type": "integer", "minimum": 0, "description": "How many articles report it."},
+        "cve_count": {"type": "integer", "minimum": 0, "description": "How many CVEs are reported with it."},
+        "technique_count": {"type": "integer", "minimum": 0,
+                            "description": "How many ATT&CK techniques are reported with it."},
         "stix_id": {"type": "string", "description": STIX_ID_DOC},
     }},
     "IocList": {"type": "object", "required": ["meta", "data"], "properties": {
-        "meta": {"type": "object", "properties": {"total": {"type": "integer"}, "limit": {"type": "integer"},
-                                                  "offset": {"type": "integer"}}},
+        "meta": {"type": "object", "properties": {
+            "total": {"type": "integer", "nullable": True, "description": "Per `count_strategy`; null with `none`."},
+            "total_estimated": {"type": "boolean",
+                                "description": "true when `total` is a lower bound (an estimate that stopped "
+                                               "counting at 10,000)."},
+            "limit": {"type": "integer"}, "offset": {"type": "integer"}}},
         "data": {"type": "array", "items": {"$ref": "#/components/schemas/Ioc"}},
     }},
     "IocStats": {"type": "object", "properties": {

@@ -11,7 +11,7 @@ from exporters.lookup import MAX_VALUE_CHARS, IndicatorError, bulk_lookup, looku
 from server.bodies import MAX_BODY_BYTES, JsonBodyHandler
 from server.context import AppContext
 from server.errors import BadRequest, bad_param
-from server.ioc_params import parse_ioc_request
+from server.ioc_params import COUNT_STRATEGY_PARAM, parse_ioc_request
 from server.iocs import STIX_ID_DOC, WINDOW_HEADERS, IocListHandler, write_ioc_list
 from server.openapi_parts import (
     LOOKBACK_HEADER,
@@ -164,12 +164,14 @@ _TYPED_QUERY = (
 OPENAPI_PATHS: dict[str, Any] = {
     "/api/v1/iocs/search": operation(
         "iocs", "Find an indicator", "Scope read:iocs. Exact match on the normalised value (defanged input such as "
-        "evil[.]com is refanged); domains and URLs also match as substrings. Same shape and lookback as the list.",
+        "evil[.]com is refanged); domains and URLs also match as substrings, case-sensitively, through a trigram index "
+        "(a value shorter than 3 characters matches as a prefix). Same shape and lookback as the list.",
         [param("q", {"type": "string"}, "The indicator value: an IP, domain, URL, hash, e-mail or CVE (a value "
                "of no such type, such as `0`: 400 invalid_parameter). " + _TYPED_QUERY, required=True),
          csv_param("type", "Narrow to one IOC type (default: detected from q).", IOC_TYPES),
          limit_param("Page size (tier-capped).", 100),
-         param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip.")],
+         param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip."),
+         COUNT_STRATEGY_PARAM],
         {"200": ok("Matches", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS),
          "400": bad_request(_NOT_AN_INDICATOR.format(name="q") + ", or not of the given `type`", LOOKBACK_HEADER)}),
     "/api/v1/lookup": {**operation(

@@ -12,6 +12,8 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from store.records import (
+    LINK_FIELDS,
+    RECENT_LINKS,
     ApiKey,
     Article,
     ArticleIoc,
@@ -21,6 +23,7 @@ from store.records import (
     Session,
     Source,
     User,
+    iso,
     ms,
     parse_iso,
 )
@@ -52,6 +55,8 @@ def to_doc(record: Article | Ioc | Source | User | ApiKey | Session | Feed) -> d
     if isinstance(record, Article):
         doc["mitre_techniques"] = [dataclasses.asdict(t) for t in record.mitre_techniques]
         doc["iocs"] = [dataclasses.asdict(i) for i in record.iocs]
+    if isinstance(record, Ioc):
+        doc["link_seen"] = dict(record.link_seen)
     for name in ("tech_tags", "industry_tags", "threat_actors", "cve_ids", "tags", "severity_reasons",
                  "sources", "industries", "article_ids", "cves", "techniques", "scopes"):
         if name in doc:
@@ -85,15 +90,63 @@ def merge_ioc(old: Ioc, new: Ioc) -> Ioc:
 
     ``feed_name`` and ``source_category`` come from ``new`` (the latest report); lists are unioned
     and sorted so merges are order-independent; confidence is recomputed over every reporting source.
+    The linked lists are unioned as given (a stored record holds at most ``RECENT_LINKS`` of each, an
+    incoming one what its batch reported); ``bounded`` keeps the most recent few before a store writes.
+    Their counts assume the links a record does not list are distinct: a store that knows which links
+    are new (its link relation) sets them exactly with ``counted``.
     """
     merged = dataclasses.replace(new)
     merged.first_seen = min(old.first_seen, new.first_seen)
     merged.last_seen = max(old.last_seen, new.last_seen)
     merged.modified = max(old.modified, new.modified)
-    for name in ("sources", "industries", "article_ids", "cves", "techniques", "threat_actors"):
+    for name in ("sources", "industries", "threat_actors"):
         setattr(merged, name, sorted(set(getattr(old, name)) | set(getattr(new, name))))
+    seen = link_times(old)
+    for ref, at in link_times(new).items():
+        seen[ref] = max(at, seen.get(ref, at))
+    for name, (_, count) in LINK_FIELDS.items():
+        union = sorted(set(getattr(old, name)) | set(getattr(new, name)))
+        unlisted = sum(getattr(r, count) - len(getattr(r, name)) for r in (old, new))
+        setattr(merged, name, union)
+        setattr(merged, count, len(union) + unlisted)
+    modified = iso(merged.modified)
+    merged.link_seen = {ref: at for ref, at in sorted(seen.items()) if at != modified}
     merged.confidence = merged_confidence(old, new, len(merged.sources))
     return merged
+
+
+def link_times(ioc: Ioc) -> dict[str, str]:
+    """When each listed article, CVE and technique of ``ioc`` was last reported (ISO text)."""
+    modified = iso(ioc.modified)
+    return {ref: ioc.link_seen.get(ref, modified) for name in LINK_FIELDS for ref in getattr(ioc, name)}
+
+
+def ioc_links(ioc: Ioc) -> list[tuple[str, str, str]]:
+    """(kind, ref, seen) of every link ``ioc`` lists: the rows a store adds to its link relation."""
+    seen = link_times(ioc)
+    return [(kind, ref, seen[ref]) for name, (kind, _) in LINK_FIELDS.items() for ref in getattr(ioc, name)]
+
+
+def bounded(ioc: Ioc, keep: int = RECENT_LINKS) -> Ioc:
+    """``ioc`` listing at most ``keep`` of each linked kind: the most recently reported (ties: the greater
+    id), listed sorted. The top few of a union are the top few of the parts' top few, so bounding after
+    every merge gives the same record in any merge order."""
+    seen = link_times(ioc)
+    out = dataclasses.replace(ioc)
+    for name in LINK_FIELDS:
+        setattr(out, name, sorted(sorted(getattr(ioc, name), key=lambda r: (seen[r], r), reverse=True)[:keep]))
+    kept = {ref for name in LINK_FIELDS for ref in getattr(out, name)}
+    out.link_seen = {ref: at for ref, at in ioc.link_seen.items() if ref in kept}
+    return out
+
+
+def counted(ioc: Ioc, held: Ioc | None, added: dict[str, int]) -> Ioc:
+    """``ioc`` with exact link counts: ``held``'s (the stored record's) plus the links ``added`` (kind ->
+    how many the relation did not hold before this write)."""
+    out = dataclasses.replace(ioc)
+    for kind, count in LINK_FIELDS.values():
+        setattr(out, count, (getattr(held, count) if held is not None else 0) + added.get(kind, 0))
+    return out
 
 
 _RANK = {"low": 0, "medium": 1, "high": 2}

@@ -129,7 +129,17 @@ def severity_label(score: float) -> str:
 # The shape of ``Article.list_form``, its CSV line (store.csvform) and ``Ioc.to_api``. Bump it with any
 # change: SQLite keeps the
 # encoded forms with each row and re-encodes every row when opened on an older version (store/sqlite/listforms.py).
-LIST_FORM_VERSION = 3  # 2: IOC records keep their API form; 3: articles their CSV line
+LIST_FORM_VERSION = 4  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts
+
+# An IOC's articles, CVEs and techniques grow with the data (an ATT&CK technique is reported by a large share
+# of all articles): the full lists live in the store's link relation (``IocStore.ioc_links``), and a record
+# carries how many there are and the most recent few, so its size and every merge stay bounded.
+RECENT_LINKS = 20
+# Record list field -> link kind in the relation, and the field that counts it.
+LINK_FIELDS: dict[str, tuple[str, str]] = {
+    "article_ids": ("article", "article_count"), "cves": ("cve", "cve_count"),
+    "techniques": ("technique", "technique_count"),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +262,13 @@ class Article:
 
 @dataclass(slots=True)
 class Ioc:
-    """One indicator record per (type, value), aggregated over the articles that mention it."""
+    """One indicator record per (type, value), aggregated over the articles that mention it.
+
+    ``article_ids``, ``cves`` and ``techniques`` hold at most :data:`RECENT_LINKS` each: the most recently
+    linked (listed in sorted order), the ``*_count`` fields how many there are in all. ``link_seen`` is when
+    a listed one was last reported (ISO text), for the few whose time differs from ``modified``: merges
+    keep the most recent few exactly, whatever order the reports come in.
+    """
 
     type: str
     value: str
@@ -268,6 +284,16 @@ class Ioc:
     cves: list[str] = field(default_factory=list)
     techniques: list[str] = field(default_factory=list)
     threat_actors: list[str] = field(default_factory=list)
+    article_count: int = 0
+    cve_count: int = 0
+    technique_count: int = 0
+    link_seen: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # A count is never below what the record lists: a record built from its lists counts them.
+        for name, (_, count) in LINK_FIELDS.items():
+            if getattr(self, count) < len(getattr(self, name)):
+                setattr(self, count, len(getattr(self, name)))
 
     @property
     def stix_id(self) -> str:
@@ -295,6 +321,9 @@ class Ioc:
             "article_ids": list(self.article_ids),
             "cves": list(self.cves),
             "techniques": list(self.techniques),
+            "article_count": self.article_count,
+            "cve_count": self.cve_count,
+            "technique_count": self.technique_count,
             "stix_id": self.stix_id,
         }
 

@@ -49,6 +49,9 @@ class AsyncMockCursor:
         self._cursor = self._cursor.sort(*args, **kwargs)
         return self
 
+    def hint(self, index: Any) -> AsyncMockCursor:
+        return self  # mongomock has no query planner: an index hint changes nothing there
+
     def skip(self, count: int) -> AsyncMockCursor:
         self._cursor = self._cursor.skip(count)
         return self

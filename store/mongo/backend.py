@@ -13,6 +13,7 @@ from typing import Any
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.collection import AsyncCollection
 
+from store.mongo import ioc_counters
 from store.mongo import iocs as ioc_ops
 from store.mongo.errors import guarded
 from store.mongo.indexes import INDEXES
@@ -39,6 +40,8 @@ class MongoStore(Lifecycle):
         for spec in INDEXES:
             await self._c(spec.collection).create_index(spec.keys, **spec.options)
         await ioc_ops.backfill_stix_ids(self._c("iocs"))  # documents from before the field was written
+        await ioc_ops.backfill_links(self._c("iocs"), self._c("ioc_links"))  # and before the link relation
+        await ioc_counters.backfill(self._c("iocs"), self._c("ioc_counters"), self._c("meta"))  # and the counters
 
     async def close(self) -> None:
         await self.client.close()

@@ -56,6 +56,13 @@ INDEXES: tuple[IndexSpec, ...] = (
     TEXT_INDEX,
     _plain("iocs", "first_seen", "type", "value"),
     _plain("iocs", "modified"),
+    # One type with the page order, and with the lookback bound on modified (as on SQLite).
+    _plain("iocs", "type", "first_seen", "value"),
+    _plain("iocs", "type", "modified"),
+    _plain("iocs", "grams"),  # multikey: each value's trigrams, for substring searches (store.value_search)
     _plain("iocs", "value"),
     _plain("iocs", "stix_id"),  # TAXII match[id] and object lookups; a few records per id, then sorted
+    # A record's most recent links of one kind (IocStore.ioc_links), newest first off the index.
+    IndexSpec("ioc_links", [("ioc", 1), ("kind", 1), ("seen", -1), ("ref", -1)]),
+    _plain("ioc_counters", "k", "b"),  # a window's whole days of one kind of counter (store.ioc_counters)
 )

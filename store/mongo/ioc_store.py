@@ -7,14 +7,17 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 
 from store.base import IocStats, keyset_pages
+from store.ioc_counters import ESTIMATE_CAP, countable, first_whole_day
+from store.mongo import ioc_counters
 from store.mongo import iocs as ioc_ops
 from store.mongo.documents import from_ioc, ioc_key
 from store.mongo.errors import guarded, translated
+from store.mongo.ioc_links import recent
 from store.mongo.part import MongoPart
-from store.mongo.queries import IOC_SORT, ioc_filter
+from store.mongo.queries import and_, ioc_filter, ioc_hint, ioc_sort
 from store.ports import IocStore
 from store.query import IocQuery
-from store.records import Ioc
+from store.records import RECENT_LINKS, Ioc, utcnow
 
 # Keys of one ``$in`` read: a bounded query document, whatever the caller asks for at once.
 KEYS_PER_QUERY = 1_000
@@ -29,7 +32,7 @@ class MongoIocs(MongoPart, IocStore):
         if not incoming:
             return 0
         try:
-            await ioc_ops.upsert(self._c("iocs"), incoming)
+            await ioc_ops.upsert(self._c("iocs"), self._c("ioc_links"), self._c("ioc_counters"), incoming)
         finally:
             await self._bump()
         return len(incoming)
@@ -37,12 +40,15 @@ class MongoIocs(MongoPart, IocStore):
     @guarded
     async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
         try:
-            return await ioc_ops.replace_all(self._c("iocs"), iocs)
+            return await ioc_ops.replace_all(self._c("iocs"), self._c("ioc_links"), self._c("ioc_counters"), iocs)
         finally:
             await self._bump()
 
     async def _ioc_page(self, q: IocQuery, size: int) -> list[Ioc]:
-        cursor = self._c("iocs").find(ioc_filter(q)).sort(IOC_SORT).skip(q.offset).limit(size)
+        cursor = self._c("iocs").find(ioc_filter(q)).sort(ioc_sort(q)).skip(q.offset).limit(size)
+        hint = ioc_hint(q, utcnow())
+        if hint is not None:
+            cursor = cursor.hint(hint)
         with translated():
             return [from_ioc(d) for d in await cursor.to_list()]
 
@@ -52,6 +58,18 @@ class MongoIocs(MongoPart, IocStore):
     @guarded
     async def count_iocs(self, query: IocQuery) -> int:
         return await self._c("iocs").count_documents(ioc_filter(dataclasses.replace(query, after=None)))
+
+    @guarded
+    async def estimate_iocs(self, query: IocQuery, cap: int = ESTIMATE_CAP) -> tuple[int, bool]:
+        q = dataclasses.replace(query, after=None, offset=0)
+        if not countable(q):
+            n = await self._c("iocs").count_documents(ioc_filter(q), limit=cap)
+            return n, n < cap
+        days = await ioc_counters.count_days(self._c("ioc_counters"), q)
+        if q.since is None:
+            return days, True
+        head = and_([ioc_filter(q), {"modified": {"$lt": first_whole_day(q.since)}}])  # the partial first day
+        return await self._c("iocs").count_documents(head) + days, True
 
     @guarded
     async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
@@ -68,5 +86,10 @@ class MongoIocs(MongoPart, IocStore):
         return found
 
     @guarded
+    async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
+        return await recent(self._c("ioc_links"), ioc_key(ioc_type, value), kind, limit)
+
+    @guarded
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
-        return await ioc_ops.stats(self._c("iocs"), since, top)
+        head = await ioc_ops.scan(self._c("iocs"), since, first_whole_day(since), None)
+        return await ioc_counters.stats(self._c("ioc_counters"), head, since, top)

@@ -15,12 +15,16 @@ from typing import Any
 from store.article_filters import AnyOf, AtLeast, Generic, clauses
 from store.query import TIME_FIELDS, ArticleQuery, IocQuery, TextQuery
 from store.records import parse_iso, severity_range
-from store.sqlite.queries import word_prefix_pattern
+from store.sqlite.queries import walks_order, word_prefix_pattern
+from store.value_search import prefix_end, prefix_only, trigrams
 
 Filter = dict[str, Any]
 Sort = list[tuple[str, int]]
 
 IOC_SORT: Sort = [("first_seen", 1), ("type", 1), ("value", 1)]
+# The same order for one type, spelt as the prefix of its index (type, first_seen, value): with type fixed
+# both sorts list the same rows, and this one the planner serves from the index without a sort stage.
+ONE_TYPE_SORT: Sort = [("type", 1), ("first_seen", 1), ("value", 1)]
 # Inflection endings dropped before a term becomes a word-prefix regex (see ``search_stem``).
 _ENDINGS: tuple[str, ...] = ("ies", "ied", "ing", "ed", "es", "s")
 _TEXT_FIELDS: tuple[str, ...] = ("title", "summary")
@@ -186,6 +190,15 @@ def article_sort(q: ArticleQuery) -> Sort:
     return [(q.sort_field, direction), ("_id", direction)]
 
 
+def value_contains(needle: str) -> list[Filter]:
+    """``store.value_search``: a prefix by the value index below three characters; else every trigram of the
+    needle through the multikey ``grams`` index (the planner picks the rarest), then the case-sensitive
+    substring itself (like SQLite's instr)."""
+    if prefix_only(needle):
+        return [{"value": {"$gte": needle, "$lt": prefix_end(needle)}}]
+    return [*({"grams": gram} for gram in trigrams(needle)), {"value": regex(re.escape(needle))}]
+
+
 def _ioc_time(value: datetime | str) -> datetime:
     return parse_iso(value) if isinstance(value, str) else value
 
@@ -199,7 +212,7 @@ def ioc_filter(q: IocQuery) -> Filter:
     )
     clauses: list[Filter] = [{name: {"$in": list(values)}} for name, values in pairs if values]
     if q.value_contains:
-        clauses.append({"value": regex(re.escape(q.value_contains))})  # case-sensitive, like SQLite's instr
+        clauses += value_contains(q.value_contains)
     if q.since is not None:
         clauses.append({"modified": {"$gte": q.since}})
     if q.added_after is not None:
@@ -208,6 +221,21 @@ def ioc_filter(q: IocQuery) -> Filter:
         first_seen, ioc_type, value = q.after
         clauses.append(keyset([("first_seen", _ioc_time(first_seen)), ("type", ioc_type), ("value", value)], False))
     return and_(clauses)
+
+
+def ioc_sort(q: IocQuery) -> Sort:
+    """The page order of ``q`` (first_seen, type, value), as its index serves it."""
+    return ONE_TYPE_SORT if len(q.types) == 1 else IOC_SORT
+
+
+def ioc_hint(q: IocQuery, now: datetime) -> Sort | None:
+    """The index a page of ``q`` walks when ``since`` reaches far back (``store.sqlite.queries.walks_order``):
+    the page order's, so ``limit`` rows end the read. None leaves the choice to the planner: a recent
+    ``since`` (a few days of records, found by modified) or a filter with an index of its own (values,
+    STIX ids, a substring)."""
+    if q.values or q.stix_ids or q.value_contains or not walks_order(q, now):
+        return None
+    return ioc_sort(q)
 
 
 def severity_filter(label: str) -> Filter:

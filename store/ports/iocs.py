@@ -9,9 +9,10 @@ from datetime import datetime
 import orjson
 
 from store.base import IocStats
+from store.ioc_counters import ESTIMATE_CAP
 from store.ports.lifecycle import Versioned
 from store.query import IocQuery
-from store.records import Ioc
+from store.records import RECENT_LINKS, Ioc
 
 
 class IocStore(Versioned):
@@ -41,6 +42,13 @@ class IocStore(Versioned):
         """How many records match ``query`` (offset and limit ignored)."""
 
     @abc.abstractmethod
+    async def estimate_iocs(self, query: IocQuery, cap: int = ESTIMATE_CAP) -> tuple[int, bool]:
+        """(count, exact) of ``query`` at a cost that does not grow with the data (offset, limit and keyset
+        ignored). Filters on type, confidence, category and ``since`` alone are counted exactly from the
+        counters (``store.ioc_counters``); others count at most ``cap`` matches, a lower bound (``exact``
+        False) when the count reaches it."""
+
+    @abc.abstractmethod
     async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
         """One record, or None."""
 
@@ -53,6 +61,12 @@ class IocStore(Versioned):
             if ioc is not None:
                 found[value] = ioc
         return found
+
+    @abc.abstractmethod
+    async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
+        """The ``limit`` most recently reported links of one kind of a record (``article``, ``cve`` or
+        ``technique``; see ``store.records.LINK_FIELDS``), newest first. A record lists only the few most
+        recent; this reads further, by index, without loading the rest."""
 
     @abc.abstractmethod
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:

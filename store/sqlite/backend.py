@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from store.base import StoreUnavailable
 from store.ports import Lifecycle
-from store.sqlite import listforms
+from store.sqlite import ioc_counters, ioc_links, listforms, value_index
 from store.sqlite.schema import ADDED_COLUMNS, BACKFILL_STIX_IDS, LATE_SCHEMA, PRAGMAS, SCHEMA, STIX_ID_FUNCTION
 from store.stixids import object_id
 
@@ -56,6 +56,8 @@ class SqliteStore(Lifecycle):
         self._memo: dict[tuple[str, tuple[Any, ...]], Any] = {}
         self._memo_at = -1
         self._memo_checked = False
+        # Whether IOC substring searches use the trigram index (store.sqlite.value_index); set by ``open``.
+        self.value_index = False
 
     # -- plumbing ----------------------------------------------------------------------------
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
@@ -135,6 +137,9 @@ class SqliteStore(Lifecycle):
             db.execute(pragma)
         db.executescript(SCHEMA)
         _migrate(db)
+        ioc_links.migrate(db)
+        ioc_counters.migrate(db)
+        self.value_index = value_index.ensure(db)
         listforms.rebuild(db, self.on_rebuild)
         self._db = db
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -13,17 +14,25 @@ import orjson
 from store.base import IocStats, ioc_row_position, keyset_pages
 from store.cache import NearMap
 from store.codec import fold_iocs, from_doc, merge_ioc, to_doc
+from store.ioc_counters import ESTIMATE_CAP, CounterKey, countable, tally
 from store.ports import IocStore
 from store.query import IocQuery
-from store.records import Ioc, iso
-from store.sqlite import queries
+from store.records import RECENT_LINKS, Ioc, iso, utcnow
+from store.sqlite import ioc_counters, queries
 from store.sqlite.backend import SqliteStore
+from store.sqlite.ioc_links import linked_record, recent_links
 from store.sqlite.part import SqlitePart, _json, _tuples
 
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
 _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confidence", "feed_name",
                 "source_category", "industries", "doc", "stix_id", "api_json")
+
+
+# Insert, or update in place: the row keeps its rowid, which the value index (iocs_values) refers to.
+_UPSERT = (f"INSERT INTO iocs ({', '.join(_IOC_COLUMNS)}) VALUES ({', '.join('?' * len(_IOC_COLUMNS))}) "
+           f"ON CONFLICT (type, value) DO UPDATE SET "
+           + ", ".join(f"{c} = excluded.{c}" for c in _IOC_COLUMNS[2:]))
 
 
 def _ioc_row(i: Ioc) -> tuple[Any, ...]:
@@ -43,31 +52,47 @@ class SqliteIocs(SqlitePart, IocStore):
         incoming = list(iocs)
         if not incoming:
             return 0
-        # Named columns: a migrated database has ``stix_id`` last, whatever order a new one would have.
-        sql = f"INSERT OR REPLACE INTO iocs ({', '.join(_IOC_COLUMNS)}) VALUES ({', '.join('?' * len(_IOC_COLUMNS))})"
 
         def upsert(db: sqlite3.Connection) -> int:
-            for ioc in incoming:
+            deltas: Counter[CounterKey] = Counter()
+            for ioc in fold_iocs(incoming).values():
                 row = db.execute("SELECT doc FROM iocs WHERE type = ? AND value = ?", (ioc.type, ioc.value)).fetchone()
-                merged = ioc if row is None else merge_ioc(from_doc(Ioc, orjson.loads(row[0])), ioc)
-                db.execute(sql, _ioc_row(merged))
+                held = None if row is None else from_doc(Ioc, orjson.loads(row[0]))
+                merged = ioc if held is None else merge_ioc(held, ioc)
+                record = linked_record(db, merged, held, ioc)
+                db.execute(_UPSERT, _ioc_row(record))
+                tally(deltas, held, record)
+            ioc_counters.apply(db, deltas)  # in the same transaction: the counters never disagree with the rows
             return len(incoming)
 
         return await self._run(lambda db: self._write(db, upsert, bump=True))
 
     async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
         records = list(fold_iocs(iocs).values())
-        sql = f"INSERT INTO iocs ({', '.join(_IOC_COLUMNS)}) VALUES ({', '.join('?' * len(_IOC_COLUMNS))})"
 
         def replace(db: sqlite3.Connection) -> int:  # one transaction: readers see the old set or the new
             db.execute("DELETE FROM iocs")
-            db.executemany(sql, (_ioc_row(ioc) for ioc in records))
+            db.execute("DELETE FROM ioc_links")
+            ioc_counters.clear(db)
+            deltas: Counter[CounterKey] = Counter()
+            for ioc in records:
+                record = linked_record(db, ioc, None, ioc)
+                db.execute(_UPSERT, _ioc_row(record))
+                tally(deltas, None, record)
+            ioc_counters.apply(db, deltas)
             return len(records)
 
         return await self._run(lambda db: self._write(db, replace, bump=True))
 
+    async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
+        return await self._run(lambda db: recent_links(db, ioc_type, value, kind, limit))
+
+    def _where(self, q: IocQuery, page: bool = False) -> queries.Clause:
+        """``q``'s clause; a page walks its order's index unless ``since`` is recent (queries.walks_order)."""
+        return queries.ioc_where(q, page and queries.walks_order(q, utcnow()), self._conn.value_index)
+
     def _ioc_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[Ioc]]:
-        where, params = queries.ioc_where(q)
+        where, params = self._where(q, page=True)
         sql = f"SELECT doc FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?"
         return lambda db: [from_doc(Ioc, orjson.loads(r[0]))
                            for r in db.execute(sql, [*params, size, q.offset]).fetchall()]
@@ -77,7 +102,7 @@ class SqliteIocs(SqlitePart, IocStore):
                             lambda i: (i.first_seen, i.type, i.value))
 
     def _ioc_row_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[bytes]]:
-        where, params = queries.ioc_where(q)
+        where, params = self._where(q, page=True)
         # The pre-encoded API form alone (the keyset position is read from the last one); the document
         # only for rows written before the column existed.
         sql = (f"SELECT api_json, CASE WHEN api_json IS NULL THEN doc END FROM iocs "
@@ -100,7 +125,7 @@ class SqliteIocs(SqlitePart, IocStore):
         return await self._run(fetch)
 
     async def count_iocs(self, query: IocQuery) -> int:
-        where, params = queries.ioc_where(dataclasses.replace(query, after=None))
+        where, params = self._where(dataclasses.replace(query, after=None))
         key = (await self.data_version(), where, tuple(params))
         held = self._ioc_counts.get(key)
         if held is not None:
@@ -108,6 +133,14 @@ class SqliteIocs(SqlitePart, IocStore):
         row = await self._one(f"SELECT count(*) FROM iocs WHERE {where}", params)
         self._ioc_counts.put(key, int(row[0]))
         return int(row[0])
+
+    async def estimate_iocs(self, query: IocQuery, cap: int = ESTIMATE_CAP) -> tuple[int, bool]:
+        q = dataclasses.replace(query, after=None, offset=0)
+        if countable(q):
+            return await self._run(lambda db: ioc_counters.count(db, q)), True
+        where, params = self._where(q)
+        row = await self._one(f"SELECT count(*) FROM (SELECT 1 FROM iocs WHERE {where} LIMIT ?)", [*params, cap])
+        return int(row[0]), int(row[0]) < cap
 
     async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
         row = await self._one("SELECT doc FROM iocs WHERE type = ? AND value = ?",
@@ -120,21 +153,4 @@ class SqliteIocs(SqlitePart, IocStore):
         return {r[0]: from_doc(Ioc, orjson.loads(r[1])) for r in rows}
 
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
-        return await self._run(lambda db: _stats(db, iso(since), top))
-
-
-def _stats(db: sqlite3.Connection, since: str, top: int) -> IocStats:
-    def grouped(column: str) -> dict[str, int]:
-        rows = db.execute(f"SELECT {column}, count(*) FROM iocs WHERE modified >= ? GROUP BY {column} "
-                          f"ORDER BY {column}", (since,)).fetchall()
-        return {r[0]: int(r[1]) for r in rows}
-
-    total = db.execute("SELECT count(*) FROM iocs WHERE modified >= ?", (since,)).fetchone()[0]
-    sources = db.execute(
-        "SELECT s.value, count(*) AS n FROM iocs, json_each(json_extract(iocs.doc, '$.sources')) AS s "
-        "WHERE modified >= ? GROUP BY s.value ORDER BY n DESC, s.value LIMIT ?", (since, top)).fetchall()
-    hourly = db.execute("SELECT substr(modified, 1, 13) AS hour, count(*) FROM iocs WHERE modified >= ? "
-                        "GROUP BY hour ORDER BY hour", (since,)).fetchall()
-    return IocStats(total=int(total), by_type=grouped("type"), by_confidence=grouped("confidence"),
-                    by_category=grouped("source_category"), top_sources=[(r[0], int(r[1])) for r in sources],
-                    hourly=[(r[0], int(r[1])) for r in hourly])
+        return await self._run(lambda db: ioc_counters.stats(db, since, top))

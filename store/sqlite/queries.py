@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from store.article_filters import AnyOf, Equals, Generic, IsTrue, clauses
 from store.query import ArticleQuery, IocQuery, TextQuery
 from store.records import iso, severity_range
+from store.value_search import prefix_end, prefix_only
 
 Clause = tuple[str, list[Any]]
 
@@ -139,8 +140,33 @@ def join(clauses: list[Clause]) -> Clause:
     return " AND ".join(c for c, _ in clauses), params
 
 
-def ioc_where(q: IocQuery) -> Clause:
-    """WHERE clause for an IOC query, keyset on (first_seen, type, value) included."""
+# A ``since`` this recent bounds a page to a few days of records: found by ``modified`` and sorted, that
+# costs those days, whatever the data's size. An older one matches most records: the page walks the page
+# order's index (iocs_first_seen, or iocs_type_first_seen for one type) and stops after ``limit`` rows.
+RECENT_SINCE = timedelta(days=2)
+
+
+def walks_order(q: IocQuery, now: datetime) -> bool:
+    """Whether a page of ``q`` should walk the page order's index rather than search by ``modified``."""
+    return q.since is None or q.since < now - RECENT_SINCE
+
+
+def _value_contains(needle: str, indexed: bool) -> list[Clause]:
+    """``store.value_search``: a prefix by the key below three characters, else trigrams then the value."""
+    if prefix_only(needle):
+        return [("value >= ? AND value < ?", [needle, prefix_end(needle)])]
+    scan = ("instr(value, ?) > 0", [needle])
+    if not indexed:
+        return [scan]
+    return [("rowid IN (SELECT rowid FROM iocs_values WHERE iocs_values MATCH ?)", [fts_phrase((needle,), "AND")]),
+            scan]
+
+
+def ioc_where(q: IocQuery, walk_order: bool = False, value_index: bool = False) -> Clause:
+    """WHERE clause for an IOC query, keyset on (first_seen, type, value) included. ``walk_order`` keeps
+    the ``since`` bound off the ``modified`` indexes (SQLite's unary ``+``, sqlite.org/optoverview.html
+    "Disqualifying WHERE Clause Terms Using Unary-'+'"), so the planner walks the page order's index.
+    ``value_index``: substrings are found through the trigram index (store.sqlite.value_index)."""
     clauses: list[Clause] = []
     for column, values in (("type", q.types), ("confidence", q.confidences),
                            ("source_category", q.categories), ("value", q.values), ("stix_id", q.stix_ids)):
@@ -151,9 +177,9 @@ def ioc_where(q: IocQuery) -> Clause:
         if values:
             clauses.append(_any_json(column, values))
     if q.value_contains:
-        clauses.append(("instr(value, ?) > 0", [q.value_contains]))
+        clauses += _value_contains(q.value_contains, value_index)
     if q.since is not None:
-        clauses.append(("modified >= ?", [iso(q.since)]))
+        clauses.append(("+modified >= ?" if walk_order else "modified >= ?", [iso(q.since)]))
     if q.added_after is not None:
         clauses.append(("first_seen > ?", [iso(q.added_after)]))
     if q.after is not None:

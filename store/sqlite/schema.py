@@ -98,6 +98,26 @@ CREATE TABLE IF NOT EXISTS iocs (
 );
 CREATE INDEX IF NOT EXISTS iocs_first_seen ON iocs (first_seen, type, value);
 CREATE INDEX IF NOT EXISTS iocs_modified ON iocs (modified);
+-- A type filter with the page order (first_seen, then value within one type) and with the lookback bound
+-- on modified: a page of one type walks its index instead of sorting every record of the type.
+CREATE INDEX IF NOT EXISTS iocs_type_first_seen ON iocs (type, first_seen, value);
+CREATE INDEX IF NOT EXISTS iocs_type_modified ON iocs (type, modified);
+-- An IOC's articles, CVEs and techniques (kind 'article', 'cve', 'technique'), one row each with when it
+-- was last reported: records carry counts and the most recent few (store.records.RECENT_LINKS).
+CREATE TABLE IF NOT EXISTS ioc_links (
+    type TEXT NOT NULL, value TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL, seen TEXT NOT NULL,
+    PRIMARY KEY (type, value, kind, ref)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ioc_links_recent ON ioc_links (type, value, kind, seen, ref);
+-- Records per UTC day / hour of `modified` (store.ioc_counters), kept in the transaction of each IOC write.
+CREATE TABLE IF NOT EXISTS ioc_day_counts (
+    day TEXT NOT NULL, type TEXT NOT NULL, confidence TEXT NOT NULL, category TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (day, type, confidence, category)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_day_sources (
+    day TEXT NOT NULL, source TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (day, source)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_hour_counts (hour TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
 -- Saved feeds (store.ports.feeds): one account's named IOC filters, the record as JSON.

@@ -16,8 +16,9 @@ from pymongo import AsyncMongoClient
 from support import free_port, make_settings
 
 from store.base import StoreUnavailable
+from store.codec import to_doc
 from store.factory import make_stores
-from store.mongo import MongoArticles, MongoStore, mongo_stores
+from store.mongo import MongoArticles, MongoIocs, MongoStore, mongo_stores
 from store.mongo.documents import article_doc, ioc_doc
 from store.mongo.queries import (
     and_,
@@ -25,12 +26,15 @@ from store.mongo.queries import (
     article_query,
     article_sort,
     ioc_filter,
+    ioc_hint,
+    ioc_sort,
     keyset,
     search_stem,
     search_string,
     text_filter,
 )
 from store.query import ArticleQuery, IocQuery, TextQuery
+from store.records import RECENT_LINKS, utcnow
 
 pytestmark = pytest.mark.mongo
 
@@ -87,13 +91,17 @@ def test_ioc_filter_by_parameters() -> None:
     query = IocQuery(types=("ipv4",), industries=("energy",), since=BASE, added_after=at(1),
                      after=(at(2), "ipv4", "10.0.0.1"), value_contains="a.b")
     assert ioc_filter(query) == {"$and": [
-        {"type": {"$in": ["ipv4"]}}, {"industries": {"$in": ["energy"]}}, {"value": re.compile(r"a\.b")},
+        {"type": {"$in": ["ipv4"]}}, {"industries": {"$in": ["energy"]}}, {"grams": "a.b"},
+        {"value": re.compile(r"a\.b")},
         {"modified": {"$gte": BASE}}, {"first_seen": {"$gt": at(1)}},
         keyset([("first_seen", at(2)), ("type", "ipv4"), ("value", "10.0.0.1")], False),
     ]}
     assert keyset([("a", 1), ("b", 2), ("c", 3)], False) == {"$or": [
         {"a": {"$gt": 1}}, {"a": 1, "b": {"$gt": 2}}, {"a": 1, "b": 2, "c": {"$gt": 3}}]}
     assert ioc_filter(IocQuery()) == {}
+    assert ioc_filter(IocQuery(value_contains="evil.c")) == {"$and": [  # every trigram, then the substring
+        {"grams": "evi"}, {"grams": "il."}, {"grams": "l.c"}, {"grams": "vil"}, {"value": re.compile(r"evil\.c")}]}
+    assert ioc_filter(IocQuery(value_contains="ev")) == {"value": {"$gte": "ev", "$lt": "ev\U0010ffff"}}
     assert ioc_filter(IocQuery(stix_ids=("indicator--a", "indicator--b"))) == {
         "stix_id": {"$in": ["indicator--a", "indicator--b"]}}
     assert and_([]) == {}
@@ -193,3 +201,40 @@ async def test_factory_builds_a_mongo_store_from_settings(tmp_path: Path) -> Non
     store = stores.lifecycle
     assert isinstance(store, MongoStore) and store.db_name == "ctiwire_x" and stores.name == "mongodb"
     await stores.close()
+
+
+async def test_open_moves_the_lists_of_older_documents_into_the_relation(mongo: MongoStore) -> None:
+    full = ioc("evil.example", article_ids=[f"a{n:03d}" for n in range(50)], cves=["CVE-2024-1"])
+    old = {k: v for k, v in to_doc(full).items() if not k.endswith("_count") and k != "link_seen"}
+    await mongo.db["iocs"].insert_one({"_id": "domain:evil.example", **old})  # as an older release wrote it
+    await mongo.open()
+    iocs = MongoIocs(mongo)
+    record = await iocs.get_ioc("domain", "evil.example")
+    assert record is not None and (record.article_count, record.cve_count) == (50, 1)
+    assert len(record.article_ids) == RECENT_LINKS
+    assert len(await iocs.ioc_links("domain", "evil.example", "article", 100)) == 50
+    await mongo.open()  # a second open finds nothing to move
+    again = await iocs.get_ioc("domain", "evil.example")
+    assert again is not None and again.article_count == 50
+
+
+def _stages(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every stage of an explain() winning plan, outermost first."""
+    children = [plan["inputStage"]] if "inputStage" in plan else plan.get("inputStages", [])
+    return [plan, *(s for child in children for s in _stages(child))]
+
+
+async def test_ioc_pages_and_totals_have_compound_indexes_the_planner_uses(mongo: MongoStore) -> None:
+    handle: Any = mongo.db["iocs"]  # AsyncCollection, or the mock adapter
+    assert {"type_1_first_seen_1_value_1", "type_1_modified_1"} <= set(await handle.index_information())
+    assert "k_1_b_1" in await mongo.db["ioc_counters"].index_information()  # type: ignore[operator]
+    if not isinstance(mongo.client, AsyncMongoClient):
+        return  # mongomock has no query planner: explain() runs on a real server only
+    await MongoIocs(mongo).upsert_iocs([ioc(f"d{n}.example", ("domain", "ipv4")[n % 2]) for n in range(50)])
+    query = IocQuery(types=("domain",), since=at(days=-365), limit=100)
+    hint = ioc_hint(query, utcnow())
+    assert hint == [("type", 1), ("first_seen", 1), ("value", 1)]  # the index's own keys
+    explained = await handle.find(ioc_filter(query)).sort(ioc_sort(query)).hint(hint).limit(100).explain()
+    stages = _stages(explained["queryPlanner"]["winningPlan"])
+    assert "SORT" not in {s["stage"] for s in stages}
+    assert any(s.get("indexName") == "type_1_first_seen_1_value_1" for s in stages), stages

@@ -57,7 +57,7 @@ def _rows(path: str, response: Any) -> int:
     if path.startswith("/api/taxii2"):
         return len(response.json()["objects"])
     if path.endswith("/stix"):
-        return sum(o["type"] != "identity" for o in response.json()["objects"])
+        return sum(o["type"] == "indicator" for o in response.json()["objects"])  # one per IOC here
     return len(response.json()["data"])
 
 

@@ -91,7 +91,7 @@ async def test_ioc_list_filters_and_free_lookback(server) -> None:
         ipv4 = (await http.get("/api/v1/iocs", params={"type": "ipv4", "confidence": "high"})).json()
         capped = await http.get("/api/v1/iocs", params={"limit": 20000})
         sector = (await http.get("/api/v1/iocs", params={"industry": "financial-services"})).json()
-    assert everything["meta"] == {"total": 13, "limit": 100, "offset": 0}
+    assert everything["meta"] == {"total": 13, "total_estimated": False, "limit": 100, "offset": 0}
     assert {r["type"] for r in ipv4["data"]} == {"ipv4"} and {r["confidence"] for r in ipv4["data"]} == {"high"}
     assert capped.headers["X-Limit-Capped"] == "true" and capped.json()["meta"]["limit"] == 10000
     assert capped.headers["X-Tier-Lookback-Days"] == "365"
@@ -161,6 +161,26 @@ async def test_a_large_page_streams_in_chunks(server) -> None:
     async with server.client(server.pro_key) as http:
         response = await http.get("/api/v1/iocs", params={"limit": 1000})
     assert response.headers.get("Transfer-Encoding") == "chunked" and "ETag" not in response.headers
-    assert response.json()["meta"] == {"total": 250, "limit": 1000, "offset": 0}
+    assert response.json()["meta"] == {"total": 250, "total_estimated": False, "limit": 1000, "offset": 0}
     assert len(response.json()["data"]) == 250
     assert not near_map(server.ctx.cache, "ioc-pages", 0)._values
+
+
+async def test_ioc_list_totals_follow_the_count_strategy(server) -> None:
+    await server.ctx.iocs.upsert_iocs(_iocs(12))
+    async with server.client(server.pro_key) as http:
+        async def meta(**params: str) -> dict[str, object]:
+            response = await http.get("/api/v1/iocs", params={"limit": "2", **params})
+            assert response.status_code == 200, response.text
+            return response.json()["meta"]  # type: ignore[no-any-return]
+
+        default, exact, none = await meta(type="domain"), await meta(count_strategy="exact"), await meta(
+            count_strategy="none")
+        sector = await meta(industry="finance")
+        search = (await http.get("/api/v1/iocs/search", params={"q": "evil-host.net", "count_strategy": "exact"}))
+        wrong = await http.get("/api/v1/iocs", params={"count_strategy": "planned"})
+    assert (default["total"], default["total_estimated"]) == (4, False)  # from the counters: exact
+    assert (exact["total"], none["total"], none["total_estimated"]) == (12, None, False)
+    assert (sector["total"], sector["total_estimated"]) == (6, False)  # counted, far below the cap
+    assert search.json()["meta"]["total"] == 4
+    assert wrong.status_code == 400 and wrong.json()["error"]["details"]["parameter"] == "count_strategy"

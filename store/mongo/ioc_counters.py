@@ -1,0 +1,92 @@
+"""The IOC counters on MongoDB (``ioc_counters``; see ``store.ioc_counters``): ``$inc`` upserts after each
+IOC write that won its compare-and-swap (store.mongo.iocs), read by the stats and the list totals.
+
+One document per counter: ``k`` its kind (``d``, ``s``, ``h``), ``b`` its day or hour, ``t``/``c``/``g``
+the type, confidence and category of a day counter, ``src`` the source of a source counter, ``n`` the
+count. Databases from before the counters get them once at open (``backfill``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import Any
+
+from pymongo import UpdateOne
+from pymongo.asynchronous.collection import AsyncCollection
+
+from store.base import IocStats
+from store.ioc_counters import DAY, SOURCE, CounterKey, changed, combine, day_matches, first_whole_day, tally
+from store.mongo.documents import Doc, from_ioc
+from store.query import IocQuery
+from store.records import iso
+
+Collection = AsyncCollection[dict[str, Any]]
+BATCH = 1_000
+_FIELDS = {DAY: ("b", "t", "c", "g"), SOURCE: ("b", "src")}
+DONE_ID = "ioc_counters"  # meta document present once the counters hold every record
+
+
+def _fields(key: CounterKey) -> Doc:
+    return {"k": key[0], **dict(zip(_FIELDS.get(key[0], ("b",)), key[1:], strict=True))}
+
+
+async def apply(coll: Collection, deltas: Counter[CounterKey]) -> None:
+    """Add ``deltas`` to the counters."""
+    ops = [
+        UpdateOne({"_id": "|".join(key)}, {"$inc": {"n": n}, "$setOnInsert": _fields(key)}, upsert=True)
+        for key, n in changed(deltas)
+    ]
+    for start in range(0, len(ops), BATCH):
+        await coll.bulk_write(ops[start : start + BATCH], ordered=False)
+
+
+async def _sums(coll: Collection, kind: str, day: str, by: dict[str, str]) -> list[Doc]:
+    pipeline: list[Doc] = [{"$match": {"k": kind, "b": {"$gte": day}}}, {"$group": {"_id": by, "n": {"$sum": "$n"}}}]
+    return [d async for d in await coll.aggregate(pipeline)]
+
+
+async def _days(coll: Collection, day: str) -> list[tuple[str, str, str, int]]:
+    rows = await _sums(coll, DAY, day, {"t": "$t", "c": "$c", "g": "$g"})
+    return [(d["_id"]["t"], d["_id"]["c"], d["_id"]["g"], int(d["n"])) for d in rows]
+
+
+async def stats(coll: Collection, head: IocStats, since: datetime, top: int) -> IocStats:
+    """``head`` (the partial first day of ``since``, from the records) plus the whole days' counters."""
+    day = iso(first_whole_day(since))[:10]
+    sources = [(d["_id"]["src"], int(d["n"])) for d in await _sums(coll, SOURCE, day, {"src": "$src"})]
+    hours = [(d["b"], int(d["n"])) async for d in coll.find({"k": "h", "b": {"$gte": day}})]
+    return combine(head, await _days(coll, day), sources, hours, top)
+
+
+async def count_days(coll: Collection, query: IocQuery) -> int:
+    """The whole days' part of a countable query's count (from the first midnight after ``since``)."""
+    day = "" if query.since is None else iso(first_whole_day(query.since))[:10]
+    return sum(n for t, c, g, n in await _days(coll, day) if day_matches(query, t, c, g))
+
+
+async def rebuild(iocs: Collection, coll: Collection) -> None:
+    """Count every record again from nothing (a re-enrichment, or a database from before the counters)."""
+    await coll.delete_many({})
+    deltas: Counter[CounterKey] = Counter()
+    fields = {
+        "type": 1,
+        "value": 1,
+        "confidence": 1,
+        "source_category": 1,
+        "modified": 1,
+        "sources": 1,
+        "feed_name": 1,
+        "first_seen": 1,
+        "last_seen": 1,
+    }
+    async for doc in iocs.find({}, fields):
+        tally(deltas, None, from_ioc(doc))
+    await apply(coll, deltas)
+
+
+async def backfill(iocs: Collection, coll: Collection, meta: Collection) -> None:
+    """Build the counters once (run by ``open``)."""
+    if await meta.find_one({"_id": DONE_ID}) is None:
+        await rebuild(iocs, coll)
+        await meta.update_one({"_id": DONE_ID}, {"$set": {"value": 1}}, upsert=True)

@@ -1,0 +1,118 @@
+"""The SQLite statements behind the IOC pages, totals, stats and links use the indexes made for them:
+each statement a store call runs is traced and its plan read with EXPLAIN QUERY PLAN, so a page of one
+type walks (type, first_seen, value) instead of sorting the type, whatever the data's size."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from store.ports import Stores
+from store.query import IocQuery
+from store.records import Ioc, utcnow
+from store.sqlite import sqlite_stores
+
+
+@pytest.fixture
+async def stores(tmp_path: Path) -> AsyncIterator[Stores]:
+    opened = sqlite_stores(tmp_path / "plans.sqlite3")
+    await opened.open()
+    now = utcnow()
+    rows = [
+        Ioc(
+            ("domain", "ipv4", "url")[n % 3],
+            f"v{n}.example",
+            "medium",
+            "F",
+            "commercial",
+            now - timedelta(hours=n),
+            now - timedelta(hours=n),
+            now - timedelta(hours=n),
+            sources=["F"],
+            article_ids=[f"a{n}"],
+        )
+        for n in range(300)
+    ]
+    await opened.iocs.upsert_iocs(rows)
+    yield opened
+    await opened.close()
+
+
+async def plans(stores: Stores, call: Callable[[], Awaitable[Any]]) -> dict[str, str]:
+    """SQL text -> its query plan (one line per step), for every IOC read ``call`` makes."""
+    conn: Any = stores.lifecycle
+    seen: list[str] = []
+    for db in (conn._db, conn._reader):
+        db.set_trace_callback(seen.append)
+    try:
+        await call()
+    finally:
+        for db in (conn._db, conn._reader):
+            db.set_trace_callback(None)
+    probe = sqlite3.connect(conn.path)
+    try:
+        return {
+            sql: " | ".join(row[3] for row in probe.execute("EXPLAIN QUERY PLAN " + sql))
+            for sql in seen
+            if sql.lstrip().upper().startswith("SELECT") and "ioc" in sql
+        }
+    finally:
+        probe.close()
+
+
+def only(found: dict[str, str], needle: str) -> str:
+    matching = [plan for sql, plan in found.items() if needle in sql]
+    assert len(matching) >= 1, found
+    return matching[0]
+
+
+async def read_page(stores: Stores, query: IocQuery) -> None:
+    async for _ in stores.iocs.iter_ioc_rows(query):
+        pass
+
+
+@pytest.mark.parametrize(("types", "index"), [(("domain",), "iocs_type_first_seen"), ((), "iocs_first_seen")])
+async def test_a_long_window_page_walks_the_page_order(stores: Stores, types: tuple[str, ...], index: str) -> None:
+    query = IocQuery(types=types, since=utcnow() - timedelta(days=365), limit=100)
+    plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
+    assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan, plan
+
+
+async def test_a_short_window_page_searches_by_modified(stores: Stores) -> None:
+    query = IocQuery(types=("domain",), since=utcnow() - timedelta(hours=20), limit=100)
+    plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
+    assert "USING INDEX iocs_type_modified (type=? AND modified>?)" in plan, plan
+
+
+async def test_estimated_totals_read_the_counters_and_one_partial_day(stores: Stores) -> None:
+    query = IocQuery(types=("domain",), since=utcnow() - timedelta(days=30))
+    found = await plans(stores, lambda: stores.iocs.estimate_iocs(query))
+    assert "INDEX iocs_type_modified (type=? AND modified>? AND modified<?)" in only(found, "count(*)")
+    assert "ioc_day_counts USING PRIMARY KEY (day>?)" in only(found, "ioc_day_counts")
+
+
+async def test_stats_read_the_counters(stores: Stores) -> None:
+    found = await plans(stores, lambda: stores.iocs.ioc_stats(utcnow() - timedelta(days=30)))
+    assert "USING PRIMARY KEY (day>?)" in only(found, "FROM ioc_day_sources")
+    assert "USING PRIMARY KEY (hour>?)" in only(found, "FROM ioc_hour_counts")
+    assert all("SCAN iocs" not in plan for plan in found.values()), found
+
+
+async def test_recent_links_come_off_their_index(stores: Stores) -> None:
+    found = await plans(stores, lambda: stores.iocs.ioc_links("domain", "v0.example", "article", 5))
+    plan = only(found, "FROM ioc_links")
+    assert "USING COVERING INDEX ioc_links_recent" in plan and "TEMP B-TREE" not in plan, plan
+
+
+async def test_a_substring_search_goes_through_the_trigram_index(stores: Stores) -> None:
+    query = IocQuery(types=("domain", "url"), value_contains="v12.exa", since=utcnow() - timedelta(days=365))
+    found = await plans(stores, lambda: read_page(stores, query))
+    plan = only(found, "ORDER BY first_seen")
+    assert "VIRTUAL TABLE INDEX" in plan and "SCAN iocs " not in plan + " ", plan
+    prefix = await plans(stores, lambda: read_page(stores, IocQuery(types=("domain",), value_contains="v1")))
+    assert "USING INDEX sqlite_autoindex_iocs_1 (type=? AND value>? AND value<?)" in only(prefix, "ORDER BY"), prefix
