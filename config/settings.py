@@ -87,6 +87,13 @@ class Settings:
     precompute_interval_seconds: int = 900
     ingest_interval_seconds: int = 1800
     stream_chunk_bytes: int = 128 * 1024
+    # The live feed (GET /api/v1/stream): events kept for resuming (days, at least 1), the comment line
+    # that keeps idle connections open through proxies, the events one connection may fall behind by
+    # before it is sent ``overflow`` and closed, and how often a process polls an SQLite event log.
+    stream_retention_days: int = 7
+    stream_keepalive_seconds: float = 15.0
+    stream_buffer_events: int = 1000
+    stream_poll_seconds: float = 0.5
     task_time_limit_seconds: int = 900
     # Redelivery of a task whose worker died as a whole: a little above the longest build (task_time_limit,
     # 900 s), not Redis's default hour.
@@ -238,6 +245,14 @@ def _smtp_url(url: str | None) -> str | None:
     return url
 
 
+def _at_least(minimum: float, unit: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if value < minimum:
+            raise ValueError(f"{value} is too small; allowed {minimum:g} {unit} or more")
+        return value
+    return check
+
+
 def _sources_file(path: Path | None) -> Path | None:
     """The source list is read and every entry checked now, before the server listens."""
     from config.sources import SourceConfigError, read_sources
@@ -256,6 +271,8 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "smtp_url": _smtp_url,
     "log_level": _one_of(LOG_LEVELS, "log level"), "log_format": _one_of(LOG_FORMATS, "log format"),
     "sources_file": _sources_file,
+    "stream_retention_days": _at_least(1, "days"), "stream_keepalive_seconds": _at_least(0.1, "seconds"),
+    "stream_buffer_events": _at_least(1, "events"), "stream_poll_seconds": _at_least(0.01, "seconds"),
 }
 
 

@@ -21,6 +21,7 @@ from ingest.enrich import Enrichment, enrich
 from ingest.feeds import FeedError, FeedItem, canonical_url, content_hash, extract_page, parse_feed
 from ingest.fetch import Fetcher, FetchError, FetchLimits
 from store.base import StoreError
+from store.events import publish_changes
 from store.ports import Stores
 from store.records import LEGACY_CATEGORIES, Article, Source, utcnow
 from telemetry import metrics
@@ -168,6 +169,7 @@ async def _write(stores: Stores, run: SourceRun, config: SourceConfig, report: I
     # stored articles whose records are missing, and the next run skips unchanged articles.
     await stores.iocs.upsert_iocs(records)
     await stores.articles.upsert_articles(articles)
+    await publish_changes(stores, articles, records)
     report.articles_new += len(run.new)
     report.articles_updated += len(run.updated)
     report.ioc_records += len(records)
