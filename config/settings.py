@@ -89,7 +89,8 @@ class Settings:
     stream_chunk_bytes: int = 128 * 1024
     # The live feed (GET /api/v1/stream): events kept for resuming (days, at least 1), the comment line
     # that keeps idle connections open through proxies, the events one connection may fall behind by
-    # before it is sent ``overflow`` and closed, and how often a process polls an SQLite event log.
+    # before it is sent ``overflow`` and closed (at least the 100 its process reads from the log at a time),
+    # and how often a process polls an SQLite event log.
     stream_retention_days: int = 7
     stream_keepalive_seconds: float = 15.0
     stream_buffer_events: int = 1000
@@ -272,7 +273,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "log_level": _one_of(LOG_LEVELS, "log level"), "log_format": _one_of(LOG_FORMATS, "log format"),
     "sources_file": _sources_file,
     "stream_retention_days": _at_least(1, "days"), "stream_keepalive_seconds": _at_least(0.1, "seconds"),
-    "stream_buffer_events": _at_least(1, "events"), "stream_poll_seconds": _at_least(0.01, "seconds"),
+    "stream_buffer_events": _at_least(100, "events"), "stream_poll_seconds": _at_least(0.01, "seconds"),
 }
 
 

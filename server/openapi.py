@@ -110,7 +110,7 @@ def build_document(fragments: Iterable[Mapping[str, Any]],
         "info": {"title": "ctiwire Threat Intelligence API", "version": "1.0.0", "description": DESCRIPTION},
         "servers": [{"url": "/"}],
         "security": [{"BearerAuth": []}, {"ApiKeyHeader": []}, {"ApiKeyQuery": []}],
-        "tags": [{"name": n} for n in ("articles", "iocs", "exports", "taxii", "service")],
+        "tags": [{"name": n} for n in ("articles", "iocs", "exports", "stream", "taxii", "service")],
         "paths": dict(sorted(paths.items())),
         "components": components,
     }
