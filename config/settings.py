@@ -288,9 +288,9 @@ def _checked(settings: Settings) -> Settings:
 
 
 # CTIWIRE_* variables that are read on purpose but are not settings: the settings file, the classifier's
-# cache (ingest/attack), and the test suite's knobs.
-NOT_SETTINGS = ("CTIWIRE_CONFIG", "CTIWIRE_MODEL_DIR", "CTIWIRE_TEST_MONGODB_URI", "CTIWIRE_FUZZ_EXAMPLES",
-                "CTIWIRE_SCREENSHOTS")
+# cache (ingest/attack), the key ``ctiwire stream`` uses, and the test suite's knobs.
+NOT_SETTINGS = ("CTIWIRE_CONFIG", "CTIWIRE_MODEL_DIR", "CTIWIRE_API_KEY", "CTIWIRE_TEST_MONGODB_URI",
+                "CTIWIRE_FUZZ_EXAMPLES", "CTIWIRE_SCREENSHOTS")
 
 
 def unknown_variables(env: Mapping[str, str]) -> list[str]:

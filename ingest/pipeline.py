@@ -176,8 +176,10 @@ async def _write(stores: Stores, run: SourceRun, config: SourceConfig, report: I
 
 
 async def ingest_once(stores: Stores, sources: Sequence[SourceConfig], *, only: str | None = None,
-                      limits: FetchLimits | None = None, progress: Progress | None = None) -> IngestReport:
-    """Collect every enabled source (or only the one named); returns what changed."""
+                      limits: FetchLimits | None = None, progress: Progress | None = None,
+                      fetcher: Fetcher | None = None) -> IngestReport:
+    """Collect every enabled source (or only the one named); returns what changed. ``fetcher``: another way
+    to the documents than HTTP (``ingest.files`` reads local files)."""
     chosen = [s for s in sources if (s.name == only if only else s.enabled)]
     if only and not chosen:
         raise ValueError(f"no source named {only!r} in the source list")
@@ -187,10 +189,10 @@ async def ingest_once(stores: Stores, sources: Sequence[SourceConfig], *, only: 
 
     async def one(config: SourceConfig) -> None:
         async with gate:
-            await _collect(stores, fetcher, config, held.get(config.name), report, claimed)
+            await _collect(stores, client, config, held.get(config.name), report, claimed)
         if progress is not None:
             progress(config.name, report.articles_changed)
 
-    async with Fetcher(limits or FetchLimits()) as fetcher:
+    async with fetcher or Fetcher(limits or FetchLimits()) as client:
         await asyncio.gather(*(one(config) for config in chosen))
     return report
