@@ -157,7 +157,7 @@ class StreamHandler(BaseHandler):
         )
         # Only buffered: the handler's loop flushes it once the write under way is done (Tornado takes one
         # flush at a time; a second would replace the future the first is awaited through).
-        self.write(frame.sse if self.media == SSE else frame.ndjson)
+        self.write(frame.form(self.media == NDJSON))
         asyncio.get_running_loop().call_later(OVERFLOW_GRACE_SECONDS, self._close_connection)
 
     def _close_connection(self) -> None:
@@ -166,7 +166,8 @@ class StreamHandler(BaseHandler):
 
     async def _frames(self, frames: list[Frame]) -> None:
         if frames:
-            self.write(b"".join(f.sse if self.media == SSE else f.ndjson for f in frames))
+            ndjson = self.media == NDJSON
+            self.write(b"".join(f.form(ndjson) for f in frames))
             self.subscriber.delivered = frames[-1].id  # written: ahead of any overflow frame written after it
             await self.flush()
 

@@ -18,7 +18,6 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -35,32 +34,38 @@ SLOT_TTL = 60.0  # an open stream's slot lapses this long after its process stop
 Write = Callable[[list["Frame"]], Awaitable[None]]
 
 
-@dataclass(frozen=True, slots=True)
 class Frame:
-    """One event as both wire forms: the SSE block and the NDJSON line."""
+    """One event and its wire forms (the SSE block, the NDJSON line), each made once, when first written."""
 
-    id: EventId
-    kind: str
-    data: dict[str, Any]
-    sse: bytes
-    ndjson: bytes
+    __slots__ = ("id", "kind", "data", "raw", "numbered", "_forms")
+
+    def __init__(self, kind: str, raw: bytes, event_id: EventId | None, data: dict[str, Any]) -> None:
+        """Without ``event_id`` the frame carries no ``id`` (a client's last id stays as it was)."""
+        self.id, self.kind, self.data, self.raw = event_id or EventId(0, 0), kind, data, raw
+        self.numbered = event_id is not None
+        self._forms: dict[bool, bytes] = {}
 
     @classmethod
     def of(cls, event: Event) -> Frame:
-        return cls.control(event.kind, event.data, event.id, orjson.loads(event.data))
+        return cls(event.kind, event.data, event.id, orjson.loads(event.data))
 
-    @classmethod
-    def control(cls, kind: str, raw: bytes, event_id: EventId | None, data: dict[str, Any]) -> Frame:
-        """A frame; without ``event_id`` it carries no ``id`` (the client's last id stays as it was)."""
-        head = b"id: %s\n" % str(event_id).encode() if event_id is not None else b""
-        sse = head + b"event: " + kind.encode() + b"\ndata: " + raw + b"\n\n"
-        ident = b'"id":"%s",' % str(event_id).encode() if event_id is not None else b""
-        line = b"{" + ident + b'"event":"' + kind.encode() + b'","data":' + raw + b"}\n"
-        return cls(event_id or EventId(0, 0), kind, data, sse, line)
+    def form(self, ndjson: bool) -> bytes:
+        made = self._forms.get(ndjson)
+        if made is None:
+            made = self._forms[ndjson] = self._ndjson() if ndjson else self._sse()
+        return made
+
+    def _sse(self) -> bytes:
+        head = b"id: %s\n" % str(self.id).encode() if self.numbered else b""
+        return head + b"event: " + self.kind.encode() + b"\ndata: " + self.raw + b"\n\n"
+
+    def _ndjson(self) -> bytes:
+        ident = b'"id":"%s",' % str(self.id).encode() if self.numbered else b""
+        return b"{" + ident + b'"event":"' + self.kind.encode() + b'","data":' + self.raw + b"}\n"
 
 
 def control_frame(kind: str, event_id: EventId | None, data: dict[str, Any]) -> Frame:
-    return Frame.control(kind, orjson.dumps(data), event_id, data)
+    return Frame(kind, orjson.dumps(data), event_id, data)
 
 
 class Subscriber:
