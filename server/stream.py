@@ -191,15 +191,20 @@ _EVENT_DOC = (
     "idle connection open. Filters of one kind (article: a category slug, `severity`, `min_severity`; "
     "IOC: `type`, `confidence`, `industry`, a source category) narrow the default `kinds` to that kind."
 )
+_ID_SCHEMA = {"type": "string", "pattern": "^[0-9]+-[0-9]+$"}
+_KIND_SCHEMA = {"type": "string", "enum": [*EVENT_KINDS, "reset", "overflow"]}
 OPENAPI_SCHEMAS: dict[str, Any] = {
     "StreamEvent": {
         "type": "object",
+        "description": "One NDJSON line.",
         "required": ["event", "data"],
-        "properties": {
-            "id": {"type": "string", "pattern": "^[0-9]+-[0-9]+$"},
-            "event": {"type": "string", "enum": [*EVENT_KINDS, "reset", "overflow"]},
-            "data": {"type": "object"},
-        },
+        "properties": {"id": _ID_SCHEMA, "event": _KIND_SCHEMA, "data": {"type": "object"}},
+    },
+    "StreamSseEvent": {
+        "type": "object",
+        "description": "One server-sent event; `data` is one JSON object's text.",
+        "required": ["event", "data"],
+        "properties": {"id": _ID_SCHEMA, "event": _KIND_SCHEMA, "data": {"type": "string"}},
     },
 }
 OPENAPI_PATHS: dict[str, Any] = {
@@ -245,7 +250,10 @@ OPENAPI_PATHS: dict[str, Any] = {
         {
             "200": ok(
                 "The stream, open until the client closes it (or `duration` passes)",
-                {SSE: {"type": "string"}, NDJSON: {"$ref": "#/components/schemas/StreamEvent"}},
+                {
+                    SSE: {"$ref": "#/components/schemas/StreamSseEvent"},
+                    NDJSON: {"$ref": "#/components/schemas/StreamEvent"},
+                },
             )
         },
     ),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -203,3 +204,33 @@ def _restart(redis: RedisServer) -> RedisServer:
     redis.stop()
     time.sleep(1)
     return start_redis(redis.dir, redis.port)
+
+
+async def test_the_cli_tails_the_stream_from_an_id(tmp_path: Path) -> None:
+    for found in _cluster(tmp_path / "data", 1):
+        server = found.servers[0]
+        async with stream(server, found.key, "?kinds=article") as reader:
+            await asyncio.to_thread(found.ingest, _feed(tmp_path / "one.xml", [1]))
+            last = (await reader.next(60)).id
+        await asyncio.to_thread(found.ingest, _feed(tmp_path / "two.xml", [2, 3]))
+        printed = await asyncio.to_thread(
+            ctiwire,
+            found.env,
+            "stream",
+            "--url",
+            server.url,
+            "--key",
+            found.key,
+            "--filter",
+            "kinds=article",
+            "--last-event-id",
+            str(last),
+            "--count",
+            "2",
+        )
+        lines = [json.loads(line) for line in printed.splitlines()]
+        assert sorted(line["data"]["title"] for line in lines) == [
+            "Loader wave 2 hits logistics firms",
+            "Loader wave 3 hits logistics firms",
+        ]
+        assert all(line["event"] == "article" and line["id"] > str(last) for line in lines)
