@@ -1,11 +1,12 @@
 """The event log of the production mode: one Redis Stream shared by every process.
 
 Redis issues the ids (``XADD *``: ``<ms>-<seq>``, always growing), so every reader sees one order; each
-API process blocks on ``XREAD`` for what follows the last id it saw. ``XADD ... MINID ~`` trims what
-is older than the retention as it appends (whole stream nodes at a time, so a little more is kept), and
-the newest id it removes is noted beside the stream. A key beside the stream holds the first id the stream
-ever issued: a Redis restarted without its data starts a new stream, and an id from before is then
-known to be unresumable (Redis ids are times, so the new ones are greater and would otherwise pass).
+API process blocks on ``XREAD`` for what follows the last id it saw. Each append first trims what is
+older than the retention (``XTRIM MINID ~``: whole stream nodes at a time, so a little more is kept) and
+notes beside the stream the newest id it removes (trimming leaves ``max-deleted-entry-id`` alone).
+A key beside the stream holds the first id the stream ever issued: a Redis restarted without its data
+starts a new stream, and an id from before is then known to be unresumable (Redis ids are times, so the
+new ones are greater and would otherwise pass).
 
 Appends retry while Redis is briefly away (a restart, a fail-over), then raise ``StoreUnavailable``.
 Open streams per key are a sorted set of slots scored by their expiry.
