@@ -8,11 +8,12 @@ import json
 import sys
 from pathlib import Path
 
-from cli.commands import CommandError, opened_store, progress_bar
+from cli.commands import CommandError, FileError, opened_store, progress_bar
 from config.settings import Settings
 from config.sources import SourceConfigError, load_sources
 from exporters import ioc_stats, precompute
 from ingest.enrich import enrich_file
+from ingest.files import file_fetcher, file_source
 from ingest.pipeline import IngestReport, ingest_once
 from ingest.reprocess import every_article, reprocess
 from store.factory import make_cache
@@ -24,6 +25,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     run = sub.add_parser("ingest", help="collect the configured sources into the database")
     run.add_argument("--source", help="collect only this source (its exact name)")
     run.add_argument("--once", action="store_true", help="one pass, then exit (default: every ingest interval)")
+    run.add_argument("--file", type=Path, action="append", default=[], metavar="FEED.xml|ARTICLE.html",
+                     help="collect this local feed or article page (offline: pages on the web are not fetched); "
+                          "repeatable; implies --once")
+    run.add_argument("--source-name", default="Local files", help="the source name of --file articles")
     one = sub.add_parser("enrich", help="run the enrichment on text or HTML files, or again on the stored articles")
     one.add_argument("files", nargs="*", type=Path, help="text files (first line: the title) or HTML files")
     one.add_argument("--format", choices=("json",), default="json", help="output format")
@@ -72,8 +77,29 @@ def _summary(report: IngestReport) -> str:
             f"{report.articles_updated} updated articles, {report.ioc_records} IOC records{failed}")
 
 
+async def _from_files(settings: Settings, stores: Stores, args: argparse.Namespace) -> int:
+    """``--file``: each file collected as a source of its own, through the same pipeline as a feed."""
+    report = IngestReport()
+    for path in args.file:
+        fetcher = file_fetcher()
+        try:
+            source = file_source(path, args.source_name, fetcher)
+        except OSError as exc:
+            raise FileError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        one = await ingest_once(stores, [source], fetcher=fetcher)
+        for name in ("sources", "items_seen", "articles_new", "articles_updated", "ioc_records"):
+            setattr(report, name, getattr(report, name) + getattr(one, name))
+        report.failed.update({f"{path}": error for error in one.failed.values()})
+    print(_summary(report), file=sys.stderr)
+    if report.articles_changed:
+        await _rebuild(settings, stores)
+    return 1 if report.failed else 0
+
+
 async def ingest(settings: Settings, args: argparse.Namespace) -> int:
     async with opened_store(settings) as stores:
+        if args.file:
+            return await _from_files(settings, stores, args)
         while True:
             report = await _pass(settings, stores, args)
             print(_summary(report), file=sys.stderr)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from application import logs
-from cli import commands, ingest_commands, keys, users
+from cli import commands, ingest_commands, keys, stream_command, users
 from config.settings import Settings, SettingsError, check_port, load_settings, unknown_variables
 from config.tiers import TIERS
 from exporters.precompute import known_windows
@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
         celery = sub.add_parser(name, help=text)
         celery.add_argument("celery_args", nargs=argparse.REMAINDER, help="passed on to celery")
     ingest_commands.add_parsers(sub)
+    stream_command.add_parser(sub)
     users.add_parser(sub)
     keys.add_parser(sub)
     return parser
@@ -76,6 +77,7 @@ COMMANDS: dict[str, Handler] = {
     "beat": commands.beat,
     "ingest": ingest_commands.ingest,
     "enrich": ingest_commands.enrich,
+    "stream": stream_command.stream,
 }
 
 

@@ -87,6 +87,14 @@ class Settings:
     precompute_interval_seconds: int = 900
     ingest_interval_seconds: int = 1800
     stream_chunk_bytes: int = 128 * 1024
+    # The live feed (GET /api/v1/stream): events kept for resuming (days, at least 1), the comment line
+    # that keeps idle connections open through proxies, the events one connection may fall behind by
+    # before it is sent ``overflow`` and closed (at least the 100 its process reads from the log at a time),
+    # and how often a process polls an SQLite event log.
+    stream_retention_days: int = 7
+    stream_keepalive_seconds: float = 15.0
+    stream_buffer_events: int = 1000
+    stream_poll_seconds: float = 0.5
     task_time_limit_seconds: int = 900
     # Redelivery of a task whose worker died as a whole: a little above the longest build (task_time_limit,
     # 900 s), not Redis's default hour.
@@ -238,6 +246,14 @@ def _smtp_url(url: str | None) -> str | None:
     return url
 
 
+def _at_least(minimum: float, unit: str) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if value < minimum:
+            raise ValueError(f"{value} is too small; allowed {minimum:g} {unit} or more")
+        return value
+    return check
+
+
 def _sources_file(path: Path | None) -> Path | None:
     """The source list is read and every entry checked now, before the server listens."""
     from config.sources import SourceConfigError, read_sources
@@ -256,6 +272,8 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "smtp_url": _smtp_url,
     "log_level": _one_of(LOG_LEVELS, "log level"), "log_format": _one_of(LOG_FORMATS, "log format"),
     "sources_file": _sources_file,
+    "stream_retention_days": _at_least(1, "days"), "stream_keepalive_seconds": _at_least(0.1, "seconds"),
+    "stream_buffer_events": _at_least(100, "events"), "stream_poll_seconds": _at_least(0.01, "seconds"),
 }
 
 
@@ -270,9 +288,9 @@ def _checked(settings: Settings) -> Settings:
 
 
 # CTIWIRE_* variables that are read on purpose but are not settings: the settings file, the classifier's
-# cache (ingest/attack), and the test suite's knobs.
-NOT_SETTINGS = ("CTIWIRE_CONFIG", "CTIWIRE_MODEL_DIR", "CTIWIRE_TEST_MONGODB_URI", "CTIWIRE_FUZZ_EXAMPLES",
-                "CTIWIRE_SCREENSHOTS")
+# cache (ingest/attack), the key ``ctiwire stream`` uses, and the test suite's knobs.
+NOT_SETTINGS = ("CTIWIRE_CONFIG", "CTIWIRE_MODEL_DIR", "CTIWIRE_API_KEY", "CTIWIRE_TEST_MONGODB_URI",
+                "CTIWIRE_FUZZ_EXAMPLES", "CTIWIRE_SCREENSHOTS")
 
 
 def unknown_variables(env: Mapping[str, str]) -> list[str]:

@@ -17,6 +17,7 @@ SCOPE_EXPORTS = "read:exports"
 SCOPE_STATS = "read:stats"
 SCOPE_TAXII = "read:taxii"
 SCOPE_FEEDS = "feeds"
+SCOPE_STREAM = "stream"  # the live feed, GET /api/v1/stream
 SCOPES: tuple[str, ...] = (
     SCOPE_ARTICLES,
     SCOPE_ARTICLES_EXPORT,
@@ -27,6 +28,7 @@ SCOPES: tuple[str, ...] = (
     SCOPE_STATS,
     SCOPE_TAXII,
     SCOPE_FEEDS,
+    SCOPE_STREAM,
 )
 
 
@@ -53,6 +55,8 @@ class Tier:
     ioc_stats: bool = False
     ioc_exports: bool = False
     taxii: bool = False
+    # Live streams one key may hold open at once (GET /api/v1/stream); 0: the tier has no stream.
+    max_streams: int = 0
     # GET /healthz's backend details (paths, versions: never for an anonymous caller).
     health_details: bool = False
 
@@ -89,6 +93,7 @@ PRO = Tier(
     ioc_stats=True,
     ioc_exports=True,
     taxii=True,
+    max_streams=5,
     health_details=True,
 )
 # Read-only for the service; the tests swap a row of the table underneath (one table, seen everywhere).

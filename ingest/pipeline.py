@@ -21,6 +21,7 @@ from ingest.enrich import Enrichment, enrich
 from ingest.feeds import FeedError, FeedItem, canonical_url, content_hash, extract_page, parse_feed
 from ingest.fetch import Fetcher, FetchError, FetchLimits
 from store.base import StoreError
+from store.events import publish_changes
 from store.ports import Stores
 from store.records import LEGACY_CATEGORIES, Article, Source, utcnow
 from telemetry import metrics
@@ -168,14 +169,17 @@ async def _write(stores: Stores, run: SourceRun, config: SourceConfig, report: I
     # stored articles whose records are missing, and the next run skips unchanged articles.
     await stores.iocs.upsert_iocs(records)
     await stores.articles.upsert_articles(articles)
+    await publish_changes(stores, articles, records)
     report.articles_new += len(run.new)
     report.articles_updated += len(run.updated)
     report.ioc_records += len(records)
 
 
 async def ingest_once(stores: Stores, sources: Sequence[SourceConfig], *, only: str | None = None,
-                      limits: FetchLimits | None = None, progress: Progress | None = None) -> IngestReport:
-    """Collect every enabled source (or only the one named); returns what changed."""
+                      limits: FetchLimits | None = None, progress: Progress | None = None,
+                      fetcher: Fetcher | None = None) -> IngestReport:
+    """Collect every enabled source (or only the one named); returns what changed. ``fetcher``: another way
+    to the documents than HTTP (``ingest.files`` reads local files)."""
     chosen = [s for s in sources if (s.name == only if only else s.enabled)]
     if only and not chosen:
         raise ValueError(f"no source named {only!r} in the source list")
@@ -185,10 +189,10 @@ async def ingest_once(stores: Stores, sources: Sequence[SourceConfig], *, only: 
 
     async def one(config: SourceConfig) -> None:
         async with gate:
-            await _collect(stores, fetcher, config, held.get(config.name), report, claimed)
+            await _collect(stores, client, config, held.get(config.name), report, claimed)
         if progress is not None:
             progress(config.name, report.articles_changed)
 
-    async with Fetcher(limits or FetchLimits()) as fetcher:
+    async with fetcher or Fetcher(limits or FetchLimits()) as client:
         await asyncio.gather(*(one(config) for config in chosen))
     return report

@@ -18,6 +18,7 @@ from ingest.aggregate import aggregate
 from ingest.enrich import enrich
 from ingest.pipeline import enriched_fields
 from store.codec import merge_ioc
+from store.events import publish_changes
 from store.ports import Stores
 from store.query import ArticleQuery
 from store.records import Article, Ioc
@@ -63,12 +64,15 @@ async def reprocess(stores: Stores, categories: Mapping[str, str], now: datetime
     """Re-enrich every stored article; ``categories`` maps source name -> source category."""
     report = ReprocessReport()
     records: dict[tuple[str, str], Ioc] = {}
+    touched: list[Ioc] = []  # the records of changed articles: their events follow the new set
     async for batch in stores.articles.iter_articles(every_article(), BATCH):
         fresh = [reenriched(article, now) for article in batch]
         changed = [dataclasses.replace(new, modified_at=now) for old, new in zip(batch, fresh, strict=True)
                    if _changed(old, new)]
         if changed:
             await stores.articles.upsert_articles(changed)
+            await publish_changes(stores, changed, ())
+            touched += aggregate(changed, categories)
         kept = {article.id: article for article in changed}
         _fold(records, aggregate([kept.get(article.id, article) for article in batch], categories))
         report.articles += len(batch)
@@ -77,6 +81,7 @@ async def reprocess(stores: Stores, categories: Mapping[str, str], now: datetime
             progress(len(batch))
     if report.changed:
         report.ioc_records = await stores.iocs.replace_iocs(records.values())
+        await publish_changes(stores, (), touched)
     else:
         report.ioc_records = len(records)
     return report

@@ -121,7 +121,7 @@ def build_document(fragments: Iterable[Mapping[str, Any]],
         "info": {"title": "ctiwire Threat Intelligence API", "version": "1.0.0", "description": DESCRIPTION},
         "servers": [{"url": "/"}],
         "security": SECURITY,
-        "tags": [{"name": n} for n in ("articles", "iocs", "feeds", "exports", "taxii", "service")],
+        "tags": [{"name": n} for n in ("articles", "iocs", "feeds", "exports", "stream", "taxii", "service")],
         "paths": dict(sorted(paths.items())),
         "components": components,
     }

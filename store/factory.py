@@ -2,23 +2,46 @@
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import timedelta
+
 from config.settings import Settings
 from store.cache import Cache, MemoryCache, NullCache, RedisCache
-from store.ports import Stores
+from store.ports import EventLog, Stores
 
 
 def make_stores(settings: Settings) -> Stores:
-    """MongoDB when ``CTIWIRE_MONGODB_URI`` is set, else SQLite under ``CTIWIRE_DATA_DIR`` (not yet opened)."""
+    """MongoDB when ``CTIWIRE_MONGODB_URI`` is set, else SQLite under ``CTIWIRE_DATA_DIR`` (not yet opened).
+
+    The live feed's log (README, "Live stream"): a Redis Stream when Redis is configured, shared by every
+    process on every host; else the SQLite backend's events table; MongoDB without Redis keeps its events
+    in an SQLite file in the data dir, so only the processes of this host share them.
+    """
+    retention = timedelta(days=settings.stream_retention_days)
     if settings.mongodb_uri:
         from pymongo import AsyncMongoClient
 
         from store.mongo import mongo_stores
 
         client: AsyncMongoClient[dict[str, object]] = AsyncMongoClient(settings.mongodb_uri, tz_aware=True)
-        return mongo_stores(client, settings.mongodb_db)
-    from store.sqlite import sqlite_stores
+        stores = mongo_stores(client, settings.mongodb_db)
+    else:
+        from store.sqlite import sqlite_stores
 
-    return sqlite_stores(settings.sqlite_path)
+        stores = sqlite_stores(settings.sqlite_path, retention)
+    return dataclasses.replace(stores, events=_event_log(settings, stores, retention))
+
+
+def _event_log(settings: Settings, stores: Stores, retention: timedelta) -> EventLog:
+    if settings.redis_url:
+        from store.redis_events import RedisEventLog
+
+        return RedisEventLog(settings.redis_url, retention)
+    if settings.mongodb_uri:
+        from store.sqlite import SqliteEventLog
+
+        return SqliteEventLog.in_file(settings.data_dir / "events.sqlite3", retention)
+    return stores.events
 
 
 def make_cache(settings: Settings) -> Cache:

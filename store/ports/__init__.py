@@ -6,24 +6,32 @@
 implements every concern with the same behaviour, and ``tests/conformance`` runs each concern's suite on each backend.
 ``Stores`` bundles one backend's parts; callers hold only the concerns they use.
 
-Reserved: ``EventLog``, the append-only log of changes the live feed will read (one more concern in the
-bundle, with its own conformance suite), is not declared until the feed needs it.
+``EventLog`` is the append-only log of changes the live feed reads: the SQLite backend's events table, or
+Redis Streams when Redis is configured (``store.factory``); a bundle made without either keeps its events in
+its own process (``store.memory_events``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from store.ports.accounts import AccountStore, AttemptStore, KeyStore, SessionStore, TokenStore, UserStore
 from store.ports.articles import ArticleStore
+from store.ports.events import EventLog
 from store.ports.feeds import FeedStore
 from store.ports.iocs import IocStore
 from store.ports.lifecycle import Lifecycle, Versioned
 from store.ports.sources import SourceStore
 
-__all__ = ["AccountStore", "ArticleStore", "AttemptStore", "FeedStore", "IocStore", "KeyStore", "Lifecycle",
+__all__ = ["AccountStore", "ArticleStore", "AttemptStore", "EventLog", "FeedStore", "IocStore", "KeyStore", "Lifecycle",
            "SessionStore", "SourceStore", "Stores", "TokenStore", "UserStore", "Versioned"]
+
+
+def _in_process_log() -> EventLog:
+    from store.memory_events import MemoryEventLog  # it builds on this package
+
+    return MemoryEventLog()
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +44,7 @@ class Stores:
     sources: SourceStore
     accounts: AccountStore
     feeds: FeedStore
+    events: EventLog = field(default_factory=_in_process_log)
 
     @property
     def name(self) -> str:
@@ -43,8 +52,10 @@ class Stores:
 
     async def open(self) -> None:
         await self.lifecycle.open()
+        await self.events.open()
 
     async def close(self) -> None:
+        await self.events.close()
         await self.lifecycle.close()
 
     async def ping(self) -> dict[str, Any]:

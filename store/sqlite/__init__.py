@@ -1,21 +1,39 @@
 """The embedded backend: one SQLite file in WAL mode with an FTS5 index on title and summary."""
 
+from datetime import timedelta
 from pathlib import Path
 
 from store.ports import Stores
+from store.ports.events import DEFAULT_RETENTION
 from store.sqlite.accounts import SqliteAccounts
 from store.sqlite.articles import SqliteArticles
 from store.sqlite.backend import SqliteStore
+from store.sqlite.events import SqliteEventLog
 from store.sqlite.feeds import SqliteFeeds
 from store.sqlite.iocs import SqliteIocs
 from store.sqlite.sources import SqliteSources
 
-__all__ = ["SqliteAccounts", "SqliteArticles", "SqliteFeeds", "SqliteIocs", "SqliteSources", "SqliteStore",
-           "sqlite_stores"]
+__all__ = [
+    "SqliteAccounts",
+    "SqliteArticles",
+    "SqliteEventLog",
+    "SqliteFeeds",
+    "SqliteIocs",
+    "SqliteSources",
+    "SqliteStore",
+    "sqlite_stores",
+]
 
 
-def sqlite_stores(path: Path) -> Stores:
+def sqlite_stores(path: Path, retention: timedelta = DEFAULT_RETENTION) -> Stores:
     """Every concern on the SQLite file at ``path``, sharing one ``SqliteStore`` (not yet opened)."""
     conn = SqliteStore(path)
-    return Stores(conn, SqliteArticles(conn), SqliteIocs(conn), SqliteSources(conn), SqliteAccounts(conn),
-                  SqliteFeeds(conn))
+    return Stores(
+        conn,
+        SqliteArticles(conn),
+        SqliteIocs(conn),
+        SqliteSources(conn),
+        SqliteAccounts(conn),
+        SqliteFeeds(conn),
+        SqliteEventLog(conn, retention),
+    )
