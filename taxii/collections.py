@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from exporters.stix_objects import TLP_CLEAR, identity_object
 from store.ioctypes import Stix, mapping, specs
 from store.query import IocFilters
 from store.records import Feed
 from taxii.media import STIX_21
 
 ALL_IOCS = "all-iocs"
+CONTEXT = "ctiwire-context"
 
 
 def stix_type_of(ioc_type: str) -> str:
@@ -36,6 +38,7 @@ class TaxiiCollection:
     title: str
     description: str
     filters: IocFilters | None = None
+    fixed: tuple[dict[str, Any], ...] = ()  # objects held whatever the records (the context collection)
 
     @property
     def ioc_types(self) -> tuple[str, ...]:
@@ -65,6 +68,10 @@ COLLECTIONS: tuple[TaxiiCollection, ...] = (
     TaxiiCollection("cves", "CVEs", "Vulnerabilities (CVE ids) mentioned by the aggregated reporting."),
     TaxiiCollection("attack-patterns", "ATT&CK techniques", "MITRE ATT&CK techniques the aggregated reporting "
                     "describes, as attack-pattern objects."),
+    TaxiiCollection(CONTEXT, "ctiwire context", "The objects every indicator, vulnerability and attack pattern "
+                    "refers to: the ctiwire identity (created_by_ref) and the TLP:CLEAR marking definition "
+                    "(object_marking_refs), dated by their created time and not limited by the tier lookback.",
+                    fixed=(identity_object(), dict(TLP_CLEAR))),
 )
 BY_ID: MappingProxyType[str, TaxiiCollection] = MappingProxyType({c.id: c for c in COLLECTIONS})
 
