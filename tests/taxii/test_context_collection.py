@@ -33,8 +33,11 @@ async def test_every_ref_of_the_ioc_collections_resolves_in_the_union(server, io
     await server.ctx.iocs.upsert_iocs(iocs(30))
 
     def read(cid: str) -> list[dict[str, Any]]:
-        return [o for page in as_pages(_client(server, bearer, cid).get_objects, per_request=7)
-                for o in page.get("objects", [])]
+        return [
+            o
+            for page in as_pages(_client(server, bearer, cid).get_objects, per_request=7)
+            for o in page.get("objects", [])
+        ]
 
     records, context = await asyncio.gather(asyncio.to_thread(read, "all-iocs"), asyncio.to_thread(read, CONTEXT))
     assert len(records) == 30 and {o["type"] for o in records} >= {"indicator", "vulnerability"}
@@ -63,6 +66,8 @@ async def test_filters_manifest_object_and_versions(server, taxii_http) -> None:
     assert len(old.json()["objects"]) == 2 and "X-Tier-Lookback-Clamped" not in old.headers
     assert old.headers["X-Tier-Lookback-Days"]
     assert [(m["id"], m["version"], m["media_type"]) for m in manifest.json()["objects"]] == [
-        (TLP_CLEAR_ID, marking_created, STIX_21), (IDENTITY_ID, identity_created, STIX_21)]
+        (TLP_CLEAR_ID, marking_created, STIX_21),
+        (IDENTITY_ID, identity_created, STIX_21),
+    ]
     assert one.json()["objects"] == [TLP_CLEAR] and versions.json() == {"more": False, "versions": [marking_created]}
     assert other.status_code == 404 and no_spec.json() == {"more": False}
