@@ -32,7 +32,9 @@ def stix_type_of(ioc_type: str) -> str:
 class TaxiiCollection:
     """One collection: an id for the URL path, a title, and the IOC types it holds (every type for
     all-iocs, else the types whose registry entry names this collection). A saved feed's collection holds
-    the records its ``filters`` select, and only its owner's keys see it."""
+    the records its ``filters`` select, and only its owner's keys see it. A collection with ``fixed``
+    objects holds those and no record: what every record's object refers to (STIX 2.1 s. 3.2,
+    ``created_by_ref`` and ``object_marking_refs``), so a TAXII client resolves every reference."""
 
     id: str
     title: str

@@ -11,6 +11,9 @@ indexes each record's STIX object id (``store.stixids``), so the object and vers
 object, so a page that filters on one scans at most ``SCAN_BUDGET`` records; it may come back short, or
 even empty, with ``more`` and a ``next`` that continues after the last record scanned ("the server may
 return fewer", section 3.4.2). Every request is bounded that way, whatever the filters.
+
+A collection of fixed objects (the context collection: identity and marking definition) is read from
+the objects themselves, in (created, id) order, with the same positions, filters and tokens.
 """
 
 from __future__ import annotations
