@@ -39,7 +39,12 @@ async def test_every_ref_of_the_ioc_collections_resolves_in_the_union(server, io
             for o in page.get("objects", [])
         ]
 
-    records, context = await asyncio.gather(asyncio.to_thread(read, "all-iocs"), asyncio.to_thread(read, CONTEXT))
+    def read_basic() -> list[dict[str, Any]]:  # as SIEM connectors call it: the key as a Basic password
+        url = f"{server.url}/api/taxii2/api/collections/{CONTEXT}/"
+        return Collection(url, user="siem", password=server.pro_key).get_objects()["objects"]
+
+    records, context = await asyncio.gather(asyncio.to_thread(read, "all-iocs"), asyncio.to_thread(read_basic))
+    assert context == await asyncio.to_thread(read, CONTEXT)
     assert len(records) == 30 and {o["type"] for o in records} >= {"indicator", "vulnerability"}
     assert dangling_refs(records + context) == set()
     assert dangling_refs(records) == {IDENTITY_ID, TLP_CLEAR_ID}  # what the context collection adds
