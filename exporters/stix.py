@@ -5,8 +5,9 @@ re-validation: BENCHMARKS.md), so the request path never touches ``stix2``; the 
 hold these dicts to ``stix2.parse`` and to ``stix2-validator`` in strict mode instead.
 
 A bundle is the ctiwire identity, one primary object per record (spec order), then the context the
-records bring (exporters.stix_graph), every object marked TLP:CLEAR. TAXII serves the same objects
-(:func:`record_objects`), so a collection and an export agree on every id and property.
+records bring (exporters.stix_graph), every object marked TLP:CLEAR. TAXII serves the same primary
+objects (:func:`stix_object`) and the same identity and marking (its context collection), so a collection
+and an export agree on every id and property.
 """
 
 from __future__ import annotations

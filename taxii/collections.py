@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from exporters.stix_objects import TLP_CLEAR, identity_object
 from store.ioctypes import Stix, mapping, specs
 from store.query import IocFilters
 from store.records import Feed
 from taxii.media import STIX_21
 
 ALL_IOCS = "all-iocs"
+CONTEXT = "ctiwire-context"
 
 
 def stix_type_of(ioc_type: str) -> str:
@@ -30,12 +32,15 @@ def stix_type_of(ioc_type: str) -> str:
 class TaxiiCollection:
     """One collection: an id for the URL path, a title, and the IOC types it holds (every type for
     all-iocs, else the types whose registry entry names this collection). A saved feed's collection holds
-    the records its ``filters`` select, and only its owner's keys see it."""
+    the records its ``filters`` select, and only its owner's keys see it. A collection with ``fixed``
+    objects holds those and no record: what every record's object refers to (STIX 2.1 s. 3.2,
+    ``created_by_ref`` and ``object_marking_refs``), so a TAXII client resolves every reference."""
 
     id: str
     title: str
     description: str
     filters: IocFilters | None = None
+    fixed: tuple[dict[str, Any], ...] = ()  # objects held whatever the records (the context collection)
 
     @property
     def ioc_types(self) -> tuple[str, ...]:
@@ -65,6 +70,10 @@ COLLECTIONS: tuple[TaxiiCollection, ...] = (
     TaxiiCollection("cves", "CVEs", "Vulnerabilities (CVE ids) mentioned by the aggregated reporting."),
     TaxiiCollection("attack-patterns", "ATT&CK techniques", "MITRE ATT&CK techniques the aggregated reporting "
                     "describes, as attack-pattern objects."),
+    TaxiiCollection(CONTEXT, "ctiwire context", "The objects every indicator, vulnerability and attack pattern "
+                    "refers to: the ctiwire identity (created_by_ref) and the TLP:CLEAR marking definition "
+                    "(object_marking_refs), dated by their created time and not limited by the tier lookback.",
+                    fixed=(identity_object(), dict(TLP_CLEAR))),
 )
 BY_ID: MappingProxyType[str, TaxiiCollection] = MappingProxyType({c.id: c for c in COLLECTIONS})
 

@@ -200,7 +200,13 @@ class Matcher:
             return False
         if self.types is not None and obj["type"] not in self.types:
             return False
-        return self.times is None or taxii_time(parse_timestamp(obj["modified"])) in self.times
+        return self.times is None or taxii_time(parse_timestamp(version_of(obj))) in self.times
+
+
+def version_of(obj: dict[str, Any]) -> str:
+    """An object's version: its ``modified``, or ``created`` for an object that has none (a marking
+    definition, STIX 2.1 section 7.2.1; TAXII 2.1 section 3.4.2, ``match[version]``)."""
+    return str(obj["modified"] if "modified" in obj else obj["created"])
 
 
 def store_types(collection_types: tuple[str, ...], filters: Filters) -> tuple[str, ...] | None:

@@ -14,14 +14,27 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from server.errors import BadRequest
 from server.tokens import InvalidToken, sign, verify
-from store.records import Ioc, iso, parse_iso
+from store.records import iso, parse_iso
 from taxii.filters import Filters, from_signature
 
 TOKEN_KIND = "taxii-next"
+
+
+class Placed(Protocol):
+    """Where an object stands in a collection's order: an IOC record, or a fixed object (taxii.page_query)."""
+
+    @property
+    def date_added(self) -> datetime: ...
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def value(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,7 +46,7 @@ class Position:
     value: str
 
     @classmethod
-    def of(cls, ioc: Ioc) -> Position:
+    def of(cls, ioc: Placed) -> Position:
         return cls(ioc.date_added, ioc.type, ioc.value)
 
     def key(self) -> tuple[datetime, str, str]:

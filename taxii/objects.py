@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
 from server.errors import NotFoundError
 from server.params import single_value
-from server.windows import clamp_since, window_headers
+from server.windows import Window, clamp_since, window_headers
 from store.cache import NearMap, near_map
 from store.query import IocFilters
 from store.records import iso, lookback_floor, utcnow
@@ -34,6 +34,7 @@ from taxii.filters import (
     parse_filters,
     parse_limit,
     store_types,
+    version_of,
 )
 from taxii.handlers import TaxiiHandler
 from taxii.media import STIX_21, taxii_time
@@ -58,6 +59,7 @@ Render = Callable[[Plan, Page], bytes]
 # and the floor; the token's signature was checked when the entry was made, and tokens do not expire),
 # so this process remembers the page's cache key and the window headers instead of planning again.
 _ANSWERS = 256
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class PageHandler(TaxiiHandler):
@@ -82,9 +84,13 @@ class PageHandler(TaxiiHandler):
         limit = parse_limit(args, DEFAULT_PAGE, min(MAX_PAGE, tier.ioc_results_max))
         effective = dataclasses.replace(filters, ids=(object_id,)) if object_id else filters
         window = clamp_since(filters.added_after, tier.ioc_lookback_days, now)
-        types = () if effective.serves_nothing() else store_types(collection.ioc_types, effective)
+        if collection.fixed:  # not IOC records: the lookback does not apply (taxii.collections, CONTEXT)
+            window = Window(filters.added_after or _EPOCH, window.floor, False, window.lookback_days)
+        nothing = effective.serves_nothing()
+        types = () if nothing else store_types(collection.ioc_types, effective)
         spec = PageSpec(types, window.since, after, limit, Matcher(effective), unique_ids=len(effective.ids),
-                        budget=UNBOUNDED if object_id else SCAN_BUDGET, records=collection.filters or IocFilters())
+                        budget=UNBOUNDED if object_id else SCAN_BUDGET, records=collection.filters or IocFilters(),
+                        fixed=() if nothing else collection.fixed)
         return Plan(spec, filters, token_scope, window_headers(window, False))
 
     async def answer(self, plan_at: Callable[[datetime], Plan], render: Render) -> None:
@@ -177,7 +183,7 @@ class ManifestHandler(PageHandler):
         token_scope = scope(self.endpoint, collection.id)
         await self.answer(lambda now: self.plan(collection, token_scope, now),
                           lambda plan, page: self.envelope(plan, page, "objects", [
-            {"id": obj["id"], "date_added": taxii_time(ioc.date_added), "version": obj["modified"],
+            {"id": obj["id"], "date_added": taxii_time(ioc.date_added), "version": version_of(obj),
              "media_type": STIX_21} for ioc, obj in page.items]))
 
 
@@ -212,4 +218,4 @@ class VersionsHandler(ObjectHandler):
     key = "versions"
 
     def item(self, obj: dict[str, Any]) -> Any:
-        return obj["modified"]
+        return version_of(obj)

@@ -11,6 +11,9 @@ indexes each record's STIX object id (``store.stixids``), so the object and vers
 object, so a page that filters on one scans at most ``SCAN_BUDGET`` records; it may come back short, or
 even empty, with ``more`` and a ``next`` that continues after the last record scanned ("the server may
 return fewer", section 3.4.2). Every request is bounded that way, whatever the filters.
+
+A collection of fixed objects (the context collection: identity and marking definition) is read from
+the objects themselves, in (created, id) order, with the same positions, filters and tokens.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from store.ports import ArticleStore, IocStore
 from store.query import IocFilters
 from store.records import Ioc
 from taxii.filters import Matcher
-from taxii.next_tokens import Position
+from taxii.media import parse_timestamp
+from taxii.next_tokens import Placed, Position
 
 SCAN_BUDGET = 20_000
 # The object endpoint must find its object or answer 404 with certainty; its reads stay bounded all the
@@ -35,7 +39,7 @@ UNBOUNDED = 10**12
 _NARROW_BATCH = 1_000
 
 Contexts = Callable[[Sequence[Ioc]], Awaitable[ExportContext]]
-Item = tuple[Ioc, dict[str, Any]]
+Item = tuple[Placed, dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +54,7 @@ class PageSpec:
     unique_ids: int = 0
     budget: int = SCAN_BUDGET
     records: IocFilters = IocFilters()  # a saved feed's record filters (its types are in ``types``)
+    fixed: tuple[dict[str, Any], ...] = ()  # a collection of fixed objects: read instead of the store
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -79,8 +84,36 @@ def context_maker(store: ArticleStore, now: datetime, floor: datetime, tier: str
     return make
 
 
+@dataclass(frozen=True, slots=True)
+class Fixed:
+    """A fixed object's place: added when it was created (it never changes), ordered by id after that."""
+
+    date_added: datetime
+    value: str
+    type: str = ""
+
+    @classmethod
+    def of(cls, obj: dict[str, Any]) -> Fixed:
+        return cls(parse_timestamp(obj["created"]), obj["id"])
+
+    def key(self) -> tuple[datetime, str, str]:
+        return (self.date_added, self.type, self.value)
+
+
+def fixed_page(spec: PageSpec) -> Page:
+    """A page of ``spec.fixed`` in (date_added, id) order, after ``spec.lower`` and ``spec.after``."""
+    after = spec.after.key() if spec.after else None
+    placed = sorted(((Fixed.of(obj), obj) for obj in spec.fixed), key=lambda item: item[0].key())
+    matching: list[Item] = [(place, obj) for place, obj in placed if place.date_added > spec.lower
+                            and (after is None or place.key() > after) and spec.matcher(obj)]
+    more = len(matching) > spec.limit
+    return Page(matching[: spec.limit], more, Position.of(matching[spec.limit - 1][0]) if more else None)
+
+
 async def read_page(store: IocStore, spec: PageSpec, contexts: Contexts) -> Page:
     """Scan from ``spec.after`` and keep matching objects until the page is full or the scan ends."""
+    if spec.fixed:
+        return fixed_page(spec)
     if spec.types == ():
         return Page([], False)
     scan = spec.scan_limit()

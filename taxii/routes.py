@@ -11,7 +11,7 @@ from typing import Any
 from config.tiers import TIERS
 from server.context import AppContext
 from server.openapi_parts import DATE_TIME_PARAM, SECURITY_WITH_BASIC, header, limit_param, list_pattern, param
-from taxii.collections import COLLECTIONS
+from taxii.collections import COLLECTIONS, CONTEXT
 from taxii.filters import (
     DEFAULT_PAGE,
     ID_PATTERN,
@@ -89,10 +89,11 @@ _MATCH = {name: param(f"match[{name}]", {"type": "string", "pattern": list_patte
           for name, (one, text) in {
     "id": (ID_PATTERN, "STIX ids, comma-separated (ORed): a type, `--` and a lower-case UUID (STIX 2.1 "
                        "section 2.9)."),
-    "type": (TYPE_PATTERN, "STIX types, comma-separated: indicator, vulnerability, attack-pattern (STIX 2.1 "
+    "type": (TYPE_PATTERN, "STIX types, comma-separated: indicator, vulnerability, attack-pattern, and in the "
+                           "context collection identity and marking-definition (STIX 2.1 "
                            "section 2.7 names: lower-case letters, digits and hyphens)."),
     "version": (VERSION_PATTERN, "first, last, all (any letter case), or RFC 3339 modified timestamps with a "
-                                 "time zone; each object has one version."),
+                                 "time zone (a marking definition's created); each object has one version."),
     "spec_version": (SPEC_VERSION_PATTERN, "STIX versions such as 2.1, comma-separated; only 2.1 is served."),
 }.items()}
 for _match in _MATCH.values():  # the one kind of parameter that may be repeated (taxii.filters)
@@ -114,6 +115,11 @@ def _op(summary: str, description: str, schema: str, parameters: list[dict[str, 
                     "responses": {"200": ok, **errors}}}
 
 
+_CONTEXT_DESC = (f"`{CONTEXT}` holds what the IOC collections' objects refer to: the ctiwire identity "
+                 "(`created_by_ref`) and the TLP:CLEAR marking definition (`object_marking_refs`), each added "
+                 "when it was created (a marking definition's version is its `created`); the tier lookback does "
+                 "not limit it, `added_after`, `match[...]`, `limit` and `next` work as elsewhere. The reports, "
+                 "intrusion sets, malware and relationships around the indicators are in the STIX export.")
 _OBJECTS_DESC = ("Ascending date_added order; `more` is true exactly when `next` is given. Filters on ids or "
                  "version timestamps scan a bounded number of records per page, so a page may hold fewer "
                  "objects than `limit` (even none) while `more` is true.")
@@ -121,12 +127,13 @@ OPENAPI_PATHS: dict[str, Any] = {
     "/api/taxii2/": _op("TAXII discovery", "Server discovery (also at /taxii2/).", "TaxiiDiscovery", []),
     "/api/taxii2/api/": _op("TAXII API root", "The one API root.", "TaxiiApiRoot", []),
     "/api/taxii2/api/collections/": _op("TAXII collections", "Every collection, in a fixed order, then your "
-                                        "account's saved feeds (each a collection of its IOC records).",
-                                        "TaxiiCollections", []),
+                                        "account's saved feeds (each a collection of its IOC records). "
+                                        + _CONTEXT_DESC, "TaxiiCollections", []),
     "/api/taxii2/api/collections/{id}/": _op("TAXII collection", "One collection.", "TaxiiCollection",
                                              [_COLLECTION_ID]),
     "/api/taxii2/api/collections/{id}/objects/": _op(
-        "TAXII objects", "STIX 2.1 indicators (vulnerabilities for CVEs). " + _OBJECTS_DESC, "TaxiiEnvelope",
+        "TAXII objects", "STIX 2.1 indicators (vulnerabilities for CVEs, attack patterns for ATT&CK "
+        "techniques). " + _CONTEXT_DESC + " " + _OBJECTS_DESC, "TaxiiEnvelope",
         [_COLLECTION_ID, *_PAGING, *_MATCH.values()], dated=True),
     "/api/taxii2/api/collections/{id}/manifest/": _op(
         "TAXII manifest", "Manifest records of the objects the same filters select. " + _OBJECTS_DESC,

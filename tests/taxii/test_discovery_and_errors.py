@@ -29,7 +29,8 @@ async def test_discovery_api_root_and_collections_with_the_oasis_client(server, 
         assert title == "ctiwire TAXII 2.1 server"
         assert root.url == server.url + ROOT and [r.url for r in found.api_roots] == [root.url]
         assert versions == [TAXII] and root.max_content_length == 0
-        assert ids == ["all-iocs", "ip-addresses", "file-hashes", "domains", "urls", "cves", "attack-patterns"]
+        assert ids == ["all-iocs", "ip-addresses", "file-hashes", "domains", "urls", "cves", "attack-patterns",
+                       "ctiwire-context"]
 
 
 async def test_collection_resources(server, taxii_http, bearer) -> None:
@@ -45,7 +46,7 @@ async def test_collection_resources(server, taxii_http, bearer) -> None:
     async with taxii_http(server.pro_key) as http:
         one = await http.get(ROOT + "collections/attack-patterns/")
         again = await http.get(ROOT + "collections/")
-    assert one.json() == listed[-1] and one.headers["Content-Type"] == TAXII
+    assert one.json() == listed[-2] and one.headers["Content-Type"] == TAXII
     assert again.json()["collections"] == listed  # always the same order
 
 
