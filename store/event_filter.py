@@ -60,7 +60,8 @@ class StreamFilter:
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> StreamFilter:
         names = {f.name for f in fields(cls)}
-        return cls(**{  # type: ignore[arg-type]k: (tuple(v) if isinstance(v, list) else v) for k, v in doc.items() if k in names})
+        values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in doc.items() if k in names}
+        return cls(**values)
 
 
 def _within(allowed: tuple[str, ...], value: Any) -> bool:
