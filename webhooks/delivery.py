@@ -82,7 +82,7 @@ def encode(hook_id: str, events: list[Event]) -> bytes:
 
 async def pending(log_: EventLog, hook: Webhook, policy: Policy) -> Batch:
     """The next batch after the cursor: matching events in order, bounded in count and bytes."""
-    flt, scanned = StreamFilter.from_doc(hook.filters), EventId.parse(hook.cursor) if hook.cursor else None
+    flt, scanned = StreamFilter.from_doc(hook.match), EventId.parse(hook.cursor) if hook.cursor else None
     chosen: list[Event] = []
     size, read = 0, 0
     while read < policy.scan_limit:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -16,17 +16,26 @@ from webhooks.guard import check_url
 from webhooks.signing import new_secret
 
 
-async def create_webhook(
-    stores: Stores, user_id: str, url: str, flt: StreamFilter, max_webhooks: int, policy: Policy, now: datetime
-) -> Webhook:
+@dataclass(frozen=True, slots=True)
+class NewWebhook:
+    """What the owner asked for: the URL, the filter parameters as given and as parsed."""
+
+    user_id: str
+    url: str
+    flt: StreamFilter
+    filters: dict[str, list[str]] = field(default_factory=dict)
+
+
+async def create_webhook(stores: Stores, new: NewWebhook, max_webhooks: int, policy: Policy, now: datetime) -> Webhook:
     """A new webhook that receives the events appended from now on; UnsafeUrl, QuotaExceeded."""
-    await check_url(url, policy.allow_private)
+    await check_url(new.url, policy.allow_private)
     last = (await stores.events.horizon()).last
     hook = Webhook(
         id=uuid.uuid4().hex,
-        user_id=user_id,
-        url=url,
-        filters=flt.to_doc(),
+        user_id=new.user_id,
+        url=new.url,
+        filters=new.filters,
+        match=new.flt.to_doc(),
         secret=new_secret(),
         created_at=now,
         cursor=str(last) if last else None,
@@ -34,11 +43,12 @@ async def create_webhook(
     return await stores.webhooks.create_webhook(hook, max_webhooks)
 
 
-async def resume(stores: Stores, hook: Webhook) -> Webhook:
-    """Active again from where it stopped: the events after its cursor are retried at once."""
-    resumed = replace(hook, paused=False, failures=0, next_attempt=None)
-    await stores.webhooks.save_state(resumed)
-    return resumed
+async def set_paused(stores: Stores, hook: Webhook, paused: bool) -> Webhook:
+    """Paused by its owner, or active again from where it stopped (the events after its cursor are
+    delivered at once)."""
+    changed = replace(hook, paused=paused, failures=0, next_attempt=None)
+    await stores.webhooks.save_state(changed)
+    return changed
 
 
 def resource(hook: Webhook) -> dict[str, Any]:

@@ -15,7 +15,8 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class Webhook:
-    """One webhook. ``filters`` is a ``store.event_filter.StreamFilter`` document; ``secret`` signs each
+    """One webhook. ``filters``: the stream's filter parameters as given (lists of values by parameter name);
+    ``match``: the same parsed, a ``store.event_filter.StreamFilter`` document; ``secret`` signs each
     delivery (kept as given: the server must sign with it, so it cannot be only a hash; it is never logged
     nor served after creation). ``cursor``: the last acknowledged event id (``<ms>-<seq>``)."""
 
@@ -25,6 +26,7 @@ class Webhook:
     filters: dict[str, Any]
     secret: str
     created_at: datetime
+    match: dict[str, Any] = field(default_factory=dict)
     cursor: str | None = None
     failures: int = 0
     next_attempt: datetime | None = None

@@ -21,7 +21,7 @@ from store.ports.events import NewEvent
 from store.ports.webhooks import Webhook
 from store.sqlite import sqlite_stores
 from webhooks.delivery import Policy, deliver_due
-from webhooks.service import create_webhook, resume
+from webhooks.service import NewWebhook, create_webhook, set_paused
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 POLICY = Policy(allow_private=True)
@@ -54,7 +54,7 @@ def article(n: int) -> NewEvent:
 async def hook_for(stores: Stores, receiver: Receiver, flt: StreamFilter = EVERY_EVENT) -> Webhook:
     ana = user("ana@example.com", "pro")
     await stores.accounts.create_user(ana)
-    hook = await create_webhook(stores, ana.id, receiver.url, flt, 10, POLICY, T0)
+    hook = await create_webhook(stores, NewWebhook(ana.id, receiver.url, flt), 10, POLICY, T0)
     receiver.secret = hook.secret
     return hook
 
@@ -109,7 +109,7 @@ async def test_paused_after_repeated_failure_then_resumed(stores: Stores, receiv
     assert paused.paused and paused.last_error == "HTTP 503" and paused.state == "paused"
     assert await stores.webhooks.due_webhooks(T0 + timedelta(days=30)) == []
     receiver.then = 204
-    await resume(stores, paused)
+    await set_paused(stores, paused, False)
     await deliver_due(stores, policy, T0 + timedelta(days=1))
     assert [e["id"] for e in receiver.acknowledged] == [str(i) for i in ids]
     assert (await reread(stores, hook)).state == "active"
