@@ -54,11 +54,8 @@ def start_redis(workdir: Path, port: int | None = None) -> RedisServer:
         pytest.skip("redis-server is not installed (scripts/test installs it with apt-get as root)")
     port = port or free_port()
     workdir.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(workdir)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--dir", str(workdir)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         with socket.socket() as sock:
@@ -120,20 +117,15 @@ def cli_env(data_dir: Path, **extra: str) -> dict[str, str]:
     """Environment for a ctiwire subprocess on ``data_dir`` (CTIWIRE_* of the caller dropped)."""
     # The trained ATT&CK classifier's cache (set for the session by conftest) is shared, not dropped.
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTIWIRE_") or k == "CTIWIRE_MODEL_DIR"}
-    env.update(
-        {
-            "CTIWIRE_DATA_DIR": str(data_dir),
-            "CTIWIRE_SECRET_KEY": "test-secret-" + "y" * 32,
-            "CTIWIRE_LOG_LEVEL": "WARNING",
-            **extra,
-        }
-    )
+    env.update({"CTIWIRE_DATA_DIR": str(data_dir), "CTIWIRE_SECRET_KEY": "test-secret-" + "y" * 32,
+                "CTIWIRE_LOG_LEVEL": "WARNING", **extra})
     return env
 
 
 def ctiwire(env: dict[str, str], *args: str, timeout: float = 120) -> str:
     """Run the CLI and return its stdout (raises with stderr on failure)."""
-    done = subprocess.run([str(VENV_BIN / "ctiwire"), *args], env=env, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run([str(VENV_BIN / "ctiwire"), *args], env=env, capture_output=True, text=True,
+                          timeout=timeout)
     if done.returncode != 0:
         raise AssertionError(f"ctiwire {' '.join(args)} failed ({done.returncode}): {done.stderr}")
     return done.stdout
@@ -152,13 +144,8 @@ class ServerProcess:
 def spawn_server(env: dict[str, str], *args: str) -> ServerProcess:
     """``ctiwire serve`` as a subprocess on a free port; returns once /healthz answers."""
     port = free_port()
-    proc = subprocess.Popen(
-        [str(VENV_BIN / "ctiwire"), "serve", "--port", str(port), *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = subprocess.Popen([str(VENV_BIN / "ctiwire"), "serve", "--port", str(port), *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
