@@ -34,38 +34,19 @@ from web.base import secure_cookies
 access_log = logging.getLogger("ctiwire.access")
 
 # Each route module offers ``routes(ctx)`` and ``OPENAPI_PATHS`` (and may offer ``OPENAPI_SCHEMAS``).
-ROUTE_MODULES: tuple[ModuleType, ...] = (
-    health,
-    articles,
-    iocs,
-    lookup,
-    exports,
-    feeds,
-    stream,
-    webhooks,
-    metrics_route,
-    taxii_routes,
-)
+ROUTE_MODULES: tuple[ModuleType, ...] = (health, articles, iocs, lookup, exports, feeds, stream, webhooks,
+                                         metrics_route, taxii_routes)
 # Tornado tries rules in order, one regular expression each (a TAXII page went through 21):
 # modules under one path prefix are nested under one rule for it, so a request tests each prefix once.
-_PREFIXES: dict[ModuleType, str] = {
-    articles: "/api/v1/",
-    iocs: "/api/v1/",
-    lookup: "/api/v1/",
-    exports: "/api/v1/",
-    feeds: "/api/v1/",
-    stream: "/api/v1/",
-    webhooks: "/api/v1/",
-    taxii_routes: "/(?:api/)?taxii2",
-}
+_PREFIXES: dict[ModuleType, str] = {articles: "/api/v1/", iocs: "/api/v1/", lookup: "/api/v1/", exports: "/api/v1/",
+                                    feeds: "/api/v1/", stream: "/api/v1/", webhooks: "/api/v1/",
+                                    taxii_routes: "/(?:api/)?taxii2"}
 
 
 def openapi_document() -> dict[str, Any]:
     """The full description (also used by tests without a running server)."""
-    return openapi.build_document(
-        [m.OPENAPI_PATHS for m in ROUTE_MODULES] + [openapi.OPENAPI_PATHS],
-        [getattr(m, "OPENAPI_SCHEMAS", {}) for m in ROUTE_MODULES],
-    )
+    return openapi.build_document([m.OPENAPI_PATHS for m in ROUTE_MODULES] + [openapi.OPENAPI_PATHS],
+                                  [getattr(m, "OPENAPI_SCHEMAS", {}) for m in ROUTE_MODULES])
 
 
 def _log_request(handler: RequestHandler) -> None:
@@ -80,27 +61,12 @@ def _log_request(handler: RequestHandler) -> None:
     if not access_log.isEnabledFor(logging.INFO):
         return
     principal = getattr(handler, "principal", None)
-    fields = {
-        "request_id": getattr(handler, "request_id", "-"),
-        "method": request.method,
-        "path": request.path,
-        "status": status,
-        "duration_ms": round(1000.0 * took, 1),
-        "client": request.remote_ip,
-        "key": principal.key.prefix.removeprefix(KEY_PREFIX).rstrip("…") if principal is not None else None,
-        "user_id": principal.user.id if principal is not None else None,
-    }
-    access_log.info(
-        "%d %s %s %.1fms %s client=%s key=%s",
-        status,
-        fields["method"],
-        fields["path"],
-        fields["duration_ms"],
-        fields["request_id"],
-        fields["client"],
-        fields["key"] or "-",
-        extra=fields,
-    )
+    fields = {"request_id": getattr(handler, "request_id", "-"), "method": request.method, "path": request.path,
+              "status": status, "duration_ms": round(1000.0 * took, 1), "client": request.remote_ip,
+              "key": principal.key.prefix.removeprefix(KEY_PREFIX).rstrip("…") if principal is not None else None,
+              "user_id": principal.user.id if principal is not None else None}
+    access_log.info("%d %s %s %.1fms %s client=%s key=%s", status, fields["method"], fields["path"],
+                    fields["duration_ms"], fields["request_id"], fields["client"], fields["key"] or "-", extra=fields)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -149,12 +115,8 @@ async def build_context(settings: Settings, stores: Stores | None = None) -> App
     """Open the stores (``stores``, else the ones chosen by configuration) and the cache; create indexes."""
     stores = stores or make_stores(settings)
     await stores.open()
-    ctx = AppContext(
-        settings=settings,
-        stores=stores,
-        cache=make_cache(settings),
-        limiter=RateLimiter(make_counters(settings.redis_url), settings.rate_limit_scale),
-    )
+    ctx = AppContext(settings=settings, stores=stores, cache=make_cache(settings),
+                     limiter=RateLimiter(make_counters(settings.redis_url), settings.rate_limit_scale))
     flushing = ctx.limiter.tally.flush_every(stores.accounts, settings.usage_flush_seconds)
     ctx.extras["usage_flush"] = asyncio.create_task(flushing)
     return ctx

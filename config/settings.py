@@ -235,7 +235,6 @@ def _one_of(allowed: tuple[str, ...], what: str) -> Callable[[str], str]:
             if value.lower() == choice.lower():
                 return choice
         raise ValueError(f"{value!r} is not a {what}; allowed {', '.join(allowed)}")
-
     return check
 
 
@@ -259,7 +258,6 @@ def _at_least(minimum: float, unit: str) -> Callable[[Any], Any]:
         if value < minimum:
             raise ValueError(f"{value} is too small; allowed {minimum:g} {unit} or more")
         return value
-
     return check
 
 
@@ -277,20 +275,13 @@ def _sources_file(path: Path | None) -> Path | None:
 
 # Per field: the value as used (perhaps normalised), or ValueError saying what is wrong and what is allowed.
 CHECKS: dict[str, Callable[[Any], Any]] = {
-    "port": check_port,
-    "host": _host,
-    "data_dir": _data_dir,
-    "public_url": _public_url,
+    "port": check_port, "host": _host, "data_dir": _data_dir, "public_url": _public_url,
     "smtp_url": _smtp_url,
-    "log_level": _one_of(LOG_LEVELS, "log level"),
-    "log_format": _one_of(LOG_FORMATS, "log format"),
+    "log_level": _one_of(LOG_LEVELS, "log level"), "log_format": _one_of(LOG_FORMATS, "log format"),
     "sources_file": _sources_file,
-    "stream_retention_days": _at_least(1, "days"),
-    "stream_keepalive_seconds": _at_least(0.1, "seconds"),
-    "stream_buffer_events": _at_least(100, "events"),
-    "stream_poll_seconds": _at_least(0.01, "seconds"),
-    "webhook_backoff_seconds": _at_least(0.001, "seconds"),
-    "webhook_max_failures": _at_least(1, "failures"),
+    "stream_retention_days": _at_least(1, "days"), "stream_keepalive_seconds": _at_least(0.1, "seconds"),
+    "stream_buffer_events": _at_least(100, "events"), "stream_poll_seconds": _at_least(0.01, "seconds"),
+    "webhook_backoff_seconds": _at_least(0.001, "seconds"), "webhook_max_failures": _at_least(1, "failures"),
     "webhook_interval_seconds": _at_least(0.1, "seconds"),
 }
 
@@ -307,14 +298,8 @@ def _checked(settings: Settings) -> Settings:
 
 # CTIWIRE_* variables that are read on purpose but are not settings: the settings file, the classifier's
 # cache (ingest/attack), the key ``ctiwire stream`` uses, and the test suite's knobs.
-NOT_SETTINGS = (
-    "CTIWIRE_CONFIG",
-    "CTIWIRE_MODEL_DIR",
-    "CTIWIRE_API_KEY",
-    "CTIWIRE_TEST_MONGODB_URI",
-    "CTIWIRE_FUZZ_EXAMPLES",
-    "CTIWIRE_SCREENSHOTS",
-)
+NOT_SETTINGS = ("CTIWIRE_CONFIG", "CTIWIRE_MODEL_DIR", "CTIWIRE_API_KEY", "CTIWIRE_TEST_MONGODB_URI",
+                "CTIWIRE_FUZZ_EXAMPLES", "CTIWIRE_SCREENSHOTS")
 
 
 def unknown_variables(env: Mapping[str, str]) -> list[str]:
@@ -334,9 +319,8 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides: Any) -> Set
     values: dict[str, Any] = {}
     config_file = env.get("CTIWIRE_CONFIG")
     layers: list[Mapping[str, Any]] = [_read_yaml(Path(config_file))] if config_file else []
-    layers.append(
-        {f.name: env[f"CTIWIRE_{f.name.upper()}"] for f in fields(Settings) if f"CTIWIRE_{f.name.upper()}" in env}
-    )
+    layers.append({f.name: env[f"CTIWIRE_{f.name.upper()}"] for f in fields(Settings)
+                   if f"CTIWIRE_{f.name.upper()}" in env})
     known = field_types(Settings)
     for layer in layers:
         for key, raw in layer.items():
