@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+import httpcore
 import httpx
 import orjson
 
@@ -26,7 +27,7 @@ from store.event_filter import StreamFilter
 from store.ports import Stores
 from store.ports.events import Event, EventId, EventLog
 from store.ports.webhooks import Delivery, Webhook
-from webhooks.guard import UnsafeUrl, check_url
+from webhooks.guard import GuardedBackend, UnsafeUrl, check_url
 from webhooks.signing import EVENT_ID_HEADER, SIGNATURE_HEADER, signature
 
 log = logging.getLogger("ctiwire.webhooks")
@@ -190,15 +191,21 @@ async def deliver_hook(stores: Stores, client: httpx.AsyncClient, hook: Webhook,
     return sent
 
 
-def make_client() -> httpx.AsyncClient:
-    """Redirects are not followed (a 3xx is a failure): a redirect could lead past the address check."""
-    return httpx.AsyncClient(follow_redirects=False, timeout=httpx.Timeout(10.0), trust_env=False)
+def make_client(allow_private: bool) -> httpx.AsyncClient:
+    """Redirects are not followed (a 3xx is a failure), proxies from the environment are not used, and every
+    connection goes through the address guard (``GuardedBackend``)."""
+    transport = httpx.AsyncHTTPTransport(retries=0)
+    # httpx 0.28's transport takes no network backend: its connection pool is replaced by one that has ours.
+    transport._pool = httpcore.AsyncConnectionPool(
+        ssl_context=httpx.create_ssl_context(), network_backend=GuardedBackend(allow_private)
+    )
+    return httpx.AsyncClient(transport=transport, follow_redirects=False, timeout=httpx.Timeout(10.0), trust_env=False)
 
 
 async def deliver_due(stores: Stores, policy: Policy, now: datetime, client: httpx.AsyncClient | None = None) -> int:
     """Deliver to every due webhook this process can claim; returns the batches acknowledged."""
     own = client is None
-    client = client or make_client()
+    client = client or make_client(policy.allow_private)
     sent = 0
     try:
         for hook in await stores.webhooks.due_webhooks(now):

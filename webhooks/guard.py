@@ -3,9 +3,10 @@
 A URL is refused when it is not http(s), or when any address its host resolves to is not globally
 routable (loopback, RFC 1918 private, link-local with the cloud metadata address 169.254.169.254,
 carrier-grade NAT, unique-local IPv6, multicast, unspecified; Python's ``ipaddress.is_global`` per the
-IANA special-purpose registries, RFC 6890). It is checked at creation and again before every delivery,
-since a name may be re-pointed after it was accepted. ``allow_private`` (CTIWIRE_WEBHOOK_ALLOW_PRIVATE)
-lifts the address rule for tests and for receivers on one's own network.
+IANA special-purpose registries, RFC 6890). It is checked at creation and again at every delivery's
+connection: ``GuardedBackend`` resolves the name itself and connects to the address it checked, so a name
+re-pointed after the check (DNS rebinding) cannot lead the connection elsewhere. ``allow_private``
+(CTIWIRE_WEBHOOK_ALLOW_PRIVATE) lifts the address rule for tests and for receivers on one's own network.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from collections.abc import Iterable
 from urllib.parse import urlsplit
+
+import httpcore
 
 MAX_URL_LENGTH = 2048
 
@@ -53,15 +57,49 @@ async def resolve(host: str, port: int) -> list[str]:
     return sorted({str(info[4][0]) for info in infos})
 
 
+def _refuse_private(host: str, addresses: list[str]) -> None:
+    for text in addresses:
+        address = _address(text)
+        if not address.is_global or address.is_multicast:
+            raise UnsafeUrl(
+                f"the host {host!r} resolves to {address}, a loopback, private, link-local or metadata address"
+            )
+
+
 async def check_url(url: str, allow_private: bool) -> None:
     """Raise UnsafeUrl unless ``url`` is http(s) and (without ``allow_private``) every address of its host
     is globally routable."""
     host, port = check_form(url)
     if allow_private:
         return
-    for text in await resolve(host, port):
-        address = _address(text)
-        if not address.is_global or address.is_multicast:
-            raise UnsafeUrl(
-                f"the host {host!r} resolves to {address}, a loopback, private, link-local or metadata address"
-            )
+    _refuse_private(host, await resolve(host, port))
+
+
+class GuardedBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's network backend, connecting only to addresses the guard allows: the address checked is
+    the address connected to (TLS still names the URL's host: httpcore passes it for SNI and the certificate)."""
+
+    def __init__(self, allow_private: bool) -> None:
+        self._inner = httpcore.AnyIOBackend()
+        self._allow_private = allow_private
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        addresses = await resolve(host, port)
+        if not self._allow_private:
+            _refuse_private(host, addresses)
+        return await self._inner.connect_tcp(addresses[0], port, timeout, local_address, socket_options)
+
+    async def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        raise UnsafeUrl("webhooks are delivered over TCP only")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)

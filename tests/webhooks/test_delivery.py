@@ -20,7 +20,8 @@ from store.ports import Stores
 from store.ports.events import NewEvent
 from store.ports.webhooks import Webhook
 from store.sqlite import sqlite_stores
-from webhooks.delivery import Policy, deliver_due
+from webhooks.delivery import Policy, deliver_due, make_client
+from webhooks.guard import UnsafeUrl
 from webhooks.service import NewWebhook, create_webhook, set_paused
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -137,3 +138,13 @@ async def test_a_private_address_is_refused_at_delivery(stores: Stores, receiver
 def test_the_default_retries_span_more_than_a_day() -> None:
     policy = Policy()
     assert sum((policy.delay(n) for n in range(1, policy.max_failures)), timedelta()) >= timedelta(hours=24)
+
+
+async def test_the_connection_itself_is_guarded(receiver: Receiver) -> None:
+    """Past the URL check (a name re-pointed after it), the connection goes only to an allowed address."""
+    async with make_client(allow_private=False) as guarded:
+        with pytest.raises(UnsafeUrl, match="127.0.0.1"):
+            await guarded.post(receiver.url, content=b'{"events": []}')
+    assert receiver.requests == []
+    async with make_client(allow_private=True) as allowed:
+        assert (await allowed.post(receiver.url, content=b'{"events": []}')).status_code == 200
