@@ -23,6 +23,7 @@ import httpx
 import orjson
 
 from config.settings import Settings
+from config.tiers import TIERS
 from store.event_filter import StreamFilter
 from store.ports import Stores
 from store.ports.events import Event, EventId, EventLog
@@ -212,10 +213,22 @@ async def deliver_due(stores: Stores, policy: Policy, now: datetime, client: htt
             if not await stores.webhooks.claim(hook.id, now, now + policy.claim_for):
                 continue  # another deliverer has it
             try:
-                sent += await deliver_hook(stores, client, hook, policy, now)
+                if await _plan_allows(stores, hook):
+                    sent += await deliver_hook(stores, client, hook, policy, now)
             finally:
                 await stores.webhooks.release(hook.id)
     finally:
         if own:
             await client.aclose()
     return sent
+
+
+async def _plan_allows(stores: Stores, hook: Webhook) -> bool:
+    """Webhooks are a Pro feature: an owner moved to a plan without them finds the webhook paused, saying why
+    (resuming it after an upgrade delivers from where it stopped)."""
+    user = await stores.accounts.get_user(user_id=hook.user_id)
+    if TIERS[user.tier].max_webhooks > 0:
+        return True
+    reason = f"the {user.tier.capitalize()} plan has no webhooks"
+    await stores.webhooks.save_state(replace(hook, paused=True, next_attempt=None, last_error=reason))
+    return False

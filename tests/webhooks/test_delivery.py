@@ -148,3 +148,14 @@ async def test_the_connection_itself_is_guarded(receiver: Receiver) -> None:
     assert receiver.requests == []
     async with make_client(allow_private=True) as allowed:
         assert (await allowed.post(receiver.url, content=b'{"events": []}')).status_code == 200
+
+
+async def test_an_owner_moved_to_free_finds_the_webhook_paused(stores: Stores, receiver: Receiver) -> None:
+    hook = await hook_for(stores, receiver)
+    owner = await stores.accounts.get_user(user_id=hook.user_id)
+    await stores.accounts.update_user(replace(owner, tier="free"))
+    await stores.events.append([ioc(1)])
+    await deliver_due(stores, POLICY, T0)
+    assert receiver.requests == []
+    paused = await reread(stores, hook)
+    assert paused.paused and paused.last_error == "the Free plan has no webhooks"
