@@ -8,6 +8,7 @@ COPY telemetry telemetry
 COPY store store
 COPY ingest ingest
 COPY exporters exporters
+COPY webhooks webhooks
 COPY server server
 COPY taxii taxii
 COPY web web

@@ -16,6 +16,7 @@ from exporters import ioc_stats, precompute
 from server.context import AppContext
 from store.base import StoreError
 from store.records import utcnow
+from webhooks.delivery import Policy, deliver_due
 
 log = logging.getLogger("ctiwire.scheduler")
 Job = Callable[[AppContext], Awaitable[object]]
@@ -60,10 +61,18 @@ def embedded_jobs(ctx: AppContext) -> list[tuple[float, Job]]:
     """The schedule of the embedded mode; empty in production (Celery beat owns it there)."""
     if ctx.settings.redis_url:
         return []
-    schedule: list[tuple[float, Job]] = [(float(ctx.settings.precompute_interval_seconds), precompute_all)]
+    schedule: list[tuple[float, Job]] = [
+        (float(ctx.settings.precompute_interval_seconds), precompute_all),
+        (ctx.settings.webhook_interval_seconds, deliver_webhooks),
+    ]
     if ctx.settings.ingest:
         schedule.append((float(ctx.settings.ingest_interval_seconds), ingest))
     return schedule
+
+
+async def deliver_webhooks(ctx: AppContext) -> None:
+    """One round of webhook deliveries (the Celery task ``ctiwire.deliver_webhooks`` in production)."""
+    await deliver_due(ctx.stores, Policy.from_settings(ctx.settings), utcnow())
 
 
 async def ingest(ctx: AppContext) -> None:

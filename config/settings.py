@@ -95,6 +95,13 @@ class Settings:
     stream_keepalive_seconds: float = 15.0
     stream_buffer_events: int = 1000
     stream_poll_seconds: float = 0.5
+    # Webhooks: receivers on loopback, private, link-local or metadata addresses are refused unless this is
+    # set (tests, receivers on one's own network); the first retry's wait, doubling up to an hour; the
+    # failures in a row after which a webhook is paused (32: over a day of retries); how often deliveries run.
+    webhook_allow_private: bool = False
+    webhook_backoff_seconds: float = 30.0
+    webhook_max_failures: int = 32
+    webhook_interval_seconds: float = 5.0
     task_time_limit_seconds: int = 900
     # Redelivery of a task whose worker died as a whole: a little above the longest build (task_time_limit,
     # 900 s), not Redis's default hour.
@@ -274,6 +281,8 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "sources_file": _sources_file,
     "stream_retention_days": _at_least(1, "days"), "stream_keepalive_seconds": _at_least(0.1, "seconds"),
     "stream_buffer_events": _at_least(100, "events"), "stream_poll_seconds": _at_least(0.01, "seconds"),
+    "webhook_backoff_seconds": _at_least(0.001, "seconds"), "webhook_max_failures": _at_least(1, "failures"),
+    "webhook_interval_seconds": _at_least(0.1, "seconds"),
 }
 
 

@@ -18,6 +18,7 @@ SCOPE_STATS = "read:stats"
 SCOPE_TAXII = "read:taxii"
 SCOPE_FEEDS = "feeds"
 SCOPE_STREAM = "stream"  # the live feed, GET /api/v1/stream
+SCOPE_WEBHOOKS = "webhooks"  # the live feed pushed: /api/v1/webhooks
 SCOPES: tuple[str, ...] = (
     SCOPE_ARTICLES,
     SCOPE_ARTICLES_EXPORT,
@@ -29,6 +30,7 @@ SCOPES: tuple[str, ...] = (
     SCOPE_TAXII,
     SCOPE_FEEDS,
     SCOPE_STREAM,
+    SCOPE_WEBHOOKS,
 )
 
 
@@ -57,6 +59,8 @@ class Tier:
     taxii: bool = False
     # Live streams one key may hold open at once (GET /api/v1/stream); 0: the tier has no stream.
     max_streams: int = 0
+    # Webhooks an account may hold (/api/v1/webhooks); 0: the tier has none (the live feed is Pro).
+    max_webhooks: int = 0
     # GET /healthz's backend details (paths, versions: never for an anonymous caller).
     health_details: bool = False
 
@@ -94,6 +98,7 @@ PRO = Tier(
     ioc_exports=True,
     taxii=True,
     max_streams=5,
+    max_webhooks=10,
     health_details=True,
 )
 # Read-only for the service; the tests swap a row of the table underneath (one table, seen everywhere).

@@ -49,7 +49,7 @@ def parse_filters(value: Any) -> IocFilters:
     unknown = [name for name in value if name not in IOC_FILTER_FIELDS]
     if unknown:
         raise bad_param(f"filters.{unknown[0]}", f"is not a filter; known: {', '.join(IOC_FILTER_FIELDS)}")
-    args = {name: [_joined(name, given).encode()] for name, given in value.items() if given not in ("", [], None)}
+    args = {name: [joined(name, given).encode()] for name, given in value.items() if given not in ("", [], None)}
     try:
         return ioc_filters(Params(args))
     except BadRequest as exc:
@@ -57,7 +57,7 @@ def parse_filters(value: Any) -> IocFilters:
         raise bad_param(f"filters.{name}", exc.message.partition(": ")[2] or exc.message) from exc
 
 
-def _joined(name: str, given: Any) -> str:
+def joined(name: str, given: Any) -> str:
     """One comma-separated value, as the query string's form of a list."""
     values = given.split(",") if isinstance(given, str) else given
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):

@@ -22,8 +22,8 @@ from typing import Any
 
 import orjson
 
-from server.stream_params import StreamFilter
 from store.base import StoreError
+from store.event_filter import StreamFilter
 from store.ports.events import Event, EventId, EventLog
 
 log = logging.getLogger("ctiwire.stream")

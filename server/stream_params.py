@@ -11,8 +11,7 @@ days on a misspelt filter would deliver everything, silently.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -22,8 +21,9 @@ from server.errors import BadRequest, bad_param
 from server.ioc_params import industries
 from server.params import Params
 from store.article_filters import by_name
+from store.event_filter import StreamFilter
 from store.ports.events import EVENT_KINDS, EventId
-from store.records import CATEGORIES, CONFIDENCES, IOC_TYPES, SEVERITY_FLOORS, SOURCE_CATEGORIES
+from store.records import CATEGORIES, CONFIDENCES, IOC_TYPES, SOURCE_CATEGORIES
 
 IOC_KINDS = ("ioc", "ioc-revoked")
 CATEGORY_VALUES = (*CATEGORIES, *SOURCE_CATEGORIES)
@@ -43,58 +43,6 @@ KNOWN_PARAMETERS = frozenset(
         "min_severity",
     }
 )
-
-
-@dataclass(frozen=True, slots=True)
-class StreamFilter:
-    """Which events one stream delivers; an empty tuple (or None) filters nothing."""
-
-    kinds: tuple[str, ...] = EVENT_KINDS
-    sources: tuple[str, ...] = ()
-    article_categories: tuple[str, ...] = ()
-    severity_labels: tuple[str, ...] = ()
-    min_severity: float | None = None
-    types: tuple[str, ...] = ()
-    confidences: tuple[str, ...] = ()
-    source_categories: tuple[str, ...] = ()
-    industries: tuple[str, ...] = ()
-
-    def matches(self, kind: str, data: Mapping[str, Any]) -> bool:
-        if kind not in self.kinds:
-            return False
-        return self._article(data) if kind == "article" else self._ioc(data)
-
-    def _article(self, a: Mapping[str, Any]) -> bool:
-        return (
-            _within(self.sources, a.get("source_name"))
-            and _within(self.article_categories, a.get("category"))
-            and _within(self.severity_labels, _label(a.get("severity_score")))
-            and (self.min_severity is None or float(a.get("severity_score") or 0) >= self.min_severity)
-        )
-
-    def _ioc(self, i: Mapping[str, Any]) -> bool:
-        source = i.get("source") or {}
-        return (
-            _within(self.types, i.get("type"))
-            and _within(self.confidences, i.get("confidence"))
-            and _within(self.source_categories, source.get("category"))
-            and _overlaps(self.industries, i.get("industries"))
-            and _overlaps(self.sources, i.get("sources"))
-        )
-
-
-def _within(allowed: tuple[str, ...], value: Any) -> bool:
-    return not allowed or value in allowed
-
-
-def _overlaps(allowed: tuple[str, ...], values: Sequence[str] | None) -> bool:
-    return not allowed or any(v in allowed for v in values or ())
-
-
-def _label(score: Any) -> str:
-    """The severity bucket of a score (spec, Severity buckets), as the article filter reads it."""
-    value = float(score or 0)
-    return next(label for label, floor in SEVERITY_FLOORS if value >= floor)
 
 
 def _refuse_unknown(args: Mapping[str, Any]) -> None:

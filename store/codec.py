@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, TypeVar
 
+from store.ports.webhooks import Delivery, Webhook
 from store.records import (
     LINK_FIELDS,
     RECENT_LINKS,
@@ -28,7 +29,7 @@ from store.records import (
     parse_iso,
 )
 
-R = TypeVar("R", Article, Ioc, Source, User, ApiKey, Session, Feed)
+R = TypeVar("R", Article, Ioc, Source, User, ApiKey, Session, Feed, Webhook, Delivery)
 
 _DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
     Article: frozenset({"published_at", "fetched_at", "modified_at", "created_at", "categorized_at"}),
@@ -38,6 +39,8 @@ _DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
     User: frozenset({"created_at"}),
     ApiKey: frozenset({"created_at", "expires_at", "last_used_at", "previous_expires_at"}),
     Feed: frozenset({"created_at", "modified_at"}),
+    Webhook: frozenset({"created_at", "next_attempt"}),
+    Delivery: frozenset({"at"}),
 }
 
 
@@ -47,7 +50,7 @@ def _dt(value: Any) -> datetime | None:
     return parse_iso(str(value))
 
 
-def to_doc(record: Article | Ioc | Source | User | ApiKey | Session | Feed) -> dict[str, Any]:
+def to_doc(record: Article | Ioc | Source | User | ApiKey | Session | Feed | Webhook | Delivery) -> dict[str, Any]:
     """A plain dict of every field (nested techniques and IOCs as dicts)."""
     doc = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
     if isinstance(record, Feed):

@@ -69,6 +69,8 @@ def start_redis(workdir: Path, port: int | None = None) -> RedisServer:
 def make_settings(tmp_path: Path, **overrides: object) -> Settings:
     # The trained ATT&CK classifier's cache (set for the session by conftest) is shared, not dropped.
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTIWIRE_") or k == "CTIWIRE_MODEL_DIR"}
+    # Webhook receivers in the tests listen on 127.0.0.1 (CTIWIRE_WEBHOOK_ALLOW_PRIVATE=1).
+    overrides = {"webhook_allow_private": True, **overrides}
     return load_settings(env, data_dir=tmp_path, secret_key="test-secret-" + "x" * 32, **overrides)
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from application.app import ROUTE_MODULES
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("config", "store", "ingest", "exporters", "server", "taxii", "workers", "application", "cli")
+PACKAGES = ("config", "store", "ingest", "exporters", "webhooks", "server", "taxii", "workers", "application", "cli")
 
 
 def _string_imports(path: Path) -> list[str]:

@@ -18,6 +18,7 @@ from web.keys import KeyActionHandler, KeysHandler
 from web.profile import DeleteAccountHandler, PasswordHandler, SettingsHandler, SignOutEverywhereHandler
 from web.recovery import ForgotHandler, ResendHandler, ResetHandler, VerifyHandler
 from web.search import SearchHandler
+from web.webhooks import WebhookActionHandler, WebhooksHandler
 
 REGEX_SYNTAX = set("\\.^$*+?{}[]()|")
 
@@ -87,6 +88,8 @@ def pages(page: dict[str, Any]) -> list[Any]:
         (r"/account/feeds", FeedsHandler, page),
         (r"/account/feeds/([^/]+)/edit", FeedEditHandler, page),
         (r"/account/feeds/([^/]+)/delete", FeedDeleteHandler, page),
+        (r"/account/webhooks", WebhooksHandler, page),
+        (r"/account/webhooks/([^/]+)/(resume|delete)", WebhookActionHandler, page),
         (r"/account/usage", UsageHandler, page),
         (r"/account/dashboard", DashboardHandler, page),
         (r"/api/docs/?", DocsHandler, page),

@@ -17,10 +17,15 @@ from config.settings import Settings, load_settings
 
 
 def beat_schedule(settings: Settings, source_names: list[str]) -> dict[str, dict[str, Any]]:
-    """Precompute exports and stats on a period; ingest every enabled source on its own period."""
+    """Precompute exports and stats on a period, deliver webhooks every few seconds; ingest every enabled
+    source on its own period."""
     schedule: dict[str, dict[str, Any]] = {
         "precompute-exports": {"task": "ctiwire.precompute_all",
                                "schedule": float(settings.precompute_interval_seconds)},
+        # Due webhooks: a round is short (one batch per webhook when caught up), and a round that finds
+        # another still holding a webhook skips it.
+        "deliver-webhooks": {"task": "ctiwire.deliver_webhooks", "schedule": settings.webhook_interval_seconds,
+                             "options": {"expires": settings.webhook_interval_seconds * 2}},
     }
     for name in source_names:
         schedule[f"ingest:{name}"] = {"task": "ctiwire.ingest_source", "args": (name,),

@@ -20,6 +20,7 @@ from store.factory import make_cache, make_stores
 from store.ports import Stores
 from store.records import utcnow
 from telemetry import metrics
+from webhooks.delivery import Policy, deliver_due
 from workers.app import SETTINGS, app
 
 log = logging.getLogger("ctiwire.workers")
@@ -110,6 +111,14 @@ def ingest_source(name: str) -> int:
     if changed:
         rebuild_after_ingest.delay()
     return changed
+
+
+@app.task(name="ctiwire.deliver_webhooks", **RETRYING)
+def deliver_webhooks() -> int:
+    """One round of webhook deliveries (beat runs it every ``webhook_interval_seconds``); each webhook is
+    claimed, so overlapping rounds on several workers never deliver one webhook out of order."""
+    policy = Policy.from_settings(SETTINGS)
+    return run(lambda stores, _cache: deliver_due(stores, policy, utcnow()))
 
 
 def _count(outcome: str) -> Callable[..., None]:

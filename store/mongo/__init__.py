@@ -10,13 +10,15 @@ from store.mongo.backend import MongoStore
 from store.mongo.feeds import MongoFeeds
 from store.mongo.ioc_store import MongoIocs
 from store.mongo.sources import MongoSources
+from store.mongo.webhooks import MongoWebhooks
 from store.ports import Stores
 
-__all__ = ["MongoAccounts", "MongoArticles", "MongoFeeds", "MongoIocs", "MongoSources", "MongoStore", "mongo_stores"]
+__all__ = ["MongoAccounts", "MongoArticles", "MongoFeeds", "MongoIocs", "MongoSources", "MongoStore", "MongoWebhooks",
+           "mongo_stores"]
 
 
 def mongo_stores(client: AsyncMongoClient[dict[str, Any]], db_name: str) -> Stores:
     """Every concern on the database ``db_name`` of ``client``, sharing one ``MongoStore`` (not yet opened)."""
     conn = MongoStore(client, db_name)
     return Stores(conn, MongoArticles(conn), MongoIocs(conn), MongoSources(conn), MongoAccounts(conn),
-                  MongoFeeds(conn))
+                  MongoFeeds(conn), webhooks=MongoWebhooks(conn))

@@ -45,6 +45,9 @@ INDEXES: tuple[IndexSpec, ...] = (
     _plain("mail_tokens", "user_id", "purpose"),
     _unique("feeds", "user_id", "name"),  # Conflict on a duplicate feed name (FeedStore.create_feed)
     _plain("feeds", "user_id", "created_at", "_id"),
+    _plain("webhooks", "user_id", "created_at", "_id"),
+    _plain("webhooks", "paused", "next_attempt"),  # WebhookStore.due_webhooks
+    _plain("webhook_deliveries", "webhook_id", "at", "_id"),
     *(_plain("articles", name, "_id") for name in (
         "published_at", "modified_at", "fetched_at", "created_at", "severity_score", "rank_score")),
     # Equality filters combined with the default sort: pages come off the index in order (as on SQLite).

@@ -1,7 +1,8 @@
 """The storage seam, one interface per concern (medallion's backend seam, without HTTP concerns or paging).
 
-``ArticleStore``, ``IocStore``, ``SourceStore``, ``FeedStore`` and ``AccountStore`` (itself ``UserStore``,
-``KeyStore``, ``SessionStore``, ``TokenStore`` and ``AttemptStore``) each declare one method per operation;
+``ArticleStore``, ``IocStore``, ``SourceStore``, ``FeedStore``, ``WebhookStore`` and ``AccountStore`` (itself
+``UserStore``, ``KeyStore``, ``SessionStore``, ``TokenStore`` and ``AttemptStore``)
+each declare one method per operation;
 ``Lifecycle`` opens, closes and probes the connection they share. A backend (``store.sqlite``, ``store.mongo``)
 implements every concern with the same behaviour, and ``tests/conformance`` runs each concern's suite on each backend.
 ``Stores`` bundles one backend's parts; callers hold only the concerns they use.
@@ -23,9 +24,11 @@ from store.ports.feeds import FeedStore
 from store.ports.iocs import IocStore
 from store.ports.lifecycle import Lifecycle, Versioned
 from store.ports.sources import SourceStore
+from store.ports.webhooks import WebhookStore
 
 __all__ = ["AccountStore", "ArticleStore", "AttemptStore", "EventLog", "FeedStore", "IocStore", "KeyStore", "Lifecycle",
-           "SessionStore", "SourceStore", "Stores", "TokenStore", "UserStore", "Versioned"]
+           "SessionStore", "SourceStore", "Stores", "TokenStore", "UserStore", "Versioned",
+           "WebhookStore"]
 
 
 def _in_process_log() -> EventLog:
@@ -44,6 +47,7 @@ class Stores:
     sources: SourceStore
     accounts: AccountStore
     feeds: FeedStore
+    webhooks: WebhookStore
     events: EventLog = field(default_factory=_in_process_log)
 
     @property

@@ -12,6 +12,7 @@ from store.sqlite.events import SqliteEventLog
 from store.sqlite.feeds import SqliteFeeds
 from store.sqlite.iocs import SqliteIocs
 from store.sqlite.sources import SqliteSources
+from store.sqlite.webhooks import SqliteWebhooks
 
 __all__ = [
     "SqliteAccounts",
@@ -21,6 +22,7 @@ __all__ = [
     "SqliteIocs",
     "SqliteSources",
     "SqliteStore",
+    "SqliteWebhooks",
     "sqlite_stores",
 ]
 
@@ -35,5 +37,6 @@ def sqlite_stores(path: Path, retention: timedelta = DEFAULT_RETENTION) -> Store
         SqliteSources(conn),
         SqliteAccounts(conn),
         SqliteFeeds(conn),
+        SqliteWebhooks(conn),
         SqliteEventLog(conn, retention),
     )

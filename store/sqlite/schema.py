@@ -126,6 +126,17 @@ CREATE TABLE IF NOT EXISTS feeds (
     name TEXT NOT NULL, created_at TEXT NOT NULL, doc BLOB NOT NULL, UNIQUE (user_id, name)
 );
 CREATE INDEX IF NOT EXISTS feeds_user ON feeds (user_id, created_at, id);
+-- Webhooks (store.ports.webhooks): the record as JSON, what the due query and the claim read as columns.
+CREATE TABLE IF NOT EXISTS webhooks (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    created_at TEXT NOT NULL, paused INTEGER NOT NULL, next_attempt TEXT NOT NULL, claimed_until TEXT,
+    doc BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhooks_user ON webhooks (user_id, created_at, id);
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
+    webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE, at TEXT NOT NULL, id TEXT NOT NULL,
+    doc BLOB NOT NULL, PRIMARY KEY (webhook_id, at, id)
+) WITHOUT ROWID;
 -- Usage history (store.usage): requests and 429s per key (or web budget) and UTC day.
 CREATE TABLE IF NOT EXISTS key_usage (
     key_id TEXT NOT NULL, day TEXT NOT NULL, requests INTEGER NOT NULL, refused INTEGER NOT NULL,

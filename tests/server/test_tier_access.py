@@ -27,6 +27,7 @@ from config.tiers import (
     SCOPE_STIX,
     SCOPE_STREAM,
     SCOPE_TAXII,
+    SCOPE_WEBHOOKS,
     SCOPES,
 )
 from exporters.registry import EXPORTERS
@@ -69,6 +70,8 @@ ROUTES: list[tuple[str, str, bool]] = [
     (f"{COLLECTION}/objects/indicator--00000000-0000-4000-8000-000000000000/versions/", SCOPE_TAXII, True),
     (f"{COLLECTION}/manifest/", SCOPE_TAXII, True),
     ("/api/v1/stream?duration=1", SCOPE_STREAM, True),
+    ("/api/v1/webhooks", SCOPE_WEBHOOKS, True),
+    ("/api/v1/webhooks/no-such-webhook", SCOPE_WEBHOOKS, True),
     ("/api/v1/feeds", SCOPE_FEEDS, False),
     (FEED, SCOPE_FEEDS, False),
     (f"{FEED}/iocs", SCOPE_IOCS, False),
@@ -161,7 +164,7 @@ async def test_the_plan_gates_are_the_tiers_fields(server, monkeypatch: pytest.M
     monkeypatch.setitem(tiers._TABLE, "free", replace(pro, name="free"))
     monkeypatch.setitem(tiers._TABLE, "pro", replace(pro, ioc_stats=False, ioc_exports=False, taxii=False,
                                                      health_details=False, article_formats=tiers.FREE.article_formats,
-                                                     max_streams=0))
+                                                     max_streams=0, max_webhooks=0))
     promoted = await _key(server, "free@test.local", list(SCOPES))
     demoted = await _key(server, "pro@test.local", list(SCOPES))
     for url, _ in PRO_ROUTES:

@@ -23,12 +23,14 @@ from web_support import PASSWORD, browser, form_token, sign_up
 
 from store import accounts, mail
 from store.base import NotFound
+from store.ports.webhooks import Webhook
 from store.records import Feed, utcnow
 from web import sessions
 from web.routes import routes
 
 VICTIM, ATTACKER, NEWCOMER = "victim@corp.example", "mallory@corp.example", "newcomer@corp.example"
 FEED = "/account/feeds/00000000-0000-4000-8000-0000000000fe"  # the victim's saved feed (``_accounts``)
+HOOK = "/account/webhooks/" + "e" * 32  # the victim's paused webhook (``_accounts``)
 NEW_PASSWORD = "a brand new passphrase"
 
 
@@ -72,6 +74,9 @@ FORMS = [
     Form("/account/feeds", "/account/feeds", {"name": "added", "type": "ipv4"}),
     Form(f"{FEED}/edit", f"{FEED}/edit", {"name": "renamed", "confidence": "high"}),
     Form(f"{FEED}/delete", "/account/feeds", {}),
+    Form("/account/webhooks", "/account/webhooks", {"url": "http://127.0.0.1:9/hook", "kinds": "ioc"}),
+    Form(f"{HOOK}/resume", "/account/webhooks", {}),
+    Form(f"{HOOK}/delete", "/account/webhooks", {}),
 ]
 
 
@@ -142,6 +147,8 @@ async def _accounts(site: RunningServer, victim: httpx.AsyncClient, attacker: ht
     await accounts.set_tier(site.ctx.accounts, VICTIM, "pro")  # room for a second feed
     owner, now = (await site.ctx.accounts.get_user(email=VICTIM)).id, utcnow()
     await site.ctx.stores.feeds.create_feed(Feed(FEED.rsplit("/", 1)[1], owner, "kept", {}, now, now), 50)
+    hook = Webhook(HOOK.rsplit("/", 1)[1], owner, "http://127.0.0.1:9/kept", {}, "whsec_x", now, paused=True)
+    await site.ctx.stores.webhooks.create_webhook(hook, 10)
 
 
 async def _wrong_tokens(site: RunningServer, attacker: httpx.AsyncClient, form: Form, before_sign_in: str
@@ -178,6 +185,7 @@ async def _state(site: RunningServer, client: httpx.AsyncClient) -> tuple[Any, .
         keys = [(key.name, key.active, key.key_hash, key.scopes) for key in await store.list_keys(victim.id)]
         password: str | None = victim.password_hash
         feeds = [(f.name, f.filters) for f in await site.ctx.stores.feeds.list_feeds(victim.id)]
+        feeds += [(h.url, h.paused) for h in await site.ctx.stores.webhooks.list_webhooks(victim.id)]
     except NotFound:
         keys, password, feeds = [], None, []
     outbox = mail.outbox(site.ctx.settings)
