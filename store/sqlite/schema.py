@@ -8,6 +8,9 @@ PRAGMAS = (
     "PRAGMA foreign_keys=ON",
     "PRAGMA busy_timeout=10000",
     "PRAGMA temp_store=MEMORY",
+    # A bulk write (seed, a year's re-enrichment) grows the WAL to its size; without a limit the file keeps
+    # that size after each checkpoint, disk the database no longer uses (SQLite, "journal_size_limit").
+    "PRAGMA journal_size_limit=67108864",
 )
 
 SCHEMA = """
