@@ -25,7 +25,8 @@ AXE = Path(__file__).resolve().parents[2] / ".cache" / "axe-core" / "axe.min.js"
 SIGNED_OUT = {"landing": "/", "signin": "/account/signin", "signup": "/account/signup",
               "error": "/account/nope", "docs": "/api/docs", "forgot": "/account/forgot",
               "reset": "/account/reset?token=from-the-mail"}
-SIGNED_IN = {"keys": "/account/keys", "feeds": "/account/feeds", "usage": "/account/usage",
+SIGNED_IN = {"keys": "/account/keys", "feeds": "/account/feeds", "webhooks": "/account/webhooks",
+             "usage": "/account/usage",
              "dashboard": "/account/dashboard?window=30d",
              "dashboard-1d": "/account/dashboard?window=1d",
              "dashboard-no-such-window": "/account/dashboard?window=90d",
