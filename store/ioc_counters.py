@@ -7,7 +7,10 @@ Each record counts once, in the UTC day and hour of its ``modified``:
 - ``("d", day, type, confidence, category)``: records per day and filter combination (totals, the
   ``by_*`` groups, and list totals filtered by type, confidence or category);
 - ``("s", day, source)``: records per day that name ``source`` (top sources);
-- ``("h", hour)``: records per hour (the hourly and daily series).
+- ``("h", hour)``: records per hour (the hourly and daily series);
+- ``("m", month, type, confidence, category)``: the day counters summed per UTC month, so a window's
+  whole days cost its first partial month's days plus one counter set per month (about 43 sets for a
+  year) instead of one per day.
 
 A write moves a record's counts from its old day, hour and values to its new ones. A window starts at any
 instant, so its first (partial) day is counted from the records themselves, by the ``modified`` index:
@@ -25,7 +28,7 @@ from store.query import IocQuery
 from store.records import Ioc, iso
 
 CounterKey = tuple[str, ...]
-DAY, SOURCE, HOUR = "d", "s", "h"
+DAY, SOURCE, HOUR, MONTH = "d", "s", "h", "m"
 # A count the counters cannot answer stops here (a lower bound then), as the articles' planned count does.
 ESTIMATE_CAP = 10_000
 
@@ -36,6 +39,7 @@ def contributions(ioc: Ioc) -> list[CounterKey]:
     day, hour = stamp[:10], stamp[:13]
     return [
         (DAY, day, ioc.type, ioc.confidence, ioc.source_category),
+        (MONTH, day[:7], ioc.type, ioc.confidence, ioc.source_category),
         (HOUR, hour),
         *((SOURCE, day, source) for source in dict.fromkeys(ioc.sources)),
     ]
@@ -58,6 +62,17 @@ def first_whole_day(since: datetime) -> datetime:
     """The first midnight at or after ``since``: counters serve from here, records before it."""
     midnight = since.replace(hour=0, minute=0, second=0, microsecond=0)
     return midnight if midnight == since else midnight + timedelta(days=1)
+
+
+def month_span(since: datetime | None) -> tuple[str, str, str]:
+    """Where the counters of a window from ``since`` start: ``(first day, first month's day, first month)``.
+    Day counters serve ``[first day, first month's day)``, month counters every month from ``first month``
+    (``since`` None: every month, no day)."""
+    if since is None:
+        return "", "", ""
+    day = first_whole_day(since)
+    month = day if day.day == 1 else (day.replace(day=1) + timedelta(days=32)).replace(day=1)
+    return iso(day)[:10], iso(month)[:10], iso(month)[:7]
 
 
 def countable(query: IocQuery) -> bool:

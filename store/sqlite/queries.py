@@ -162,6 +162,12 @@ def _value_contains(needle: str, indexed: bool) -> list[Clause]:
             scan]
 
 
+def counter_where(q: IocQuery) -> Clause:
+    """The filters of a countable query (``store.ioc_counters.countable``) on the day and month counters."""
+    filters = (("type", q.types), ("confidence", q.confidences), ("category", q.categories))
+    return join([_in(column, values) for column, values in filters if values])
+
+
 def ioc_where(q: IocQuery, walk_order: bool = False, value_index: bool = False) -> Clause:
     """WHERE clause for an IOC query, keyset on (first_seen, type, value) included. ``walk_order`` keeps
     the ``since`` bound off the ``modified`` indexes (SQLite's unary ``+``, sqlite.org/optoverview.html

@@ -93,7 +93,8 @@ async def test_estimated_totals_read_the_counters_and_one_partial_day(stores: St
     query = IocQuery(types=("domain",), since=utcnow() - timedelta(days=30))
     found = await plans(stores, lambda: stores.iocs.estimate_iocs(query))
     assert "INDEX iocs_type_modified (type=? AND modified>? AND modified<?)" in only(found, "count(*)")
-    assert "ioc_day_counts USING PRIMARY KEY (day>?)" in only(found, "ioc_day_counts")
+    assert "ioc_day_counts USING PRIMARY KEY (day>? AND day<?)" in only(found, "ioc_day_counts")
+    assert "ioc_month_counts USING PRIMARY KEY (month>?)" in only(found, "ioc_month_counts")
 
 
 async def test_stats_read_the_counters(stores: Stores) -> None:
