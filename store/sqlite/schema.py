@@ -96,11 +96,16 @@ CREATE TABLE IF NOT EXISTS iocs (
     industries TEXT NOT NULL, doc BLOB NOT NULL,
     PRIMARY KEY (type, value)
 );
-CREATE INDEX IF NOT EXISTS iocs_first_seen ON iocs (first_seen, type, value);
+-- The page order, then `modified`: a page walking the order checks the lookback bound in the index and
+-- reads only the rows it returns (SQLite seeks the table row only when a column outside the index is needed),
+-- so the records before the window that a long window's walk passes cost an index entry each.
+DROP INDEX IF EXISTS iocs_first_seen;
+CREATE INDEX IF NOT EXISTS iocs_page ON iocs (first_seen, type, value, modified);
 CREATE INDEX IF NOT EXISTS iocs_modified ON iocs (modified);
 -- A type filter with the page order (first_seen, then value within one type) and with the lookback bound
 -- on modified: a page of one type walks its index instead of sorting every record of the type.
-CREATE INDEX IF NOT EXISTS iocs_type_first_seen ON iocs (type, first_seen, value);
+DROP INDEX IF EXISTS iocs_type_first_seen;
+CREATE INDEX IF NOT EXISTS iocs_type_page ON iocs (type, first_seen, value, modified);
 CREATE INDEX IF NOT EXISTS iocs_type_modified ON iocs (type, modified);
 -- An IOC's articles, CVEs and techniques (kind 'article', 'cve', 'technique'), one row each with when it
 -- was last reported: records carry counts and the most recent few (store.records.RECENT_LINKS).

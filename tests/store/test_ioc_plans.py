@@ -76,7 +76,7 @@ async def read_page(stores: Stores, query: IocQuery) -> None:
         pass
 
 
-@pytest.mark.parametrize(("types", "index"), [(("domain",), "iocs_type_first_seen"), ((), "iocs_first_seen")])
+@pytest.mark.parametrize(("types", "index"), [(("domain",), "iocs_type_page"), ((), "iocs_page")])
 async def test_a_long_window_page_walks_the_page_order(stores: Stores, types: tuple[str, ...], index: str) -> None:
     query = IocQuery(types=types, since=utcnow() - timedelta(days=365), limit=100)
     plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
@@ -115,5 +115,9 @@ async def test_a_substring_search_goes_through_the_trigram_index(stores: Stores)
     found = await plans(stores, lambda: read_page(stores, query))
     plan = only(found, "ORDER BY first_seen")
     assert "VIRTUAL TABLE INDEX" in plan and "SCAN iocs " not in plan + " ", plan
+    # The matches are read by rowid, not found by walking every record of the types.
+    assert "SEARCH iocs USING INTEGER PRIMARY KEY (rowid=?)" in plan, plan
+    counted = await plans(stores, lambda: stores.iocs.estimate_iocs(query))
+    assert "SEARCH iocs USING INTEGER PRIMARY KEY (rowid=?)" in only(counted, "count(*)"), counted
     prefix = await plans(stores, lambda: read_page(stores, IocQuery(types=("domain",), value_contains="v1")))
     assert "USING INDEX sqlite_autoindex_iocs_1 (type=? AND value>? AND value<?)" in only(prefix, "ORDER BY"), prefix
