@@ -5,6 +5,10 @@ Created at open when this SQLite has the ``trigram`` tokenizer (3.34 and later),
 once, then kept by triggers: a record's value never changes (it is half the key, and writes update rows in
 place), so inserts and deletes are all it follows. Without the tokenizer the store says so in its log and
 substring searches scan the values (``instr``), as before the index.
+
+A search looks up only the :data:`RARE_TRIGRAMS` rarest trigrams of its needle (``Rarity``), then checks each
+match against the value: the common trigrams of a domain (``.co``, ``com``) have posting lists that grow
+with the data, the rarest few do not.
 """
 
 from __future__ import annotations
@@ -12,7 +16,17 @@ from __future__ import annotations
 import logging
 import sqlite3
 
+from store.sqlite.queries import fts_phrase
+from store.value_search import trigrams
+
 log = logging.getLogger(__name__)
+
+RARE_TRIGRAMS = 2
+RARITY_KEPT = 20_000  # trigrams whose counts are remembered (a few MB at most); forgotten all at once past it
+# Per connection, in its temp schema: the index's terms with how many values hold each (sqlite.org/fts5.html
+# "The fts5vocab Virtual Table Module"), read by term.
+_VOCAB = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.iocs_values_vocab USING fts5vocab(main, iocs_values, row)"
+_DOCS = "SELECT doc FROM temp.iocs_values_vocab WHERE term = ?"
 
 _DDL = """
 BEGIN;
@@ -46,3 +60,32 @@ def ensure(db: sqlite3.Connection) -> bool:
         )
         return False
     return True
+
+
+def vocabulary(db: sqlite3.Connection) -> None:
+    """Give a connection the index's term counts (``Rarity``); before it is made query-only."""
+    db.execute(_VOCAB)
+
+
+class Rarity:
+    """How many values hold each trigram, read from the index once and then remembered. The counts only
+    choose which trigrams of a needle to look up (every trigram of a match is in the needle's value, and
+    each match is checked against the value), so a count gone stale costs speed, never a result."""
+
+    def __init__(self) -> None:
+        self._docs: dict[str, int] = {}
+
+    def match(self, db: sqlite3.Connection, needle: str) -> str:
+        """The FTS5 query of ``needle``'s rarest trigrams, each quoted (user input is never FTS5 syntax)."""
+        grams = trigrams(needle)
+        if any(g not in self._docs for g in grams):
+            self._count(db, grams)
+        rarest = sorted(grams, key=lambda g: (self._docs.get(g, 0), g))[:RARE_TRIGRAMS]
+        return fts_phrase(tuple(rarest), "AND")
+
+    def _count(self, db: sqlite3.Connection, grams: list[str]) -> None:
+        if len(self._docs) + len(grams) > RARITY_KEPT:
+            self._docs = {}
+        for g in grams:
+            row = db.execute(_DOCS, (g,)).fetchone()
+            self._docs[g] = 0 if row is None else int(row[0])

@@ -15,7 +15,7 @@ import pytest
 from store.ports import Stores
 from store.query import IocQuery
 from store.records import Ioc, utcnow
-from store.sqlite import sqlite_stores
+from store.sqlite import sqlite_stores, value_index
 
 
 @pytest.fixture
@@ -55,6 +55,7 @@ async def plans(stores: Stores, call: Callable[[], Awaitable[Any]]) -> dict[str,
         for db in (conn._db, conn._reader):
             db.set_trace_callback(None)
     probe = sqlite3.connect(conn.path)
+    value_index.vocabulary(probe)  # the trigram counts a substring search reads, as each store connection has
     try:
         return {
             sql: " | ".join(row[3] for row in probe.execute("EXPLAIN QUERY PLAN " + sql))
@@ -121,3 +122,12 @@ async def test_a_substring_search_goes_through_the_trigram_index(stores: Stores)
     assert "SEARCH iocs USING INTEGER PRIMARY KEY (rowid=?)" in only(counted, "count(*)"), counted
     prefix = await plans(stores, lambda: read_page(stores, IocQuery(types=("domain",), value_contains="v1")))
     assert "USING INDEX sqlite_autoindex_iocs_1 (type=? AND value>? AND value<?)" in only(prefix, "ORDER BY"), prefix
+
+
+async def test_a_substring_search_looks_up_its_rarest_trigrams(stores: Stores) -> None:
+    # Every value ends in ".example": its trigrams are in all 300 values, "v12" and "12." in a dozen.
+    query = IocQuery(value_contains="v12.example")
+    found = await plans(stores, lambda: read_page(stores, query))
+    search = next(sql for sql in found if "ORDER BY first_seen" in sql)
+    assert 'MATCH \'"12." AND "v12"\'' in search, search
+    assert [r async for batch in stores.iocs.iter_iocs(query) for r in batch][0].value == "v12.example"
