@@ -78,14 +78,12 @@ class Rarity:
     def match(self, db: sqlite3.Connection, needle: str) -> str:
         """The FTS5 query of ``needle``'s rarest trigrams, each quoted (user input is never FTS5 syntax)."""
         grams = trigrams(needle)
-        if any(g not in self._docs for g in grams):
-            self._count(db, grams)
-        rarest = sorted(grams, key=lambda g: (self._docs.get(g, 0), g))[:RARE_TRIGRAMS]
-        return fts_phrase(tuple(rarest), "AND")
-
-    def _count(self, db: sqlite3.Connection, grams: list[str]) -> None:
         if len(self._docs) + len(grams) > RARITY_KEPT:
             self._docs = {}
+        docs = self._docs  # this call's (another thread may start a new one)
         for g in grams:
-            row = db.execute(_DOCS, (g,)).fetchone()
-            self._docs[g] = 0 if row is None else int(row[0])
+            if g not in docs:
+                row = db.execute(_DOCS, (g,)).fetchone()
+                docs[g] = 0 if row is None else int(row[0])
+        rarest = sorted(grams, key=lambda g: (docs[g], g))[:RARE_TRIGRAMS]
+        return fts_phrase(tuple(rarest), "AND")
