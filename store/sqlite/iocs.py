@@ -20,8 +20,8 @@ from store.query import IocQuery
 from store.records import RECENT_LINKS, Ioc, iso, utcnow
 from store.sqlite import ioc_counters, queries, value_index
 from store.sqlite.backend import SqliteStore
-from store.sqlite.ioc_links import linked_record, recent_links
-from store.sqlite.part import SqlitePart, _json, _tuples
+from store.sqlite.ioc_links import LinkRow, insert_links, linked_record, new_record, recent_links
+from store.sqlite.part import SqlitePart, _json, _rows_in, _tuples
 
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
@@ -40,6 +40,18 @@ def _ioc_row(i: Ioc) -> tuple[Any, ...]:
             i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.to_api()))
 
 
+def _held(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Ioc]:
+    """The stored records of ``keys`` ((type, value) pairs), read a type at a time by the primary key."""
+    values: dict[str, list[str]] = {}
+    for ioc_type, value in keys:
+        values.setdefault(ioc_type, []).append(value)
+    sql = "SELECT type, doc FROM iocs WHERE type = ? AND value IN ({marks})"
+    return {(t, ioc.value): ioc
+            for ioc_type, wanted in values.items()
+            for t, doc in _rows_in(sql, wanted, (ioc_type,))(db)
+            for ioc in (from_doc(Ioc, orjson.loads(doc)),)}
+
+
 class SqliteIocs(SqlitePart, IocStore):
     """IOC records in the ``iocs`` table."""
 
@@ -55,14 +67,18 @@ class SqliteIocs(SqlitePart, IocStore):
             return 0
 
         def upsert(db: sqlite3.Connection) -> int:
+            folded = fold_iocs(incoming)
+            stored = _held(db, list(folded))
             deltas: Counter[CounterKey] = Counter()
-            for ioc in fold_iocs(incoming).values():
-                row = db.execute("SELECT doc FROM iocs WHERE type = ? AND value = ?", (ioc.type, ioc.value)).fetchone()
-                held = None if row is None else from_doc(Ioc, orjson.loads(row[0]))
-                merged = ioc if held is None else merge_ioc(held, ioc)
-                record = linked_record(db, merged, held, ioc)
-                db.execute(_UPSERT, _ioc_row(record))
+            rows, links = [], list[LinkRow]()
+            for key, ioc in folded.items():
+                held = stored.get(key)
+                record = new_record(ioc, links) if held is None else linked_record(db, merge_ioc(held, ioc), held, ioc)
+                rows.append(_ioc_row(record))
                 tally(deltas, held, record)
+            # A batch's new links and rows each in one statement (a seeding writes mostly new records).
+            insert_links(db, links)
+            db.executemany(_UPSERT, rows)
             ioc_counters.apply(db, deltas)  # in the same transaction: the counters never disagree with the rows
             return len(incoming)
 
@@ -76,10 +92,13 @@ class SqliteIocs(SqlitePart, IocStore):
             db.execute("DELETE FROM ioc_links")
             ioc_counters.clear(db)
             deltas: Counter[CounterKey] = Counter()
+            rows, links = [], list[LinkRow]()
             for ioc in records:
-                record = linked_record(db, ioc, None, ioc)
-                db.execute(_UPSERT, _ioc_row(record))
+                record = new_record(ioc, links)
+                rows.append(_ioc_row(record))
                 tally(deltas, None, record)
+            insert_links(db, links)
+            db.executemany(_UPSERT, rows)
             ioc_counters.apply(db, deltas)
             return len(records)
 
