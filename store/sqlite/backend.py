@@ -140,8 +140,6 @@ class SqliteStore(Lifecycle):
         ioc_links.migrate(db)
         ioc_counters.migrate(db)
         self.value_index = value_index.ensure(db)
-        if self.value_index:
-            value_index.vocabulary(db)
         listforms.rebuild(db, self.on_rebuild)
         self._db = db
 
@@ -154,8 +152,6 @@ class SqliteStore(Lifecycle):
         reader = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         reader.row_factory = sqlite3.Row
         reader.execute("PRAGMA busy_timeout=10000")
-        if self.value_index:
-            value_index.vocabulary(reader)
         reader.execute("PRAGMA query_only=ON")
         self._reader = reader
 

@@ -23,10 +23,10 @@ log = logging.getLogger(__name__)
 
 RARE_TRIGRAMS = 2
 RARITY_KEPT = 20_000  # trigrams whose counts are remembered (a few MB at most); forgotten all at once past it
-# Per connection, in its temp schema: the index's terms with how many values hold each (sqlite.org/fts5.html
-# "The fts5vocab Virtual Table Module"), read by term.
-_VOCAB = "CREATE VIRTUAL TABLE IF NOT EXISTS temp.iocs_values_vocab USING fts5vocab(main, iocs_values, row)"
-_DOCS = "SELECT doc FROM temp.iocs_values_vocab WHERE term = ?"
+# A trigram's values are counted up to here: the rarest few of a needle are told apart, a common one's
+# posting list (which grows with the data) is read no further.
+COUNT_CAP = 64
+_DOCS = "SELECT count(*) FROM (SELECT 1 FROM iocs_values WHERE iocs_values MATCH ? LIMIT ?)"
 
 _DDL = """
 BEGIN;
@@ -62,13 +62,9 @@ def ensure(db: sqlite3.Connection) -> bool:
     return True
 
 
-def vocabulary(db: sqlite3.Connection) -> None:
-    """Give a connection the index's term counts (``Rarity``); before it is made query-only."""
-    db.execute(_VOCAB)
-
-
 class Rarity:
-    """How many values hold each trigram, read from the index once and then remembered. The counts only
+    """How many values hold each trigram (up to ``COUNT_CAP``), read from the index once and then remembered.
+    The counts only
     choose which trigrams of a needle to look up (every trigram of a match is in the needle's value, and
     each match is checked against the value), so a count gone stale costs speed, never a result."""
 
@@ -83,7 +79,6 @@ class Rarity:
         docs = self._docs  # this call's (another thread may start a new one)
         for g in grams:
             if g not in docs:
-                row = db.execute(_DOCS, (g,)).fetchone()
-                docs[g] = 0 if row is None else int(row[0])
+                docs[g] = int(db.execute(_DOCS, (fts_phrase((g,), "AND"), COUNT_CAP)).fetchone()[0])
         rarest = sorted(grams, key=lambda g: (docs[g], g))[:RARE_TRIGRAMS]
         return fts_phrase(tuple(rarest), "AND")
