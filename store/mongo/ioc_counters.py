@@ -19,25 +19,26 @@ from pymongo.asynchronous.collection import AsyncCollection
 from store.base import IocStats
 from store.ioc_counters import (
     DAY,
+    HOUR_GROUP,
+    HOUR_SOURCE,
     MONTH,
     SOURCE,
     CounterKey,
     changed,
     combine,
+    counter_span,
     day_matches,
-    first_whole_day,
-    month_span,
     tally,
 )
 from store.mongo.documents import Doc, from_ioc
 from store.query import IocQuery
-from store.records import iso
 
 Collection = AsyncCollection[dict[str, Any]]
 BATCH = 1_000
-_FIELDS = {DAY: ("b", "t", "c", "g"), MONTH: ("b", "t", "c", "g"), SOURCE: ("b", "src")}
+_GROUP, _SOURCE = ("b", "t", "c", "g"), ("b", "src")
+_FIELDS = {DAY: _GROUP, MONTH: _GROUP, HOUR_GROUP: _GROUP, SOURCE: _SOURCE, HOUR_SOURCE: _SOURCE}
 DONE_ID = "ioc_counters"  # meta document whose value is the counters' version once they hold every record
-VERSION = 2  # 2: with the month counters
+VERSION = 3  # 2: with the month counters, 3: with the hour counters
 
 
 def _fields(key: CounterKey) -> Doc:
@@ -60,19 +61,27 @@ async def _sums(coll: Collection, kind: str, bucket: Doc, by: dict[str, str]) ->
 
 
 async def _days(coll: Collection, since: datetime | None) -> list[tuple[str, str, str, int]]:
-    """The whole days' (type, confidence, category, n) from ``since``: the first partial month's day
-    counters, then the month counters (store.ioc_counters.month_span)."""
-    day, month_day, month = month_span(since)
+    """The whole hours' (type, confidence, category, n) from ``since``: the first partial day's hour
+    counters, the first partial month's day counters, then the month counters (store.ioc_counters.counter_span)."""
+    span = counter_span(since)
     by = {"t": "$t", "c": "$c", "g": "$g"}
-    rows = await _sums(coll, DAY, {"$gte": day, "$lt": month_day}, by) + await _sums(coll, MONTH, {"$gte": month}, by)
+    rows = [
+        *await _sums(coll, HOUR_GROUP, {"$gte": span.hour, "$lt": span.hour_end}, by),
+        *await _sums(coll, DAY, {"$gte": span.day, "$lt": span.day_end}, by),
+        *await _sums(coll, MONTH, {"$gte": span.month}, by),
+    ]
     return [(d["_id"]["t"], d["_id"]["c"], d["_id"]["g"], int(d["n"])) for d in rows]
 
 
 async def stats(coll: Collection, head: IocStats, since: datetime, top: int) -> IocStats:
-    """``head`` (the partial first day of ``since``, from the records) plus the whole days' counters."""
-    day = iso(first_whole_day(since))[:10]
-    sources = [(d["_id"]["src"], int(d["n"])) for d in await _sums(coll, SOURCE, {"$gte": day}, {"src": "$src"})]
-    hours = [(d["b"], int(d["n"])) async for d in coll.find({"k": "h", "b": {"$gte": day}})]
+    """``head`` (the partial first hour of ``since``, from the records) plus the counters."""
+    span = counter_span(since)
+    named = [
+        *await _sums(coll, HOUR_SOURCE, {"$gte": span.hour, "$lt": span.hour_end}, {"src": "$src"}),
+        *await _sums(coll, SOURCE, {"$gte": span.day}, {"src": "$src"}),
+    ]
+    sources = [(d["_id"]["src"], int(d["n"])) for d in named]
+    hours = [(d["b"], int(d["n"])) async for d in coll.find({"k": "h", "b": {"$gte": span.hour}})]
     return combine(head, await _days(coll, since), sources, hours, top)
 
 

@@ -2,7 +2,7 @@
 ``store.ioc_counters``): written in the transaction of every IOC write, read by the stats and list totals.
 
 Databases from before the counters get them once at open (``migrate``), in one pass over the records;
-databases from before the month counters get those summed from the day counters.
+databases from before the month and hour counters get them the same way.
 """
 
 from __future__ import annotations
@@ -19,13 +19,15 @@ from store.codec import from_doc
 from store.ioc_counters import (
     DAY,
     HOUR,
+    HOUR_GROUP,
+    HOUR_SOURCE,
     MONTH,
     SOURCE,
     CounterKey,
     changed,
     combine,
-    first_whole_day,
-    month_span,
+    counter_span,
+    first_whole_hour,
     tally,
 )
 from store.query import IocQuery
@@ -38,17 +40,27 @@ _APPLY = {
     SOURCE: "INSERT INTO ioc_day_sources (day, source, n) VALUES (?, ?, ?)" + _ADD,
     HOUR: "INSERT INTO ioc_hour_counts (hour, n) VALUES (?, ?)" + _ADD,
     MONTH: "INSERT INTO ioc_month_counts (month, type, confidence, category, n) VALUES (?, ?, ?, ?, ?)" + _ADD,
+    HOUR_GROUP: "INSERT INTO ioc_hour_groups (hour, type, confidence, category, n) VALUES (?, ?, ?, ?, ?)" + _ADD,
+    HOUR_SOURCE: "INSERT INTO ioc_hour_sources (hour, source, n) VALUES (?, ?, ?)" + _ADD,
 }
 _GROUPS = "SELECT type, confidence, category, sum(n) FROM {table} WHERE {where} GROUP BY type, confidence, category"
+_HOURS = "ioc_hour_groups", "hour >= ? AND hour < ?"
 _DAYS = "ioc_day_counts", "day >= ? AND day < ?"
 _MONTHS = "ioc_month_counts", "month >= ?"
-_TABLES = ("ioc_day_counts", "ioc_month_counts", "ioc_day_sources", "ioc_hour_counts")
-DONE_KEY = "ioc_counters_version"  # meta: the counters' version once they hold every record
-VERSION = 2  # 2: with the month counters
-_FILL_MONTHS = (
-    "INSERT INTO ioc_month_counts (month, type, confidence, category, n) SELECT substr(day, 1, 7), type, "
-    "confidence, category, sum(n) FROM ioc_day_counts GROUP BY substr(day, 1, 7), type, confidence, category"
+_SOURCES = (
+    "SELECT source, sum(n) FROM (SELECT source, n FROM ioc_hour_sources WHERE hour >= ? AND hour < ? "
+    "UNION ALL SELECT source, n FROM ioc_day_sources WHERE day >= ?) GROUP BY source"
 )
+_TABLES = (
+    "ioc_day_counts",
+    "ioc_month_counts",
+    "ioc_hour_groups",
+    "ioc_day_sources",
+    "ioc_hour_sources",
+    "ioc_hour_counts",
+)
+DONE_KEY = "ioc_counters_version"  # meta: the counters' version once they hold every record
+VERSION = 3  # 2: with the month counters, 3: with the hour counters
 
 
 def apply(db: sqlite3.Connection, deltas: Counter[CounterKey]) -> None:
@@ -95,37 +107,41 @@ def scan(db: sqlite3.Connection, since: str, until: str | None, top: int | None)
 
 
 def _window_groups(db: sqlite3.Connection, since: datetime | None, query: IocQuery | None = None) -> list[Any]:
-    """The (type, confidence, category, n) sums of the whole days from ``since`` (``store.ioc_counters.month_span``):
-    the first partial month's days, then whole months; only the counters ``query`` filters for, if any."""
-    day, month_day, month = month_span(since)
+    """The (type, confidence, category, n) sums of the whole hours from ``since`` (``store.ioc_counters.counter_span``):
+    the first partial day's hours, the first partial month's days, then whole months; only the counters
+    ``query`` filters for, if any."""
+    span = counter_span(since)
     extra, params = queries.counter_where(query) if query is not None else ("1", [])
     return [
         row
-        for (table, where), bounds in ((_DAYS, (day, month_day)), (_MONTHS, (month,)))
+        for (table, where), bounds in (
+            (_HOURS, (span.hour, span.hour_end)),
+            (_DAYS, (span.day, span.day_end)),
+            (_MONTHS, (span.month,)),
+        )
         for row in db.execute(_GROUPS.format(table=table, where=f"{where} AND {extra}"), (*bounds, *params))
     ]
 
 
 def stats(db: sqlite3.Connection, since: datetime, top: int) -> IocStats:
-    """Totals of records modified since ``since``: its partial first day from the records, then counters."""
-    whole = iso(first_whole_day(since))
-    head = scan(db, iso(since), whole, None)
-    day = whole[:10]
+    """Totals of records modified since ``since``: its partial first hour from the records, then counters."""
+    head = scan(db, iso(since), iso(first_whole_hour(since)), None)
+    span = counter_span(since)
     return combine(
         head,
         _window_groups(db, since),
-        db.execute("SELECT source, sum(n) FROM ioc_day_sources WHERE day >= ? GROUP BY source", (day,)).fetchall(),
-        db.execute("SELECT hour, n FROM ioc_hour_counts WHERE hour >= ?", (day,)).fetchall(),
+        db.execute(_SOURCES, (span.hour, span.hour_end, span.day)).fetchall(),
+        db.execute("SELECT hour, n FROM ioc_hour_counts WHERE hour >= ?", (span.hour,)).fetchall(),
         top,
     )
 
 
 def count(db: sqlite3.Connection, query: IocQuery) -> int:
     """How many records match a countable query (``store.ioc_counters.countable``): the records of the
-    partial first day of ``since`` by index, then the whole days' counters."""
+    partial first hour of ``since`` by index, then the counters."""
     head = 0
     if query.since is not None:
-        whole = iso(first_whole_day(query.since))
+        whole = iso(first_whole_hour(query.since))
         where, params = queries.ioc_where(query)
         head = db.execute(f"SELECT count(*) FROM iocs WHERE {where} AND modified < ?", (*params, whole)).fetchone()[0]
     return int(head) + sum(int(row[3]) for row in _window_groups(db, query.since, query))
@@ -138,7 +154,7 @@ def migrate(db: sqlite3.Connection) -> int:
         return 0
     db.execute("BEGIN IMMEDIATE")
     try:
-        counted = _fill_months(db) if row is not None else _count_records(db)
+        counted = _count_records(db)
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (DONE_KEY, VERSION))
         db.execute("COMMIT")
     except BaseException:
@@ -157,10 +173,3 @@ def _count_records(db: sqlite3.Connection) -> int:
         counted += 1
     apply(db, deltas)
     return counted
-
-
-def _fill_months(db: sqlite3.Connection) -> int:
-    """The month counters of a database whose day counters are complete: their sums (no record read)."""
-    db.execute("DELETE FROM ioc_month_counts")
-    db.execute(_FILL_MONTHS)
-    return 0

@@ -130,6 +130,13 @@ CREATE TABLE IF NOT EXISTS ioc_month_counts (
     month TEXT NOT NULL, type TEXT NOT NULL, confidence TEXT NOT NULL, category TEXT NOT NULL, n INTEGER NOT NULL,
     PRIMARY KEY (month, type, confidence, category)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_hour_groups (
+    hour TEXT NOT NULL, type TEXT NOT NULL, confidence TEXT NOT NULL, category TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (hour, type, confidence, category)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_hour_sources (
+    hour TEXT NOT NULL, source TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (hour, source)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ioc_hour_counts (hour TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
