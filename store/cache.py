@@ -100,7 +100,7 @@ class MemoryCache(Cache):
 
     name = "memory"
 
-    def __init__(self, max_entries: int = 256, max_bytes: int = 256 * 1024 * 1024) -> None:
+    def __init__(self, max_entries: int = 256, max_bytes: int = 64 * 1024 * 1024) -> None:
         self.max_entries = max_entries
         self.max_bytes = max_bytes
         self._bytes = 0

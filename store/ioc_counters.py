@@ -7,7 +7,12 @@ Each record counts once, in the UTC day and hour of its ``modified``:
 - ``("d", day, type, confidence, category)``: records per day and filter combination (totals, the
   ``by_*`` groups, and list totals filtered by type, confidence or category);
 - ``("s", day, source)``: records per day that name ``source`` (top sources);
-- ``("h", hour)``: records per hour (the hourly and daily series).
+- ``("h", hour)``: records per hour (the hourly and daily series);
+- ``("m", month, type, confidence, category)``: the day counters summed per UTC month, so a window's
+  whole days cost its first partial month's days plus one counter set per month (about 43 sets for a
+  year) instead of one per day;
+- ``("hg", hour, type, confidence, category)`` and ``("hs", hour, source)``: the day and source counters
+  per UTC hour, for the whole hours of a window's first partial day.
 
 A write moves a record's counts from its old day, hour and values to its new ones. A window starts at any
 instant, so its first (partial) day is counted from the records themselves, by the ``modified`` index:
@@ -19,13 +24,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from store.base import IocStats
 from store.query import IocQuery
 from store.records import Ioc, iso
 
 CounterKey = tuple[str, ...]
-DAY, SOURCE, HOUR = "d", "s", "h"
+DAY, SOURCE, HOUR, MONTH, HOUR_GROUP, HOUR_SOURCE = "d", "s", "h", "m", "hg", "hs"
 # A count the counters cannot answer stops here (a lower bound then), as the articles' planned count does.
 ESTIMATE_CAP = 10_000
 
@@ -36,8 +42,14 @@ def contributions(ioc: Ioc) -> list[CounterKey]:
     day, hour = stamp[:10], stamp[:13]
     return [
         (DAY, day, ioc.type, ioc.confidence, ioc.source_category),
+        (MONTH, day[:7], ioc.type, ioc.confidence, ioc.source_category),
+        (HOUR_GROUP, hour, ioc.type, ioc.confidence, ioc.source_category),
         (HOUR, hour),
-        *((SOURCE, day, source) for source in dict.fromkeys(ioc.sources)),
+        *(
+            (kind, bucket, source)
+            for source in dict.fromkeys(ioc.sources)
+            for kind, bucket in ((SOURCE, day), (HOUR_SOURCE, hour))
+        ),
     ]
 
 
@@ -58,6 +70,33 @@ def first_whole_day(since: datetime) -> datetime:
     """The first midnight at or after ``since``: counters serve from here, records before it."""
     midnight = since.replace(hour=0, minute=0, second=0, microsecond=0)
     return midnight if midnight == since else midnight + timedelta(days=1)
+
+
+def first_whole_hour(since: datetime) -> datetime:
+    """The first whole hour at or after ``since``: counters serve from here, records before it."""
+    hour = since.replace(minute=0, second=0, microsecond=0)
+    return hour if hour == since else hour + timedelta(hours=1)
+
+
+class Span(NamedTuple):
+    """Which counters serve a window's whole hours, days and months (``counter_span``)."""
+
+    hour: str  # hour counters in [hour, hour_end)
+    hour_end: str
+    day: str  # day counters in [day, day_end)
+    day_end: str
+    month: str  # month counters from here
+
+
+def counter_span(since: datetime | None) -> Span:
+    """The counters of a window from ``since``: the whole hours of its first partial day, the days of its
+    first partial month, then whole months (``since`` None: every month). Before the first whole hour,
+    the records themselves are counted."""
+    if since is None:
+        return Span("", "", "", "", "")
+    day = first_whole_day(since)
+    month = day if day.day == 1 else (day.replace(day=1) + timedelta(days=32)).replace(day=1)
+    return Span(iso(first_whole_hour(since))[:13], iso(day)[:13], iso(day)[:10], iso(month)[:10], iso(month)[:7])
 
 
 def countable(query: IocQuery) -> bool:

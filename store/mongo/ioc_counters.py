@@ -1,9 +1,10 @@
 """The IOC counters on MongoDB (``ioc_counters``; see ``store.ioc_counters``): ``$inc`` upserts after each
 IOC write that won its compare-and-swap (store.mongo.iocs), read by the stats and the list totals.
 
-One document per counter: ``k`` its kind (``d``, ``s``, ``h``), ``b`` its day or hour, ``t``/``c``/``g``
-the type, confidence and category of a day counter, ``src`` the source of a source counter, ``n`` the
-count. Databases from before the counters get them once at open (``backfill``).
+One document per counter: ``k`` its kind (``d``, ``m``, ``s``, ``h``), ``b`` its day, month or hour,
+``t``/``c``/``g`` the type, confidence and category of a day or month counter, ``src`` the source of a
+source counter, ``n`` the count. Databases from before the counters (or the month counters) get them once
+at open (``backfill``).
 """
 
 from __future__ import annotations
@@ -16,15 +17,28 @@ from pymongo import UpdateOne
 from pymongo.asynchronous.collection import AsyncCollection
 
 from store.base import IocStats
-from store.ioc_counters import DAY, SOURCE, CounterKey, changed, combine, day_matches, first_whole_day, tally
+from store.ioc_counters import (
+    DAY,
+    HOUR_GROUP,
+    HOUR_SOURCE,
+    MONTH,
+    SOURCE,
+    CounterKey,
+    changed,
+    combine,
+    counter_span,
+    day_matches,
+    tally,
+)
 from store.mongo.documents import Doc, from_ioc
 from store.query import IocQuery
-from store.records import iso
 
 Collection = AsyncCollection[dict[str, Any]]
 BATCH = 1_000
-_FIELDS = {DAY: ("b", "t", "c", "g"), SOURCE: ("b", "src")}
-DONE_ID = "ioc_counters"  # meta document present once the counters hold every record
+_GROUP, _SOURCE = ("b", "t", "c", "g"), ("b", "src")
+_FIELDS = {DAY: _GROUP, MONTH: _GROUP, HOUR_GROUP: _GROUP, SOURCE: _SOURCE, HOUR_SOURCE: _SOURCE}
+DONE_ID = "ioc_counters"  # meta document whose value is the counters' version once they hold every record
+VERSION = 3  # 2: with the month counters, 3: with the hour counters
 
 
 def _fields(key: CounterKey) -> Doc:
@@ -41,28 +55,39 @@ async def apply(coll: Collection, deltas: Counter[CounterKey]) -> None:
         await coll.bulk_write(ops[start : start + BATCH], ordered=False)
 
 
-async def _sums(coll: Collection, kind: str, day: str, by: dict[str, str]) -> list[Doc]:
-    pipeline: list[Doc] = [{"$match": {"k": kind, "b": {"$gte": day}}}, {"$group": {"_id": by, "n": {"$sum": "$n"}}}]
+async def _sums(coll: Collection, kind: str, bucket: Doc, by: dict[str, str]) -> list[Doc]:
+    pipeline: list[Doc] = [{"$match": {"k": kind, "b": bucket}}, {"$group": {"_id": by, "n": {"$sum": "$n"}}}]
     return [d async for d in await coll.aggregate(pipeline)]
 
 
-async def _days(coll: Collection, day: str) -> list[tuple[str, str, str, int]]:
-    rows = await _sums(coll, DAY, day, {"t": "$t", "c": "$c", "g": "$g"})
+async def _days(coll: Collection, since: datetime | None) -> list[tuple[str, str, str, int]]:
+    """The whole hours' (type, confidence, category, n) from ``since``: the first partial day's hour
+    counters, the first partial month's day counters, then the month counters (store.ioc_counters.counter_span)."""
+    span = counter_span(since)
+    by = {"t": "$t", "c": "$c", "g": "$g"}
+    rows = [
+        *await _sums(coll, HOUR_GROUP, {"$gte": span.hour, "$lt": span.hour_end}, by),
+        *await _sums(coll, DAY, {"$gte": span.day, "$lt": span.day_end}, by),
+        *await _sums(coll, MONTH, {"$gte": span.month}, by),
+    ]
     return [(d["_id"]["t"], d["_id"]["c"], d["_id"]["g"], int(d["n"])) for d in rows]
 
 
 async def stats(coll: Collection, head: IocStats, since: datetime, top: int) -> IocStats:
-    """``head`` (the partial first day of ``since``, from the records) plus the whole days' counters."""
-    day = iso(first_whole_day(since))[:10]
-    sources = [(d["_id"]["src"], int(d["n"])) for d in await _sums(coll, SOURCE, day, {"src": "$src"})]
-    hours = [(d["b"], int(d["n"])) async for d in coll.find({"k": "h", "b": {"$gte": day}})]
-    return combine(head, await _days(coll, day), sources, hours, top)
+    """``head`` (the partial first hour of ``since``, from the records) plus the counters."""
+    span = counter_span(since)
+    named = [
+        *await _sums(coll, HOUR_SOURCE, {"$gte": span.hour, "$lt": span.hour_end}, {"src": "$src"}),
+        *await _sums(coll, SOURCE, {"$gte": span.day}, {"src": "$src"}),
+    ]
+    sources = [(d["_id"]["src"], int(d["n"])) for d in named]
+    hours = [(d["b"], int(d["n"])) async for d in coll.find({"k": "h", "b": {"$gte": span.hour}})]
+    return combine(head, await _days(coll, since), sources, hours, top)
 
 
 async def count_days(coll: Collection, query: IocQuery) -> int:
     """The whole days' part of a countable query's count (from the first midnight after ``since``)."""
-    day = "" if query.since is None else iso(first_whole_day(query.since))[:10]
-    return sum(n for t, c, g, n in await _days(coll, day) if day_matches(query, t, c, g))
+    return sum(n for t, c, g, n in await _days(coll, query.since) if day_matches(query, t, c, g))
 
 
 async def rebuild(iocs: Collection, coll: Collection) -> None:
@@ -87,6 +112,7 @@ async def rebuild(iocs: Collection, coll: Collection) -> None:
 
 async def backfill(iocs: Collection, coll: Collection, meta: Collection) -> None:
     """Build the counters once (run by ``open``)."""
-    if await meta.find_one({"_id": DONE_ID}) is None:
+    done = await meta.find_one({"_id": DONE_ID})
+    if done is None or int(done.get("value", 0)) < VERSION:
         await rebuild(iocs, coll)
-        await meta.update_one({"_id": DONE_ID}, {"$set": {"value": 1}}, upsert=True)
+        await meta.update_one({"_id": DONE_ID}, {"$set": {"value": VERSION}}, upsert=True)

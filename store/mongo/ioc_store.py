@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 
 from store.base import IocStats, keyset_pages
-from store.ioc_counters import ESTIMATE_CAP, countable, first_whole_day
+from store.ioc_counters import ESTIMATE_CAP, countable, first_whole_hour
 from store.mongo import ioc_counters
 from store.mongo import iocs as ioc_ops
 from store.mongo.documents import from_ioc, ioc_key
@@ -68,7 +68,7 @@ class MongoIocs(MongoPart, IocStore):
         days = await ioc_counters.count_days(self._c("ioc_counters"), q)
         if q.since is None:
             return days, True
-        head = and_([ioc_filter(q), {"modified": {"$lt": first_whole_day(q.since)}}])  # the partial first day
+        head = and_([ioc_filter(q), {"modified": {"$lt": first_whole_hour(q.since)}}])  # the partial first hour
         return await self._c("iocs").count_documents(head) + days, True
 
     @guarded
@@ -91,5 +91,5 @@ class MongoIocs(MongoPart, IocStore):
 
     @guarded
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
-        head = await ioc_ops.scan(self._c("iocs"), since, first_whole_day(since), None)
+        head = await ioc_ops.scan(self._c("iocs"), since, first_whole_hour(since), None)
         return await ioc_counters.stats(self._c("ioc_counters"), head, since, top)

@@ -1,7 +1,8 @@
-"""The IOC counters on SQLite (``ioc_day_counts``, ``ioc_day_sources``, ``ioc_hour_counts``; see
+"""The IOC counters on SQLite (``ioc_day_counts``, ``ioc_month_counts``, ``ioc_day_sources``, ``ioc_hour_counts``; see
 ``store.ioc_counters``): written in the transaction of every IOC write, read by the stats and list totals.
 
-Databases from before the counters get them once at open (``migrate``), in one pass over the records.
+Databases from before the counters get them once at open (``migrate``), in one pass over the records;
+databases from before the month and hour counters get them the same way.
 """
 
 from __future__ import annotations
@@ -9,12 +10,26 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from datetime import datetime
+from typing import Any
 
 import orjson
 
 from store.base import IocStats
 from store.codec import from_doc
-from store.ioc_counters import DAY, HOUR, SOURCE, CounterKey, changed, combine, day_matches, first_whole_day, tally
+from store.ioc_counters import (
+    DAY,
+    HOUR,
+    HOUR_GROUP,
+    HOUR_SOURCE,
+    MONTH,
+    SOURCE,
+    CounterKey,
+    changed,
+    combine,
+    counter_span,
+    first_whole_hour,
+    tally,
+)
 from store.query import IocQuery
 from store.records import Ioc, iso
 from store.sqlite import queries
@@ -24,11 +39,28 @@ _APPLY = {
     DAY: "INSERT INTO ioc_day_counts (day, type, confidence, category, n) VALUES (?, ?, ?, ?, ?)" + _ADD,
     SOURCE: "INSERT INTO ioc_day_sources (day, source, n) VALUES (?, ?, ?)" + _ADD,
     HOUR: "INSERT INTO ioc_hour_counts (hour, n) VALUES (?, ?)" + _ADD,
+    MONTH: "INSERT INTO ioc_month_counts (month, type, confidence, category, n) VALUES (?, ?, ?, ?, ?)" + _ADD,
+    HOUR_GROUP: "INSERT INTO ioc_hour_groups (hour, type, confidence, category, n) VALUES (?, ?, ?, ?, ?)" + _ADD,
+    HOUR_SOURCE: "INSERT INTO ioc_hour_sources (hour, source, n) VALUES (?, ?, ?)" + _ADD,
 }
-_DAYS = (
-    "SELECT type, confidence, category, sum(n) FROM ioc_day_counts WHERE day >= ? GROUP BY type, confidence, category"
+_GROUPS = "SELECT type, confidence, category, sum(n) FROM {table} WHERE {where} GROUP BY type, confidence, category"
+_HOURS = "ioc_hour_groups", "hour >= ? AND hour < ?"
+_DAYS = "ioc_day_counts", "day >= ? AND day < ?"
+_MONTHS = "ioc_month_counts", "month >= ?"
+_SOURCES = (
+    "SELECT source, sum(n) FROM (SELECT source, n FROM ioc_hour_sources WHERE hour >= ? AND hour < ? "
+    "UNION ALL SELECT source, n FROM ioc_day_sources WHERE day >= ?) GROUP BY source"
 )
-DONE_KEY = "ioc_counters_version"  # meta: 1 once the counters hold every record
+_TABLES = (
+    "ioc_day_counts",
+    "ioc_month_counts",
+    "ioc_hour_groups",
+    "ioc_day_sources",
+    "ioc_hour_sources",
+    "ioc_hour_counts",
+)
+DONE_KEY = "ioc_counters_version"  # meta: the counters' version once they hold every record
+VERSION = 3  # 2: with the month counters, 3: with the hour counters
 
 
 def apply(db: sqlite3.Connection, deltas: Counter[CounterKey]) -> None:
@@ -40,7 +72,7 @@ def apply(db: sqlite3.Connection, deltas: Counter[CounterKey]) -> None:
 
 
 def clear(db: sqlite3.Connection) -> None:
-    for table in ("ioc_day_counts", "ioc_day_sources", "ioc_hour_counts"):
+    for table in _TABLES:
         db.execute(f"DELETE FROM {table}")
 
 
@@ -74,52 +106,70 @@ def scan(db: sqlite3.Connection, since: str, until: str | None, top: int | None)
     )
 
 
+def _window_groups(db: sqlite3.Connection, since: datetime | None, query: IocQuery | None = None) -> list[Any]:
+    """The (type, confidence, category, n) sums of the whole hours from ``since`` (``store.ioc_counters.counter_span``):
+    the first partial day's hours, the first partial month's days, then whole months; only the counters
+    ``query`` filters for, if any."""
+    span = counter_span(since)
+    extra, params = queries.counter_where(query) if query is not None else ("1", [])
+    return [
+        row
+        for (table, where), bounds in (
+            (_HOURS, (span.hour, span.hour_end)),
+            (_DAYS, (span.day, span.day_end)),
+            (_MONTHS, (span.month,)),
+        )
+        for row in db.execute(_GROUPS.format(table=table, where=f"{where} AND {extra}"), (*bounds, *params))
+    ]
+
+
 def stats(db: sqlite3.Connection, since: datetime, top: int) -> IocStats:
-    """Totals of records modified since ``since``: its partial first day from the records, then counters."""
-    whole = iso(first_whole_day(since))
-    head = scan(db, iso(since), whole, None)
-    day = whole[:10]
+    """Totals of records modified since ``since``: its partial first hour from the records, then counters."""
+    head = scan(db, iso(since), iso(first_whole_hour(since)), None)
+    span = counter_span(since)
     return combine(
         head,
-        db.execute(_DAYS, (day,)).fetchall(),
-        db.execute("SELECT source, sum(n) FROM ioc_day_sources WHERE day >= ? GROUP BY source", (day,)).fetchall(),
-        db.execute("SELECT hour, n FROM ioc_hour_counts WHERE hour >= ?", (day,)).fetchall(),
+        _window_groups(db, since),
+        db.execute(_SOURCES, (span.hour, span.hour_end, span.day)).fetchall(),
+        db.execute("SELECT hour, n FROM ioc_hour_counts WHERE hour >= ?", (span.hour,)).fetchall(),
         top,
     )
 
 
 def count(db: sqlite3.Connection, query: IocQuery) -> int:
     """How many records match a countable query (``store.ioc_counters.countable``): the records of the
-    partial first day of ``since`` by index, then the whole days' counters."""
-    day = ""
+    partial first hour of ``since`` by index, then the counters."""
     head = 0
     if query.since is not None:
-        whole = iso(first_whole_day(query.since))
+        whole = iso(first_whole_hour(query.since))
         where, params = queries.ioc_where(query)
         head = db.execute(f"SELECT count(*) FROM iocs WHERE {where} AND modified < ?", (*params, whole)).fetchone()[0]
-        day = whole[:10]
-    return int(head) + sum(
-        int(n) for t, c, cat, n in db.execute(_DAYS, (day,)).fetchall() if day_matches(query, t, c, cat)
-    )
+    return int(head) + sum(int(row[3]) for row in _window_groups(db, query.since, query))
 
 
 def migrate(db: sqlite3.Connection) -> int:
     """Count every record once (databases from before the counters); the number of records counted."""
-    if db.execute("SELECT value FROM meta WHERE key = ?", (DONE_KEY,)).fetchone():
+    row = db.execute("SELECT value FROM meta WHERE key = ?", (DONE_KEY,)).fetchone()
+    if row is not None and int(row[0]) >= VERSION:
         return 0
     db.execute("BEGIN IMMEDIATE")
     try:
-        clear(db)
-        deltas: Counter[CounterKey] = Counter()
-        counted = 0
-        for (doc,) in db.execute("SELECT doc FROM iocs"):
-            tally(deltas, None, from_doc(Ioc, orjson.loads(doc)))
-            counted += 1
-        apply(db, deltas)
-        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, 1)", (DONE_KEY,))
+        counted = _count_records(db)
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (DONE_KEY, VERSION))
         db.execute("COMMIT")
     except BaseException:
         if db.in_transaction:  # SQLite may have rolled back itself (a full disk): see SqliteStore._write
             db.execute("ROLLBACK")
         raise
+    return counted
+
+
+def _count_records(db: sqlite3.Connection) -> int:
+    clear(db)
+    deltas: Counter[CounterKey] = Counter()
+    counted = 0
+    for (doc,) in db.execute("SELECT doc FROM iocs"):
+        tally(deltas, None, from_doc(Ioc, orjson.loads(doc)))
+        counted += 1
+    apply(db, deltas)
     return counted

@@ -9,6 +9,7 @@ into the relation once, in batches of one transaction each, resuming where a sto
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 
 import orjson
 
@@ -21,13 +22,33 @@ _RECENT = "SELECT ref FROM ioc_links WHERE type = ? AND value = ? AND kind = ? O
 DONE_KEY = "ioc_links_version"  # meta: 1 once every record's lists are in the relation
 RESUME_KEY = "ioc_links_rowid"  # meta: the last iocs rowid moved by a migration still running
 BATCH = 2000
+LinkRow = tuple[str, str, str, str, str]  # (type, value, kind, ref, seen)
+
+
+def _link_rows(ioc: Ioc) -> list[LinkRow]:
+    return [(ioc.type, ioc.value, kind, ref, seen) for kind, ref, seen in ioc_links(ioc)]
+
+
+def new_record(ioc: Ioc, pending: list[LinkRow]) -> Ioc:
+    """The record to store for ``ioc``, which the store does not hold: the relation holds links of stored
+    records only, so every link it lists is new. Its link rows join ``pending`` (``insert_links`` writes
+    them in one statement with the rest of the batch's)."""
+    rows = _link_rows(ioc)
+    pending += rows
+    added = Counter(kind for kind, _ in {(row[2], row[3]) for row in rows})
+    return bounded(counted(ioc, None, dict(added)))
+
+
+def insert_links(db: sqlite3.Connection, rows: list[LinkRow]) -> None:
+    db.executemany(_INSERT, rows)
 
 
 def add_links(db: sqlite3.Connection, ioc: Ioc) -> dict[str, int]:
     """Insert the links ``ioc`` lists (a known one keeps the later ``seen``); kind -> how many were new."""
     added: dict[str, int] = {}
+    every = _link_rows(ioc)
     for kind, _ in LINK_FIELDS.values():
-        rows = [(ioc.type, ioc.value, k, ref, seen) for k, ref, seen in ioc_links(ioc) if k == kind]
+        rows = [row for row in every if row[2] == kind]
         if rows:
             added[kind] = db.executemany(_INSERT, rows).rowcount
             db.executemany(_RESEEN, [(seen, t, v, k, ref, seen) for t, v, k, ref, seen in rows])

@@ -18,10 +18,10 @@ from store.ioc_counters import ESTIMATE_CAP, CounterKey, countable, tally
 from store.ports import IocStore
 from store.query import IocQuery
 from store.records import RECENT_LINKS, Ioc, iso, utcnow
-from store.sqlite import ioc_counters, queries
+from store.sqlite import ioc_counters, queries, value_index
 from store.sqlite.backend import SqliteStore
-from store.sqlite.ioc_links import linked_record, recent_links
-from store.sqlite.part import SqlitePart, _json, _tuples
+from store.sqlite.ioc_links import LinkRow, insert_links, linked_record, new_record, recent_links
+from store.sqlite.part import SqlitePart, _json, _rows_in, _tuples
 
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
@@ -40,6 +40,18 @@ def _ioc_row(i: Ioc) -> tuple[Any, ...]:
             i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.to_api()))
 
 
+def _held(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Ioc]:
+    """The stored records of ``keys`` ((type, value) pairs), read a type at a time by the primary key."""
+    values: dict[str, list[str]] = {}
+    for ioc_type, value in keys:
+        values.setdefault(ioc_type, []).append(value)
+    sql = "SELECT type, doc FROM iocs WHERE type = ? AND value IN ({marks})"
+    return {(t, ioc.value): ioc
+            for ioc_type, wanted in values.items()
+            for t, doc in _rows_in(sql, wanted, (ioc_type,))(db)
+            for ioc in (from_doc(Ioc, orjson.loads(doc)),)}
+
+
 class SqliteIocs(SqlitePart, IocStore):
     """IOC records in the ``iocs`` table."""
 
@@ -47,6 +59,7 @@ class SqliteIocs(SqlitePart, IocStore):
         super().__init__(conn)
         # IOC counts by (data version, filters): reused while the data is unchanged.
         self._ioc_counts: NearMap[int] = NearMap(COUNT_CACHE_SIZE)
+        self._rarity = value_index.Rarity()
 
     async def upsert_iocs(self, iocs: Iterable[Ioc]) -> int:
         incoming = list(iocs)
@@ -54,14 +67,18 @@ class SqliteIocs(SqlitePart, IocStore):
             return 0
 
         def upsert(db: sqlite3.Connection) -> int:
+            folded = fold_iocs(incoming)
+            stored = _held(db, list(folded))
             deltas: Counter[CounterKey] = Counter()
-            for ioc in fold_iocs(incoming).values():
-                row = db.execute("SELECT doc FROM iocs WHERE type = ? AND value = ?", (ioc.type, ioc.value)).fetchone()
-                held = None if row is None else from_doc(Ioc, orjson.loads(row[0]))
-                merged = ioc if held is None else merge_ioc(held, ioc)
-                record = linked_record(db, merged, held, ioc)
-                db.execute(_UPSERT, _ioc_row(record))
+            rows, links = [], list[LinkRow]()
+            for key, ioc in folded.items():
+                held = stored.get(key)
+                record = new_record(ioc, links) if held is None else linked_record(db, merge_ioc(held, ioc), held, ioc)
+                rows.append(_ioc_row(record))
                 tally(deltas, held, record)
+            # A batch's new links and rows each in one statement (a seeding writes mostly new records).
+            insert_links(db, links)
+            db.executemany(_UPSERT, rows)
             ioc_counters.apply(db, deltas)  # in the same transaction: the counters never disagree with the rows
             return len(incoming)
 
@@ -75,10 +92,13 @@ class SqliteIocs(SqlitePart, IocStore):
             db.execute("DELETE FROM ioc_links")
             ioc_counters.clear(db)
             deltas: Counter[CounterKey] = Counter()
+            rows, links = [], list[LinkRow]()
             for ioc in records:
-                record = linked_record(db, ioc, None, ioc)
-                db.execute(_UPSERT, _ioc_row(record))
+                record = new_record(ioc, links)
+                rows.append(_ioc_row(record))
                 tally(deltas, None, record)
+            insert_links(db, links)
+            db.executemany(_UPSERT, rows)
             ioc_counters.apply(db, deltas)
             return len(records)
 
@@ -87,28 +107,33 @@ class SqliteIocs(SqlitePart, IocStore):
     async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
         return await self._run(lambda db: recent_links(db, ioc_type, value, kind, limit))
 
-    def _where(self, q: IocQuery, page: bool = False) -> queries.Clause:
-        """``q``'s clause; a page walks its order's index unless ``since`` is recent (queries.walks_order)."""
-        return queries.ioc_where(q, page and queries.walks_order(q, utcnow()), self._conn.value_index)
+    def _where(self, db: sqlite3.Connection, q: IocQuery, page: bool = False) -> queries.Clause:
+        """``q``'s clause; a page walks its order's index unless ``since`` is recent (queries.walks_order).
+        A substring goes through the trigram index by its rarest trigrams (value_index.Rarity)."""
+        needle = q.value_contains
+        match = (self._rarity.match(db, needle) if needle is not None and self._conn.value_index
+                 and queries.by_trigrams(q) else None)
+        return queries.ioc_where(q, page and queries.walks_order(q, utcnow()), match)
 
     def _ioc_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[Ioc]]:
-        where, params = self._where(q, page=True)
-        sql = f"SELECT doc FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?"
-        return lambda db: [from_doc(Ioc, orjson.loads(r[0]))
-                           for r in db.execute(sql, [*params, size, q.offset]).fetchall()]
+        def fetch(db: sqlite3.Connection) -> list[Ioc]:
+            where, params = self._where(db, q, page=True)
+            sql = f"SELECT doc FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?"
+            return [from_doc(Ioc, orjson.loads(r[0])) for r in db.execute(sql, [*params, size, q.offset]).fetchall()]
+
+        return fetch
 
     def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
         return keyset_pages(query, batch_size, lambda q, n: self._run(self._ioc_page(q, n)),
                             lambda i: (i.first_seen, i.type, i.value))
 
     def _ioc_row_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[bytes]]:
-        where, params = self._where(q, page=True)
-        # The pre-encoded API form alone (the keyset position is read from the last one); the document
-        # only for rows written before the column existed.
-        sql = (f"SELECT api_json, CASE WHEN api_json IS NULL THEN doc END FROM iocs "
-               f"WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?")
-
         def fetch(db: sqlite3.Connection) -> list[bytes]:
+            where, params = self._where(db, q, page=True)
+            # The pre-encoded API form alone (the keyset position is read from the last one); the document
+            # only for rows written before the column existed.
+            sql = (f"SELECT api_json, CASE WHEN api_json IS NULL THEN doc END FROM iocs "
+                   f"WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?")
             return [encoded if encoded is not None else orjson.dumps(from_doc(Ioc, orjson.loads(doc)).to_api())
                     for encoded, doc in _tuples(db, sql, [*params, size, q.offset])]
 
@@ -125,22 +150,32 @@ class SqliteIocs(SqlitePart, IocStore):
         return await self._run(fetch)
 
     async def count_iocs(self, query: IocQuery) -> int:
-        where, params = self._where(dataclasses.replace(query, after=None))
-        key = (await self.data_version(), where, tuple(params))
+        q = dataclasses.replace(query, after=None, offset=0, limit=0)
+        key = (await self.data_version(), q)
         held = self._ioc_counts.get(key)
         if held is not None:
             return held  # the same filters on unchanged data: a polling SIEM's every request
-        row = await self._one(f"SELECT count(*) FROM iocs WHERE {where}", params)
-        self._ioc_counts.put(key, int(row[0]))
-        return int(row[0])
+
+        def count(db: sqlite3.Connection) -> int:
+            where, params = self._where(db, q)
+            return int(db.execute(f"SELECT count(*) FROM iocs WHERE {where}", params).fetchone()[0])
+
+        n = await self._run(count)
+        self._ioc_counts.put(key, n)
+        return n
 
     async def estimate_iocs(self, query: IocQuery, cap: int = ESTIMATE_CAP) -> tuple[int, bool]:
         q = dataclasses.replace(query, after=None, offset=0)
         if countable(q):
             return await self._run(lambda db: ioc_counters.count(db, q)), True
-        where, params = self._where(q)
-        row = await self._one(f"SELECT count(*) FROM (SELECT 1 FROM iocs WHERE {where} LIMIT ?)", [*params, cap])
-        return int(row[0]), int(row[0]) < cap
+
+        def capped(db: sqlite3.Connection) -> int:
+            where, params = self._where(db, q)
+            sql = f"SELECT count(*) FROM (SELECT 1 FROM iocs WHERE {where} LIMIT ?)"
+            return int(db.execute(sql, [*params, cap]).fetchone()[0])
+
+        n = await self._run(capped)
+        return n, n < cap
 
     async def get_ioc(self, ioc_type: str, value: str) -> Ioc | None:
         row = await self._one("SELECT doc FROM iocs WHERE type = ? AND value = ?",

@@ -142,7 +142,7 @@ def join(clauses: list[Clause]) -> Clause:
 
 # A ``since`` this recent bounds a page to a few days of records: found by ``modified`` and sorted, that
 # costs those days, whatever the data's size. An older one matches most records: the page walks the page
-# order's index (iocs_first_seen, or iocs_type_first_seen for one type) and stops after ``limit`` rows.
+# order's index (iocs_page, or iocs_type_page for one type) and stops after ``limit`` rows.
 RECENT_SINCE = timedelta(days=2)
 
 
@@ -151,38 +151,53 @@ def walks_order(q: IocQuery, now: datetime) -> bool:
     return q.since is None or q.since < now - RECENT_SINCE
 
 
-def _value_contains(needle: str, indexed: bool) -> list[Clause]:
-    """``store.value_search``: a prefix by the key below three characters, else trigrams then the value."""
+def _value_contains(needle: str, match: str | None) -> list[Clause]:
+    """``store.value_search``: a prefix by the key below three characters, else the trigram index's ``match``
+    (store.sqlite.value_index.Rarity; None: no index) then the value itself."""
     if prefix_only(needle):
         return [("value >= ? AND value < ?", [needle, prefix_end(needle)])]
     scan = ("instr(value, ?) > 0", [needle])
-    if not indexed:
+    if match is None:
         return [scan]
-    return [("rowid IN (SELECT rowid FROM iocs_values WHERE iocs_values MATCH ?)", [fts_phrase((needle,), "AND")]),
-            scan]
+    return [("rowid IN (SELECT rowid FROM iocs_values WHERE iocs_values MATCH ?)", [match]), scan]
 
 
-def ioc_where(q: IocQuery, walk_order: bool = False, value_index: bool = False) -> Clause:
+def counter_where(q: IocQuery) -> Clause:
+    """The filters of a countable query (``store.ioc_counters.countable``) on the day and month counters."""
+    filters = (("type", q.types), ("confidence", q.confidences), ("category", q.categories))
+    return join([_in(column, values) for column, values in filters if values])
+
+
+def by_trigrams(q: IocQuery) -> bool:
+    """Whether ``q``'s rows can be found through the trigram index: a substring long enough for it."""
+    return q.value_contains is not None and not prefix_only(q.value_contains)
+
+
+def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None) -> Clause:
     """WHERE clause for an IOC query, keyset on (first_seen, type, value) included. ``walk_order`` keeps
     the ``since`` bound off the ``modified`` indexes (SQLite's unary ``+``, sqlite.org/optoverview.html
     "Disqualifying WHERE Clause Terms Using Unary-'+'"), so the planner walks the page order's index.
-    ``value_index``: substrings are found through the trigram index (store.sqlite.value_index)."""
+    ``match``: substrings are found through the trigram index by this query (store.sqlite.value_index); the other
+    terms are then kept off every index too, so the rows come from the trigram matches by rowid rather than
+    from a walk of every record of the types checked against them."""
+    trigrams = match is not None and by_trigrams(q)
+    off = "+" if trigrams else ""
     clauses: list[Clause] = []
     for column, values in (("type", q.types), ("confidence", q.confidences),
                            ("source_category", q.categories), ("value", q.values), ("stix_id", q.stix_ids)):
         if values:
-            clauses.append(_in(column, values))
+            clauses.append(_in(off + column, values))
     for column, values in (("industries", q.industries), ("json_extract(doc, '$.sources')", q.sources),
                            ("json_extract(doc, '$.threat_actors')", q.threat_actors)):
         if values:
             clauses.append(_any_json(column, values))
     if q.value_contains:
-        clauses += _value_contains(q.value_contains, value_index)
+        clauses += _value_contains(q.value_contains, match)
     if q.since is not None:
-        clauses.append(("+modified >= ?" if walk_order else "modified >= ?", [iso(q.since)]))
+        clauses.append(("+modified >= ?" if walk_order or trigrams else "modified >= ?", [iso(q.since)]))
     if q.added_after is not None:
-        clauses.append(("first_seen > ?", [iso(q.added_after)]))
+        clauses.append((f"{off}first_seen > ?", [iso(q.added_after)]))
     if q.after is not None:
         first_seen, ioc_type, value = q.after
-        clauses.append(("(first_seen, type, value) > (?, ?, ?)", [iso(first_seen), ioc_type, value]))
+        clauses.append((f"({off}first_seen, type, value) > (?, ?, ?)", [iso(first_seen), ioc_type, value]))
     return join(clauses)

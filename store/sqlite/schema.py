@@ -11,6 +11,10 @@ PRAGMAS = (
     # A bulk write (seed, a year's re-enrichment) grows the WAL to its size; without a limit the file keeps
     # that size after each checkpoint, disk the database no longer uses (SQLite, "journal_size_limit").
     "PRAGMA journal_size_limit=67108864",
+    # The writing connection's page cache (SQLite's default is 2 MB): an IOC write touches the record's row,
+    # its indexes, the trigram index and the link relation at random places; 16 MB keeps their upper
+    # levels cached at a year of data. A bound, whatever the file's size.
+    "PRAGMA cache_size=-16384",
 )
 
 SCHEMA = """
@@ -99,11 +103,16 @@ CREATE TABLE IF NOT EXISTS iocs (
     industries TEXT NOT NULL, doc BLOB NOT NULL,
     PRIMARY KEY (type, value)
 );
-CREATE INDEX IF NOT EXISTS iocs_first_seen ON iocs (first_seen, type, value);
+-- The page order, then `modified`: a page walking the order checks the lookback bound in the index and
+-- reads only the rows it returns (SQLite seeks the table row only when a column outside the index is needed),
+-- so the records before the window that a long window's walk passes cost an index entry each.
+DROP INDEX IF EXISTS iocs_first_seen;
+CREATE INDEX IF NOT EXISTS iocs_page ON iocs (first_seen, type, value, modified);
 CREATE INDEX IF NOT EXISTS iocs_modified ON iocs (modified);
 -- A type filter with the page order (first_seen, then value within one type) and with the lookback bound
 -- on modified: a page of one type walks its index instead of sorting every record of the type.
-CREATE INDEX IF NOT EXISTS iocs_type_first_seen ON iocs (type, first_seen, value);
+DROP INDEX IF EXISTS iocs_type_first_seen;
+CREATE INDEX IF NOT EXISTS iocs_type_page ON iocs (type, first_seen, value, modified);
 CREATE INDEX IF NOT EXISTS iocs_type_modified ON iocs (type, modified);
 -- An IOC's articles, CVEs and techniques (kind 'article', 'cve', 'technique'), one row each with when it
 -- was last reported: records carry counts and the most recent few (store.records.RECENT_LINKS).
@@ -119,6 +128,17 @@ CREATE TABLE IF NOT EXISTS ioc_day_counts (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ioc_day_sources (
     day TEXT NOT NULL, source TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (day, source)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_month_counts (
+    month TEXT NOT NULL, type TEXT NOT NULL, confidence TEXT NOT NULL, category TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (month, type, confidence, category)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_hour_groups (
+    hour TEXT NOT NULL, type TEXT NOT NULL, confidence TEXT NOT NULL, category TEXT NOT NULL, n INTEGER NOT NULL,
+    PRIMARY KEY (hour, type, confidence, category)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_hour_sources (
+    hour TEXT NOT NULL, source TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (hour, source)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ioc_hour_counts (hour TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 

@@ -5,7 +5,8 @@ confidence, and a re-enrichment, for windows starting at midnight, mid-day, befo
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from conformance.factories import at, ioc
 
@@ -16,7 +17,8 @@ from store.mongo.iocs import scan as mongo_scan
 from store.ports import IocStore
 from store.query import IocQuery
 from store.records import CONFIDENCES, SOURCE_CATEGORIES, Ioc, iso
-from store.sqlite import SqliteIocs
+from store.sqlite import SqliteIocs, sqlite_stores
+from store.sqlite.ioc_counters import DONE_KEY
 from store.sqlite.ioc_counters import scan as sqlite_scan
 
 TYPES = ("domain", "ipv4", "url", "md5")
@@ -50,7 +52,19 @@ def reports(rng: random.Random, count: int, day_span: int) -> list[Ioc]:
     return out
 
 
-SINCES = [at(days=-1), at(), at(minutes=-12 * 60), at(days=3, minutes=17), at(days=9, minutes=-1), at(days=40)]
+# Data over 75 days crosses month boundaries: windows from before the data, mid-day, a month's first day
+# and mid-month read the day counters of a partial month and the month counters after it.
+SINCES = [
+    at(days=-1),
+    at(),
+    at(minutes=-12 * 60),
+    at(days=3, minutes=17),
+    at(days=9, minutes=-1),
+    at(days=40),
+    at(days=61, minutes=5),
+    at(days=80),
+    *(datetime(year, month, 1, tzinfo=UTC) for year, month in ((2025, 3), (2025, 4), (2025, 5))),
+]
 
 
 async def assert_agree(iocs: IocStore) -> None:
@@ -66,12 +80,12 @@ async def assert_agree(iocs: IocStore) -> None:
 
 async def test_counters_agree_with_a_count_from_scratch(iocs: IocStore) -> None:
     rng = random.Random(1)
-    await iocs.upsert_iocs(reports(rng, 200, 10))
+    await iocs.upsert_iocs(reports(rng, 200, 75))
     await assert_agree(iocs)
-    for _ in range(3):  # re-reports move records to later days, other confidences and sources
-        await iocs.upsert_iocs(reports(rng, 120, 10))
+    for _ in range(3):  # re-reports move records to later days (and months), other confidences and sources
+        await iocs.upsert_iocs(reports(rng, 120, 75))
     await assert_agree(iocs)
-    await iocs.replace_iocs(reports(rng, 80, 10))
+    await iocs.replace_iocs(reports(rng, 80, 75))
     await assert_agree(iocs)
 
 
@@ -80,3 +94,19 @@ async def test_estimates_outside_the_counters_are_capped_counts(iocs: IocStore) 
     assert await iocs.estimate_iocs(IocQuery(industries=("finance",))) == (4, True)
     assert await iocs.estimate_iocs(IocQuery(value_contains="d1")) == (1, True)
     assert await iocs.estimate_iocs(IocQuery(since=at(days=-1) + timedelta(hours=3))) == (9, True)
+
+
+async def test_a_database_from_before_the_month_counters_gets_them_at_open(tmp_path: Path) -> None:
+    stores = sqlite_stores(tmp_path / "old.sqlite3")
+    await stores.open()
+    await stores.iocs.upsert_iocs(reports(random.Random(2), 150, 75))
+    assert isinstance(stores.iocs, SqliteIocs)
+    script = f"DELETE FROM ioc_month_counts; UPDATE meta SET value = 1 WHERE key = '{DONE_KEY}';"
+    await stores.iocs._run(lambda db: db.executescript(script))
+    await stores.close()
+    stores = sqlite_stores(tmp_path / "old.sqlite3")
+    await stores.open()
+    try:
+        await assert_agree(stores.iocs)
+    finally:
+        await stores.close()

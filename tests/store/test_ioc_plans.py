@@ -76,7 +76,7 @@ async def read_page(stores: Stores, query: IocQuery) -> None:
         pass
 
 
-@pytest.mark.parametrize(("types", "index"), [(("domain",), "iocs_type_first_seen"), ((), "iocs_first_seen")])
+@pytest.mark.parametrize(("types", "index"), [(("domain",), "iocs_type_page"), ((), "iocs_page")])
 async def test_a_long_window_page_walks_the_page_order(stores: Stores, types: tuple[str, ...], index: str) -> None:
     query = IocQuery(types=types, since=utcnow() - timedelta(days=365), limit=100)
     plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
@@ -89,11 +89,13 @@ async def test_a_short_window_page_searches_by_modified(stores: Stores) -> None:
     assert "USING INDEX iocs_type_modified (type=? AND modified>?)" in plan, plan
 
 
-async def test_estimated_totals_read_the_counters_and_one_partial_day(stores: Stores) -> None:
+async def test_estimated_totals_read_the_counters_and_one_partial_hour(stores: Stores) -> None:
     query = IocQuery(types=("domain",), since=utcnow() - timedelta(days=30))
     found = await plans(stores, lambda: stores.iocs.estimate_iocs(query))
     assert "INDEX iocs_type_modified (type=? AND modified>? AND modified<?)" in only(found, "count(*)")
-    assert "ioc_day_counts USING PRIMARY KEY (day>?)" in only(found, "ioc_day_counts")
+    assert "ioc_day_counts USING PRIMARY KEY (day>? AND day<?)" in only(found, "ioc_day_counts")
+    assert "ioc_month_counts USING PRIMARY KEY (month>?)" in only(found, "ioc_month_counts")
+    assert "ioc_hour_groups USING PRIMARY KEY (hour>? AND hour<?)" in only(found, "ioc_hour_groups")
 
 
 async def test_stats_read_the_counters(stores: Stores) -> None:
@@ -114,5 +116,18 @@ async def test_a_substring_search_goes_through_the_trigram_index(stores: Stores)
     found = await plans(stores, lambda: read_page(stores, query))
     plan = only(found, "ORDER BY first_seen")
     assert "VIRTUAL TABLE INDEX" in plan and "SCAN iocs " not in plan + " ", plan
+    # The matches are read by rowid, not found by walking every record of the types.
+    assert "SEARCH iocs USING INTEGER PRIMARY KEY (rowid=?)" in plan, plan
+    counted = await plans(stores, lambda: stores.iocs.estimate_iocs(query))
+    assert "SEARCH iocs USING INTEGER PRIMARY KEY (rowid=?)" in only(counted, "count(*)"), counted
     prefix = await plans(stores, lambda: read_page(stores, IocQuery(types=("domain",), value_contains="v1")))
     assert "USING INDEX sqlite_autoindex_iocs_1 (type=? AND value>? AND value<?)" in only(prefix, "ORDER BY"), prefix
+
+
+async def test_a_substring_search_looks_up_its_rarest_trigrams(stores: Stores) -> None:
+    # Every value ends in ".example": its trigrams are in all 300 values, "v12" and "12." in a dozen.
+    query = IocQuery(value_contains="v12.example")
+    found = await plans(stores, lambda: read_page(stores, query))
+    search = next(sql for sql in found if "ORDER BY first_seen" in sql)
+    assert 'MATCH \'"12." AND "v12"\'' in search, search
+    assert [r async for batch in stores.iocs.iter_iocs(query) for r in batch][0].value == "v12.example"
