@@ -35,7 +35,11 @@ def fill_and_submit(driver: Any, fields: dict[str, str], form: str = "main form"
         box = driver.find_element(By.CSS_SELECTOR, f"{form} [name='{name}']")
         box.clear()
         box.send_keys(value)
-    driver.find_element(By.CSS_SELECTOR, f"{form} button[type=submit]").click()
+    button = driver.find_element(By.CSS_SELECTOR, f"{form} button[type=submit]")
+    button.click()
+    # Every form here posts to the server: wait for the next page, or a check made right after could read
+    # the page being left (its flash message goes stale under a loaded machine).
+    wait(driver).until(ec.staleness_of(button))
 
 
 def sign_in(driver: Any, url: str, email: str, password: str) -> None:
