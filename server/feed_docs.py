@@ -10,7 +10,7 @@ from server.exports import WINDOW_PARAMS, export_operation
 from server.feed_params import NAME_MAX, VALUES_MAX
 from server.ioc_params import INDUSTRY_ALIASES, SINCE_PARAM
 from server.iocs import PAGE_PARAMS
-from server.openapi_parts import ERRORS, RATE_HEADERS, ok, param, per_tier
+from server.openapi_parts import ERRORS, RATE_HEADERS, ok, operation, param, per_tier
 from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES
 
 _ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
@@ -103,16 +103,9 @@ _FILTERS = {"$ref": "#/components/schemas/FeedFilters"}
 
 def _body(required: list[str]) -> dict[str, Any]:
     return {
-        "required": True,
-        "content": {
-            "application/json": {
-                "schema": {
-                    "type": "object",
-                    **({"required": required} if required else {}),
-                    "properties": {"name": _NAME, "filters": _FILTERS},
-                }
-            }
-        },
+        "type": "object",
+        **({"required": required} if required else {}),
+        "properties": {"name": _NAME, "filters": _FILTERS},
     }
 
 
@@ -123,16 +116,12 @@ def _op(
     parameters: list[dict[str, Any]] | None = None,
     body: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    op: dict[str, Any] = {
-        "tags": ["feeds"],
-        "summary": summary,
-        "description": description,
-        "parameters": parameters or [],
-        "responses": {"401": ERRORS["401"], "403": _FORBIDDEN, "429": ERRORS["429"], **responses},
-    }
-    if body is not None:
-        op["requestBody"] = body
-    return op
+    """One operation of this tag (``openapi_parts.operation``): its own 403, no common 400; ``body`` is the
+    JSON request body's schema."""
+    spec = operation('feeds', summary, description, parameters or [], {"403": _FORBIDDEN, **responses},
+                     errors=("401", "429"), body=body)
+    fragment: dict[str, Any] = spec["get"]
+    return fragment
 
 
 _FEED = {"application/json": {"$ref": "#/components/schemas/Feed"}}

@@ -7,7 +7,7 @@ from typing import Any
 from config.tiers import SCOPE_WEBHOOKS
 from server.feed_params import VALUES_MAX
 from server.ioc_params import INDUSTRY_ALIASES
-from server.openapi_parts import ERRORS, RATE_HEADERS, ok, param, per_tier
+from server.openapi_parts import RATE_HEADERS, ok, operation, param, per_tier
 from server.stream_params import CATEGORY_VALUES
 from store.ports.events import EVENT_KINDS
 from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SEVERITY_LABELS
@@ -122,31 +122,20 @@ def _op(
     parameters: list[dict[str, Any]] | None = None,
     body: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    op: dict[str, Any] = {
-        "tags": ["stream"],
-        "summary": summary,
-        "description": _SCOPE + description,
-        "parameters": parameters or [],
-        "responses": {"401": ERRORS["401"], "403": _FORBIDDEN, "429": ERRORS["429"], **responses},
-    }
-    if body is not None:
-        op["requestBody"] = body
-    return op
+    """One operation of this tag (``openapi_parts.operation``): its own 403, no common 400; ``body`` is the
+    JSON request body's schema."""
+    spec = operation('stream', summary, _SCOPE + description, parameters or [], {"403": _FORBIDDEN, **responses},
+                     errors=("401", "429"), body=body)
+    fragment: dict[str, Any] = spec["get"]
+    return fragment
 
 
 _BODY = {
-    "required": True,
-    "content": {
-        "application/json": {
-            "schema": {
-                "type": "object",
-                "required": ["url"],
-                "properties": {
-                    "url": {"type": "string", "minLength": 1, "maxLength": 2048, "description": "http(s) URL"},
-                    "filters": {"$ref": "#/components/schemas/WebhookFilters"},
-                },
-            }
-        }
+    "type": "object",
+    "required": ["url"],
+    "properties": {
+        "url": {"type": "string", "minLength": 1, "maxLength": 2048, "description": "http(s) URL"},
+        "filters": {"$ref": "#/components/schemas/WebhookFilters"},
     },
 }
 _JSON = "application/json"
@@ -199,17 +188,10 @@ OPENAPI_PATHS: dict[str, Any] = {
             },
             [_HOOK_ID],
             {
-                "required": True,
-                "content": {
-                    _JSON: {
-                        "schema": {
-                            "type": "object",
-                            "required": ["paused"],
-                            "additionalProperties": False,
-                            "properties": {"paused": {"type": "boolean"}},
-                        }
-                    }
-                },
+                "type": "object",
+                "required": ["paused"],
+                "additionalProperties": False,
+                "properties": {"paused": {"type": "boolean"}},
             },
         ),
         "delete": _op(
