@@ -62,6 +62,13 @@ def test_incidental_words_give_no_technique(sentence: str, spurious: str) -> Non
         # exfiltration over the control channel told as sending stolen data to the operators' server
         ("The implant compresses the documents and uploads them to its control server.", "T1041"),
         ("Harvested passwords are posted to the operator's panel every ten minutes.", "T1041"),
+        # a stealer's haul: cookies among what it takes, its loot zipped, a victim who runs the file
+        ("The stealer reads saved logins, card data and cookies from every Chromium profile.", "T1539"),
+        ("A reverse proxy captured the manager's session cookie after the MFA prompt.", "T1539"),
+        ("It zips everything into the temp folder before the upload.", "T1560"),
+        ("The gathered files are compressed before they leave the network.", "T1560"),
+        ("The lure works only if the user opens the installer and grants it admin rights.", "T1204.002"),
+        ("An accountant opened a OneNote file attached to a fake invoice.", "T1204.002"),
     ],
 )
 def test_report_wording_gives_its_technique(sentence: str, expected: str) -> None:
