@@ -34,6 +34,8 @@ def techniques(text: str) -> set[str]:
         ("The loader carries encrypted data in its resource section and unpacks it at run time.", "T1486"),
         ("Its configuration was encrypted with RC4 and its traffic is encrypted to the servers.", "T1486"),
         ("Ransomware groups deploy ransomware operations under many names.", "T1486"),
+        ("They were contained before they could deploy ransomware.", "T1486"),
+        ("No servers were encrypted, and backups were intact.", "T1486"),
         # an account named without anyone signing in with it is no Valid Accounts
         ("The researchers logged in to the sandbox to watch the sample.", "T1078"),
     ],
