@@ -36,6 +36,7 @@ def techniques(text: str) -> set[str]:
         ("Ransomware groups deploy ransomware operations under many names.", "T1486"),
         ("They were contained before they could deploy ransomware.", "T1486"),
         ("No servers were encrypted, and backups were intact.", "T1486"),
+        ("Administrators can download the fixed release over HTTPS from the vendor.", "T1071.001"),
         # an account named without anyone signing in with it is no Valid Accounts
         ("The researchers logged in to the sandbox to watch the sample.", "T1078"),
     ],
@@ -71,6 +72,10 @@ def test_incidental_words_give_no_technique(sentence: str, spurious: str) -> Non
         ("The gathered files are compressed before they leave the network.", "T1560"),
         ("The lure works only if the user opens the installer and grants it admin rights.", "T1204.002"),
         ("An accountant opened a OneNote file attached to a fake invoice.", "T1204.002"),
+        # web protocols for control and tools pulled in, told in the verbs reports use
+        ("Every few minutes the backdoor reports to its controller over HTTPS.", "T1071.001"),
+        ("The stager then fetches a 64-bit loader (packed with UPX) from a rented server.", "T1105"),
+        ("After the exploit, the shell script fetches the final Mirai payload and runs it.", "T1105"),
     ],
 )
 def test_report_wording_gives_its_technique(sentence: str, expected: str) -> None:
