@@ -76,6 +76,10 @@ def test_incidental_words_give_no_technique(sentence: str, spurious: str) -> Non
         ("Every few minutes the backdoor reports to its controller over HTTPS.", "T1071.001"),
         ("The stager then fetches a 64-bit loader (packed with UPX) from a rented server.", "T1105"),
         ("After the exploit, the shell script fetches the final Mirai payload and runs it.", "T1105"),
+        # browsers' saved passwords, and links sent by mail
+        ("The sample steals browser passwords and wallet files, then quits.", "T1555.003"),
+        ("It reads stored logins, tokens and autofill entries from Chromium-based browsers.", "T1555.003"),
+        ("Each e-mail, styled as a parcel notice, contained a link to a cloned login page.", "T1566.002"),
     ],
 )
 def test_report_wording_gives_its_technique(sentence: str, expected: str) -> None:
