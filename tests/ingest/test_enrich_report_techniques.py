@@ -115,3 +115,14 @@ def test_tram_training_sentences_leave_out_the_reports_asked_for() -> None:
     fewer, _ = procedures.tram_examples({name})
     assert len(texts) == len(labels) > 4_000 and 0 < len(fewer) < len(texts)
     assert "T1574.002" not in labels and "T1574.001" in labels  # the revoked id as ATT&CK names it now
+
+
+def test_tram_unmarked_sentences_are_none_by_report_and_leave_out_the_reports_asked_for() -> None:
+    texts, labels = procedures.tram_unmarked_examples()
+    assert len(texts) > 10_000 and set(labels) == {procedures.NONE}
+    marked = {text for text in procedures.tram_examples()[0]}
+    assert not marked & set(texts)  # a sentence someone marked is never also "none"
+    name = sorted(json.loads(procedures.TRAM.read_text(encoding="utf-8"))["reports"])[0]
+    fewer, _ = procedures.tram_unmarked_examples({name})
+    assert 0 < len(fewer) < len(texts)
+    assert all(path.stat().st_size < 1_000_000 for path in procedures.TRAM_UNMARKED)
