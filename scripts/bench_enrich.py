@@ -275,22 +275,41 @@ def print_targets(result: Result) -> None:
         print(f"quality {name} = {value:.4f} (target >= {target})")  # 0.8496 is not 0.85
 
 
+def second_labels(folder: Path, kind: str, subset: str) -> dict[str, object]:
+    """A second analyst's labels of one kind (``second-analyst/<kind>-*.yaml``), keyed by article name."""
+    return {
+        stem: value
+        for path in sorted((folder / "second-analyst").glob(f"{kind}-*.yaml"))
+        for stem, value in (yaml.safe_load(path.read_text(encoding="utf-8")) or {}).items()
+        if stem.startswith(subset)
+    }
+
+
 def agreement(folder: Path, subset: str) -> tuple[int, Score] | None:
     """A second analyst's technique labels (``second-analyst/techniques-*.yaml``) against the set's own:
     how far two careful people agree bounds what any extractor can score against one of them."""
-    files = sorted((folder / "second-analyst").glob("techniques-*.yaml"))
-    if not files:
+    second = second_labels(folder, "techniques", subset)
+    if not second:
         return None
     labels, score = load_labels(folder), Score()
-    second = {
-        stem: ids
-        for path in files
-        for stem, ids in (yaml.safe_load(path.read_text()) or {}).items()
-        if stem.startswith(subset)
-    }
     for stem, ids in second.items():
-        score.add(stem, truth(labels[stem])["techniques"], {str(i).upper() for i in ids or []})  # type: ignore[arg-type]
+        score.add(stem, truth(labels[stem])["techniques"], {str(i).upper() for i in ids or []})  # type: ignore[attr-defined]
     return len(second), score
+
+
+def label_agreement(folder: Path, subset: str) -> dict[str, Score]:
+    """A second analyst's category and severity (``second-analyst/category-severity-*.yaml``, one
+    ``{category, severity}`` per article) against the set's own: an accuracy per field, over the articles
+    both labelled; no field when there is no such file."""
+    second, labels = second_labels(folder, "category-severity", subset), load_labels(folder)
+    scores: dict[str, Score] = {}
+    for stem, given in second.items():
+        for field in ("category", "severity"):
+            theirs = given.get(field) if isinstance(given, dict) else None
+            ours = labels.get(stem, {}).get(field)
+            if theirs and ours:
+                scores.setdefault(field, Score()).add(stem, {str(ours)}, {str(theirs).strip().lower()})
+    return scores
 
 
 def print_agreement(folder: Path, subset: str) -> None:
@@ -301,6 +320,11 @@ def print_agreement(folder: Path, subset: str) -> None:
         print(
             f"techniques, a second analyst against the labels ({count} articles with techniques): "
             f"P {precision:.2f} / R {recall:.2f} / F1 {f1:.4f}"
+        )
+    for field, score in label_agreement(folder, subset).items():
+        print(
+            f"{field}, a second analyst against the labels ({score.counts['tp'] + score.counts['fn']} articles): "
+            f"accuracy {score.prf()[0]:.4f}"
         )
 
 

@@ -3,9 +3,9 @@
 TRAM 2 (``../shared/data/tram2``, Apache-2.0) marks in real published reports the spans that tell a
 technique. The reports are dealt into five folds by report, never by sentence (a fixed seed). For
 each fold the procedure classifier is trained on everything it is trained on in the product (ATT&CK's
-examples, the report prose) and on the TRAM sentences of the other four folds only; then each report of
-the fold goes through the whole technique extractor (ids written, phrases, the classifier) as
-``enrich`` runs it. Micro precision / recall / F1 against the report's marked ids: exact ids, parent
+examples, the report prose) and on the TRAM sentences, marked and unmarked, of the other four folds
+only; then each report of the fold goes through the whole technique extractor (ids written, phrases,
+the classifier) as ``enrich`` runs it. Micro precision / recall / F1 against the report's marked ids: exact ids, parent
 techniques (T1055.012 counts as T1055 on both sides), and both limited to TRAM's vocabulary (the 77
 ids its annotators could choose from: a technique outside it may be right and still unmarked). The
 last line is the parent-level F1 against the issue's target.

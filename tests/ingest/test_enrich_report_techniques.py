@@ -19,29 +19,69 @@ def techniques(text: str) -> set[str]:
     return {record.id for record, _ in techniques_with_evidence(document.text, prose_sentences(document))}
 
 
-@pytest.mark.parametrize("sentence, spurious", [
-    # time idioms are no System Time Discovery
-    ("At the same time, the operators rotated their infrastructure.", "T1124"),
-    ("For the time being, the group appears to be focused on logistics firms.", "T1124"),
-    # an image link is no web protocol traffic
-    ("![](https://example.com/images/figure3.png)", "T1071.001"),
-    # a figure the reader is pointed at is no Screen Capture
-    ("As shown in the screenshot below, the panel lists every victim.", "T1113"),
-    ("As seen in the screenshots above, the operator panel is simple.", "T1113"),
-    # what a loader carries encrypted is no Data Encrypted for Impact
-    ("The loader carries encrypted data in its resource section and unpacks it at run time.", "T1486"),
-])
+@pytest.mark.parametrize(
+    "sentence, spurious",
+    [
+        # time idioms are no System Time Discovery
+        ("At the same time, the operators rotated their infrastructure.", "T1124"),
+        ("For the time being, the group appears to be focused on logistics firms.", "T1124"),
+        # an image link is no web protocol traffic
+        ("![](https://example.com/images/figure3.png)", "T1071.001"),
+        # a figure the reader is pointed at is no Screen Capture
+        ("As shown in the screenshot below, the panel lists every victim.", "T1113"),
+        ("As seen in the screenshots above, the operator panel is simple.", "T1113"),
+        # what a loader carries encrypted is no Data Encrypted for Impact
+        ("The loader carries encrypted data in its resource section and unpacks it at run time.", "T1486"),
+        ("Its configuration was encrypted with RC4 and its traffic is encrypted to the servers.", "T1486"),
+        ("Ransomware groups deploy ransomware operations under many names.", "T1486"),
+        ("They were contained before they could deploy ransomware.", "T1486"),
+        ("No servers were encrypted, and backups were intact.", "T1486"),
+        ("Administrators can download the fixed release over HTTPS from the vendor.", "T1071.001"),
+        # an account named without anyone signing in with it is no Valid Accounts
+        ("The researchers logged in to the sandbox to watch the sample.", "T1078"),
+    ],
+)
 def test_incidental_words_give_no_technique(sentence: str, spurious: str) -> None:
     assert spurious not in techniques(sentence)
 
 
-@pytest.mark.parametrize("sentence, expected", [
-    ("The spear phishing carried out an impersonation of a regional bank's compliance team.", "T1566"),
-    ("The workbook relies on XL4 macros to download and execute the next stage.", "T1059"),
-    ("The actor used WMI to start the payload on two more hosts.", "T1047"),
-    ("The dropper downloads the file from 203.0.113.7 and saves it in the temp folder.", "T1105"),
-    ("The intruders utilize vulnerabilities like a Fortinet buffer overflow to get in.", "T1190"),
-])
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        ("The spear phishing carried out an impersonation of a regional bank's compliance team.", "T1566"),
+        ("The workbook relies on XL4 macros to download and execute the next stage.", "T1059"),
+        ("The actor used WMI to start the payload on two more hosts.", "T1047"),
+        ("The dropper downloads the file from 203.0.113.7 and saves it in the temp folder.", "T1105"),
+        ("The intruders utilize vulnerabilities like a Fortinet buffer overflow to get in.", "T1190"),
+        # ransomware's impact told without "encrypted files"
+        ("Within an hour the affiliate pushed the Frostline encryptor to 60 hosts.", "T1486"),
+        ("Eleven workstations were encrypted before the help desk pulled the network cable.", "T1486"),
+        ("The crew encrypted two racks of production servers overnight.", "T1486"),
+        ("The operators then deployed BlackCat ransomware across the domain.", "T1486"),
+        # a valid account told as signing in with someone's credentials
+        ("The intruder signed in to the clinic's webmail with the password of a receptionist.", "T1078"),
+        ("They reached the portal using the account of a former contractor.", "T1078"),
+        ("Credentials taken from a build server were later used to access the cloud tenant.", "T1078"),
+        # exfiltration over the control channel told as sending stolen data to the operators' server
+        ("The implant compresses the documents and uploads them to its control server.", "T1041"),
+        ("Harvested passwords are posted to the operator's panel every ten minutes.", "T1041"),
+        # a stealer's haul: cookies among what it takes, its loot zipped, a victim who runs the file
+        ("The stealer reads saved logins, card data and cookies from every Chromium profile.", "T1539"),
+        ("A reverse proxy captured the manager's session cookie after the MFA prompt.", "T1539"),
+        ("It zips everything into the temp folder before the upload.", "T1560"),
+        ("The gathered files are compressed before they leave the network.", "T1560"),
+        ("The lure works only if the user opens the installer and grants it admin rights.", "T1204.002"),
+        ("An accountant opened a OneNote file attached to a fake invoice.", "T1204.002"),
+        # web protocols for control and tools pulled in, told in the verbs reports use
+        ("Every few minutes the backdoor reports to its controller over HTTPS.", "T1071.001"),
+        ("The stager then fetches a 64-bit loader (packed with UPX) from a rented server.", "T1105"),
+        ("After the exploit, the shell script fetches the final Mirai payload and runs it.", "T1105"),
+        # browsers' saved passwords, and links sent by mail
+        ("The sample steals browser passwords and wallet files, then quits.", "T1555.003"),
+        ("It reads stored logins, tokens and autofill entries from Chromium-based browsers.", "T1555.003"),
+        ("Each e-mail, styled as a parcel notice, contained a link to a cloned login page.", "T1566.002"),
+    ],
+)
 def test_report_wording_gives_its_technique(sentence: str, expected: str) -> None:
     """By the phrase table alone (no sentence for the classifier), so it holds whatever the model learns."""
     assert expected in {record.id for record in extract_techniques(sentence)}
@@ -75,3 +115,14 @@ def test_tram_training_sentences_leave_out_the_reports_asked_for() -> None:
     fewer, _ = procedures.tram_examples({name})
     assert len(texts) == len(labels) > 4_000 and 0 < len(fewer) < len(texts)
     assert "T1574.002" not in labels and "T1574.001" in labels  # the revoked id as ATT&CK names it now
+
+
+def test_tram_unmarked_sentences_are_none_by_report_and_leave_out_the_reports_asked_for() -> None:
+    texts, labels = procedures.tram_unmarked_examples()
+    assert len(texts) > 10_000 and set(labels) == {procedures.NONE}
+    marked = {text for text in procedures.tram_examples()[0]}
+    assert not marked & set(texts)  # a sentence someone marked is never also "none"
+    name = sorted(json.loads(procedures.TRAM.read_text(encoding="utf-8"))["reports"])[0]
+    fewer, _ = procedures.tram_unmarked_examples({name})
+    assert 0 < len(fewer) < len(texts)
+    assert all(path.stat().st_size < 1_000_000 for path in procedures.TRAM_UNMARKED)
