@@ -107,8 +107,8 @@ async def test_stats_read_the_counters(stores: Stores) -> None:
 
 async def test_recent_links_come_off_their_index(stores: Stores) -> None:
     found = await plans(stores, lambda: stores.iocs.ioc_links("domain", "v0.example", "article", 5))
-    plan = only(found, "FROM ioc_links")
-    assert "USING COVERING INDEX ioc_links_recent" in plan and "TEMP B-TREE" not in plan, plan
+    plan = only(found, "FROM ioc_refs")
+    assert "USING COVERING INDEX ioc_refs_recent" in plan and "TEMP B-TREE" not in plan, plan
 
 
 async def test_a_substring_search_goes_through_the_trigram_index(stores: Stores) -> None:
