@@ -58,14 +58,17 @@ def _pick(rng: random.Random, options: tuple[str, ...], k: int) -> list[str]:
     return sorted(rng.sample(options, k))
 
 
-def _age_hours(rng: random.Random, i: int) -> float:
-    """10% of rows within a day, 30% within a week, the rest over 400 days (past the Pro lookback too)."""
-    bucket = i % 10
-    if bucket == 0:
-        return rng.uniform(0.05, 23.0)
-    if bucket < 4:
-        return rng.uniform(24.0, 7 * 24.0)
-    return rng.uniform(7 * 24.0, 400 * 24.0)
+def _age_hours(rng: random.Random, i: int, n: int) -> float:
+    """The age of article ``i`` of ``n``: oldest first, as feeds deliver them, so a store's time-ordered
+    indexes grow at their end as they do in service rather than at random places (which made a seeding slow
+    down with the data: BENCHMARKS.md, ``scripts/bench scale``). 10% of rows within a day, 30% within a week,
+    the rest over 400 days (past the Pro lookback too)."""
+    newer = 1.0 - (i + rng.random()) / n  # the share of the rows that are newer than this one
+    if newer < 0.1:
+        return 0.05 + newer / 0.1 * (23.0 - 0.05)
+    if newer < 0.4:
+        return 24.0 + (newer - 0.1) / 0.3 * (7 * 24.0 - 24.0)
+    return 7 * 24.0 + (newer - 0.4) / 0.6 * (400 * 24.0 - 7 * 24.0)
 
 
 def _iocs(rng: random.Random, cves: list[str]) -> list[ArticleIoc]:
@@ -95,8 +98,8 @@ def _iocs(rng: random.Random, cves: list[str]) -> list[ArticleIoc]:
     return found
 
 
-def _article(i: int, rng: random.Random, source: SourceConfig, now: datetime) -> Article:
-    age = _age_hours(rng, i)
+def _article(i: int, n: int, rng: random.Random, source: SourceConfig, now: datetime) -> Article:
+    age = _age_hours(rng, i, n)
     published = ms(now - timedelta(hours=age))
     fetched = ms(published + timedelta(minutes=rng.randrange(1, 90)))
     fetched = min(fetched, now)
@@ -153,7 +156,7 @@ def generate(n: int, now: datetime, seed: int = 7) -> Iterator[list[Article]]:
     sources = demo_sources()
     batch: list[Article] = []
     for i in range(n):
-        batch.append(_article(i, rng, sources[i % len(sources)], now))
+        batch.append(_article(i, n, rng, sources[i % len(sources)], now))
         if len(batch) == BATCH:
             yield batch
             batch = []

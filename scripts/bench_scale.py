@@ -2,9 +2,9 @@
 
 A small and a large demo dataset (default 5,000 and 200,000 articles, the demo generator of ``ctiwire seed``
 spread over 400 days) are seeded in-process, timed (articles/s), and kept under bench/scale-<n>/ for the
-next run (delete the folder to reseed). For each, a server is started on the file and measured from outside,
-one request at a time, p50 over --requests after a warm-up, each request a cache miss (a parameter varies
-per request):
+next run (delete the folder to reseed). A server is started on each file and both are measured from outside,
+one request at a time, the two servers taking turns (so load from other processes falls on both alike),
+p50 over --requests after a warm-up, each request a cache miss (a parameter varies per request):
   - ``/api/v1/iocs?type=domain&limit=100`` (``since`` moved by a second per request);
   - ``/api/v1/iocs/search`` for a stored domain, which the search matches as a substring of every value
     (a different domain per request);
@@ -94,41 +94,56 @@ def domains(folder: Path, n: int) -> list[str]:
         return [r[0] for r in db.execute("SELECT value FROM iocs WHERE type = 'domain' ORDER BY value LIMIT ?", (n,))]
 
 
-def p50(client: httpx.Client, path: str, params: list[dict[str, str]], warm: int) -> tuple[float, int]:
-    """p50 (ms) of one request per parameter set (the first ``warm`` untimed) and the last body's size."""
-    times, size = [], 0
-    for i, p in enumerate(params):
-        start = time.perf_counter()
-        response = client.get(path, params=p)
-        elapsed = (time.perf_counter() - start) * 1000
-        response.raise_for_status()
-        size = len(response.content)
-        if i >= warm:
-            times.append(elapsed)
-    return statistics.median(times), size
+def p50s(clients: list[httpx.Client], path: str, params: list[list[dict[str, str]]], warm: int
+         ) -> list[tuple[float, int]]:
+    """Per server, p50 (ms) of one request per parameter set (the first ``warm`` untimed) and the last body's
+    size. The servers take turns request by request, so a burst of load from other processes on the shared
+    machine falls on both alike instead of on whichever was being measured then."""
+    times: list[list[float]] = [[] for _ in clients]
+    sizes = [0] * len(clients)
+    for i in range(len(params[0])):
+        for k, client in enumerate(clients):
+            start = time.perf_counter()
+            response = client.get(path, params=params[k][i])
+            elapsed = (time.perf_counter() - start) * 1000
+            response.raise_for_status()
+            sizes[k] = len(response.content)
+            if i >= warm:
+                times[k].append(elapsed)
+    return [(statistics.median(t), n) for t, n in zip(times, sizes, strict=True)]
 
 
-def over_http(folder: Path, requests: int, warm: int) -> dict[str, float]:
-    env = cli_env(folder, CTIWIRE_RATE_LIMIT_SCALE="100000")
-    key = bench_key(folder)
-    server = spawn_server(env, "--no-seed")
-    benchlib.settle(server.process.pid, timeout=600)
-    out: dict[str, float] = {}
+def _pages(warm: int, requests: int) -> list[dict[str, str]]:
+    base = utcnow() - timedelta(days=360)
+    return [{"type": "domain", "limit": "100", "since": iso(base + timedelta(seconds=i))}
+            for i in range(warm + requests)]
+
+
+def over_http(folders: list[Path], requests: int, warm: int) -> list[dict[str, float]]:
+    """The HTTP measures of each folder's server, all servers running and answering in turn."""
+    servers = []
     try:
-        with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=600) as client:
-            base = utcnow() - timedelta(days=360)
-            pages = [
-                {"type": "domain", "limit": "100", "since": iso(base + timedelta(seconds=i))}
-                for i in range(warm + requests)
-            ]
-            out["iocs_page_ms"], _ = p50(client, "/api/v1/iocs", pages, warm)
-            needles = [{"q": d} for d in domains(folder, warm + requests)]  # a substring of itself and of its URLs
-            out["search_ms"], _ = p50(client, "/api/v1/iocs/search", needles, warm)
-            _, out["export_bytes"] = p50(client, "/api/v1/iocs/stix", [{"limit": "100"}] * 2, 1)
-        out["rss_mb"] = rss_kb(server.process.pid) / 1024
+        for folder in folders:
+            key = bench_key(folder)
+            servers.append((spawn_server(cli_env(folder, CTIWIRE_RATE_LIMIT_SCALE="100000"), "--no-seed"), key))
+            benchlib.settle(servers[-1][0].process.pid, timeout=600)
+        clients = [httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {key}"}, timeout=600)
+                   for server, key in servers]
+        outs: list[dict[str, float]] = [{} for _ in folders]
+        pages = p50s(clients, "/api/v1/iocs", [_pages(warm, requests)] * len(folders), warm)
+        # A stored domain per request: a substring of itself and of its URLs.
+        needles = [[{"q": d} for d in domains(folder, warm + requests)] for folder in folders]
+        searches = p50s(clients, "/api/v1/iocs/search", needles, warm)
+        exports = p50s(clients, "/api/v1/iocs/stix", [[{"limit": "100"}] * 2] * len(folders), 1)
+        for out, page, search, export, (server, _) in zip(outs, pages, searches, exports, servers, strict=True):
+            out.update(iocs_page_ms=page[0], search_ms=search[0], export_bytes=export[1],
+                       rss_mb=rss_kb(server.process.pid) / 1024)
+        for client in clients:
+            client.close()
+        return outs
     finally:
-        server.stop()
-    return out
+        for server, _ in servers:
+            server.stop()
 
 
 async def refresh(folder: Path, repeats: int) -> float:
@@ -155,11 +170,14 @@ async def refresh(folder: Path, repeats: int) -> float:
     return statistics.median(times)
 
 
-def measure(articles: int, args: argparse.Namespace) -> dict[str, float]:
-    folder, rate = seeded(articles)
-    out = {"seed_rate": rate, **over_http(folder, args.requests, args.warm)}
-    out["refresh_ms"] = asyncio.run(refresh(folder, args.refreshes))
-    return out
+def measure(args: argparse.Namespace) -> list[dict[str, float]]:
+    """Every measure of the small and the large dataset (seeded first when not kept)."""
+    seeds = [seeded(args.small), seeded(args.large)]
+    outs = over_http([folder for folder, _ in seeds], args.requests, args.warm)
+    for out, (folder, rate) in zip(outs, seeds, strict=True):
+        out["seed_rate"] = rate
+        out["refresh_ms"] = asyncio.run(refresh(folder, args.refreshes))
+    return outs
 
 
 ROWS = (
@@ -195,7 +213,7 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=5)
     parser.add_argument("--refreshes", type=int, default=5)
     args = parser.parse_args()
-    small, large = measure(args.small, args), measure(args.large, args)
+    small, large = measure(args)
     report(small, large, args)
 
 

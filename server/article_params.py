@@ -14,8 +14,8 @@ from typing import Any
 from config.tiers import Tier
 from exporters.articles import EXPANSIONS
 from server.errors import BadRequest, bad_param
-from server.params import Params
-from server.tokens import InvalidToken, sign, verify
+from server.params import Params, read_cursor
+from server.tokens import sign
 from server.windows import Window, cap_limit, clamp_since, window_headers
 from store import article_filters
 from store.article_filters import ArticleFilter, by_name, is_set
@@ -165,18 +165,12 @@ def cursor_kind(sort: str) -> str:
 
 def decode_cursor(params: Params, secret: str, sort: str) -> tuple[Any, str] | None:
     """The keyset position of a cursor; ``invalid_cursor`` when tampered or made for another sort."""
-    token = params.raw("cursor")
-    if token is None:
-        return None
-    try:
-        payload = verify(secret, cursor_kind(sort), token)
-        value, last_id = payload["v"], str(payload["id"])
-    except (InvalidToken, KeyError) as exc:
-        raise BadRequest("the cursor is invalid, tampered with, or belongs to another sort", code="invalid_cursor",
-                         details={"parameter": "cursor", "sort": sort}) from exc
-    if ARTICLE_SORTS[sort][0] in TIME_FIELDS:
-        value = parse_iso(str(value))
-    return value, last_id
+
+    def position(payload: dict[str, Any]) -> tuple[Any, str]:
+        value = payload["v"]
+        return (parse_iso(str(value)) if ARTICLE_SORTS[sort][0] in TIME_FIELDS else value), str(payload["id"])
+
+    return read_cursor(params, secret, cursor_kind(sort), position, {"sort": sort})
 
 
 def encode_position(value: Any) -> Any:

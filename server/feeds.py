@@ -109,7 +109,9 @@ class FeedIocsHandler(FeedHandlerBase):
 
     async def get(self, feed_id: str) -> None:
         filters = IocFilters.from_params((await self.own_feed(feed_id)).filters)
-        await write_ioc_list(self, parse_ioc_request(self.params, self.principal.tier, utcnow(), filters=filters))
+        request = parse_ioc_request(self.params, self.principal.tier, utcnow(), filters=filters,
+                                    secret=self.ctx.settings.secret_key)
+        await write_ioc_list(self, request)
 
 
 class FeedExportHandler(ExportFormatHandler, FeedHandlerBase):

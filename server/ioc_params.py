@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from config.tiers import Tier
-from server.errors import bad_param
+from server.errors import BadRequest, bad_param
 from server.openapi_parts import DATE_TIME_PARAM, csv_param, param, per_tier
-from server.params import Params
+from server.params import Params, read_cursor
+from server.tokens import sign
 from server.windows import Window, cap_limit, clamp_since, window_headers
 from store.query import IocFilters, IocQuery
-from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES
+from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES, iso, parse_stored
 
 # Sector names users send (spec example `financial-services`) folded onto the stored industry tags.
 INDUSTRY_ALIASES: dict[str, str] = {
@@ -24,6 +26,9 @@ DEFAULT_IOC_LIMIT = 100
 # (IocStore.estimate_iocs), exact counts every match, none leaves it null.
 COUNT_STRATEGIES = ("estimated", "exact", "none")
 DEFAULT_COUNT_STRATEGY = "estimated"
+# The IOC list's one order (first_seen, type, value) names its cursors: an article cursor is refused here.
+CURSOR_KIND = "iocs:first_seen"
+Position = tuple[datetime, str, str]  # IocQuery.after
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,14 +67,34 @@ def ioc_filters(params: Params, types: tuple[str, ...] = IOC_TYPES) -> IocFilter
 
 
 def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: int = DEFAULT_IOC_LIMIT,
-                      types: tuple[str, ...] = IOC_TYPES, filters: IocFilters | None = None) -> IocRequest:
-    """The IOC list's filters (or a saved feed's ``filters``), since, limit and offset, clamped to ``tier``."""
+                      types: tuple[str, ...] = IOC_TYPES, filters: IocFilters | None = None,
+                      secret: str | None = None) -> IocRequest:
+    """The IOC list's filters (or a saved feed's ``filters``), since, limit and offset, clamped to ``tier``;
+    with the server ``secret``, also the ``cursor`` of a list page (the exports take none)."""
     window = clamp_since(params.timestamp("since"), tier.ioc_lookback_days, now)
     limit, capped = cap_limit(params.limit(default_limit), tier.ioc_results_max)
     chosen = ioc_filters(params, types) if filters is None else filters
-    query = chosen.query(since=window.since, offset=params.integer("offset", 0, minimum=0) or 0, limit=limit)
+    offset = params.integer("offset", 0, minimum=0) or 0
+    after = None if secret is None else read_cursor(params, secret, CURSOR_KIND, _position, {})
+    if after is not None and offset:
+        raise BadRequest(
+            "give either 'cursor' or 'offset', not both",
+            code="conflicting_parameters",
+            details={"parameters": ["cursor", "offset"]},
+        )
+    query = chosen.query(since=window.since, offset=offset, limit=limit, after=after)
     strategy = params.text("count_strategy", DEFAULT_COUNT_STRATEGY, COUNT_STRATEGIES) or DEFAULT_COUNT_STRATEGY
     return IocRequest(query, window, capped, chosen, strategy)
+
+
+def _position(payload: dict[str, Any]) -> Position:
+    return parse_stored(str(payload["f"])), str(payload["t"]), str(payload["v"])
+
+
+def ioc_cursor(secret: str, position: Position) -> str:
+    """The signed cursor of the page after the one whose last record sits at ``position``."""
+    first_seen, ioc_type, value = position
+    return sign(secret, CURSOR_KIND, {"f": iso(first_seen), "t": ioc_type, "v": value})
 
 
 SINCE_PARAM = param("since", DATE_TIME_PARAM, f"IOCs added or updated at or after this time; clamped to the tier "

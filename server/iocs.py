@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -20,11 +21,14 @@ from server.ioc_params import (
     DEFAULT_IOC_LIMIT,
     IOC_FILTER_PARAMS,
     IocRequest,
+    Position,
+    ioc_cursor,
     parse_ioc_request,
 )
 from server.openapi_parts import LOOKBACK_HEADER, bad_request, header, limit_param, ok, operation, param, per_tier
 from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
+from store.base import ioc_row_position
 from store.cache import NearMap, body_etag, near_map
 from store.ports import IocStore
 from store.query import IocQuery
@@ -41,17 +45,19 @@ STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export
 SMALL_PAGE_ROWS = 200
 PAGES_KEPT = 128  # of at most ~80 KB each
 STREAM_BATCH = 2500  # rows read at a time for a larger page (about 1 MB), the next read while one is written
+INSERT_SLACK = 100  # rows read at a time past a streamed page's own rows, up to its peeked end
 
 
 @dataclass(frozen=True, slots=True)
 class KeptPage:
-    """A small page's body and ETag, with the lower bound it was read at and how many records matched
-    then, when known exactly without a scan (None otherwise)."""
+    """A small page's body and ETag, with the lower bound it was read at, how many records matched
+    then, when known exactly without a scan (None otherwise), and the next page's cursor (None: the last)."""
 
     body: bytes
     etag: str
     since: datetime | None
     rows: int | None
+    next: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +80,11 @@ async def count_totals(store: IocStore, query: IocQuery, strategy: str) -> Total
     return Totals(n, not exact, n if exact else None)
 
 
-def _head(totals: Totals, query: IocQuery) -> bytes:
-    meta = {"total": totals.total, "total_estimated": totals.estimated, "limit": query.limit, "offset": query.offset}
+def _head(totals: Totals, query: IocQuery, next_cursor: str | None) -> bytes:
+    meta: dict[str, Any] = {"total": totals.total, "total_estimated": totals.estimated, "limit": query.limit,
+                            "offset": query.offset}
+    if next_cursor is not None:  # absent on the last page, as X-Next-Cursor
+        meta["next_cursor"] = next_cursor
     return b'{"meta":' + orjson.dumps(meta) + b',"data":['
 
 
@@ -89,10 +98,11 @@ def _page_key(version: int, request: IocRequest) -> tuple[Any, ...]:
     return version, query, None, request.count_strategy
 
 
-async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocRequest) -> KeptPage:
+async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocRequest, secret: str) -> KeptPage:
     """The kept page, still exact, or a new one read and kept. Without a write, rows only leave the set as
     the floor moves past them, so an unchanged exact count means the same rows: a moved floor costs a
-    count (or, with no exact count at hand, a new read)."""
+    count (or, with no exact count at hand, a new read). The row after the page, read with it, tells
+    whether another page follows."""
     query, key = request.query, _page_key(await store.data_version(), request)
     page, totals = pages.get(key), None
     if page is not None and page.since != query.since:
@@ -101,42 +111,73 @@ async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocReq
         page = replace(page, since=query.since) if same else None  # the same exact total: the same head too
     if page is None:
         totals = totals or await count_totals(store, query, request.count_strategy)  # a moved floor's count serves
-        rows = [encoded async for batch in store.iter_ioc_rows(query) for encoded in batch]
-        body = _head(totals, query) + b",".join(rows) + b"]}"
-        page = KeptPage(body, body_etag(body), query.since, totals.rows)
+        rows = [encoded async for batch in store.iter_ioc_rows(replace(query, limit=query.limit + 1))
+                for encoded in batch]
+        following = ioc_cursor(secret, ioc_row_position(rows[query.limit - 1])) if len(rows) > query.limit else None
+        body = _head(totals, query, following) + b",".join(rows[:query.limit]) + b"]}"
+        page = KeptPage(body, body_etag(body), query.since, totals.rows, following)
     pages.put(key, page)
     return page
 
 
 async def write_ioc_list(handler: BaseHandler, request: IocRequest) -> None:
-    """``{"meta": {...}, "data": [...]}`` of ``request``, its window headers first."""
+    """``{"meta": {...}, "data": [...]}`` of ``request``, its window headers first, and ``X-Next-Cursor``
+    (also ``meta.next_cursor``) when another page follows."""
     for name, value in request.headers.items():
         handler.set_header(name, value)
     handler.set_header("Content-Type", "application/json; charset=utf-8")
-    store, query = handler.ctx.iocs, request.query
+    store, query, secret = handler.ctx.iocs, request.query, handler.ctx.settings.secret_key
     if query.limit > SMALL_PAGE_ROWS:
         await stream_ioc_list(handler, query, await count_totals(store, query, request.count_strategy))
         return
-    page = await _small_page(store, near_map(handler.ctx.cache, "ioc-pages", PAGES_KEPT), request)
+    page = await _small_page(store, near_map(handler.ctx.cache, "ioc-pages", PAGES_KEPT), request, secret)
+    if page.next is not None:
+        handler.set_header("X-Next-Cursor", page.next)
     handler.known_etag = page.etag
     handler.finish(page.body)
 
 
+async def _page_end(store: IocStore, query: IocQuery) -> Position | None:
+    """The position of the page's last record when another follows: a two-row peek there."""
+    peek = replace(query, offset=query.offset + query.limit - 1, limit=2)
+    rows = [encoded async for batch in store.iter_ioc_rows(peek) for encoded in batch]
+    return ioc_row_position(rows[0]) if len(rows) == 2 else None
+
+
 async def stream_ioc_list(handler: BaseHandler, query: IocQuery, totals: Totals) -> None:
-    """The list written in chunks, so 10,000 rows never sit in memory twice."""
+    """The list written in chunks, so 10,000 rows never sit in memory twice. The page ends at the record
+    peeked first (its cursor leaves in the headers): records inserted before it meanwhile are read on to it,
+    so a cursor walk never skips one."""
+    end = await _page_end(handler.ctx.iocs, query)
+    following = None if end is None else ioc_cursor(handler.ctx.settings.secret_key, end)
+    if following is not None:
+        handler.set_header("X-Next-Cursor", following)
     writer = ChunkWriter(handler, handler.ctx.settings.stream_chunk_bytes)
-    await writer.write(_head(totals, query))
-    separator = b""
+    await writer.write(_head(totals, query, following))
     try:
         # Stored API forms joined per batch: no record is decoded or re-encoded on the way out.
-        async for batch in handler.ctx.iocs.iter_ioc_rows(query, STREAM_BATCH):
-            await writer.write(separator + b",".join(batch))
-            separator = b","
+        last = await _write_rows(writer, handler.ctx.iocs.iter_ioc_rows(query, STREAM_BATCH), b"", None)
+        while end is not None and last is not None and last < end:
+            more = replace(query, after=last, offset=0, limit=INSERT_SLACK)
+            last = await _write_rows(writer, handler.ctx.iocs.iter_ioc_rows(more), b",", end)
         await writer.write(b"]}")
         await writer.flush()
     except ClientGone:
         return
     handler.finish()
+
+
+async def _write_rows(writer: ChunkWriter, batches: AsyncIterator[list[bytes]], separator: bytes,
+                      end: Position | None) -> Position | None:
+    """Write the rows of ``batches`` (up to ``end`` when given); the last written row's position, None when
+    none was (or, below ``end``, when the store had no more)."""
+    last = None
+    async for batch in batches:
+        rows = batch if end is None else [r for r in batch if ioc_row_position(r) <= end]
+        if rows:
+            await writer.write(separator + b",".join(rows))
+            separator, last = b",", ioc_row_position(rows[-1])
+    return last
 
 
 class IocListHandler(BaseHandler):
@@ -148,7 +189,8 @@ class IocListHandler(BaseHandler):
         return lookback_and_cost(tier.ioc_lookback_days)
 
     async def get(self) -> None:
-        await write_ioc_list(self, parse_ioc_request(self.params, self.principal.tier, utcnow()))
+        request = parse_ioc_request(self.params, self.principal.tier, utcnow(), secret=self.ctx.settings.secret_key)
+        await write_ioc_list(self, request)
 
 
 class IocStatsHandler(BaseHandler):
@@ -176,17 +218,28 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
     ]
 
 
+# Keyset paging (an extension: the spec's IOC list pages by offset alone): a cursor costs the same at any
+# depth, where an offset skips every row before it.
+CURSOR_PARAM = param(
+    "cursor", {"type": "string"}, "Opaque signed cursor from X-Next-Cursor or meta.next_cursor: the page after "
+    "the previous one in the list's order, however deep (an offset reads every row it skips). Give the same "
+    "filters again. Tampered with or made for another list (an article cursor): 400 invalid_cursor; with a "
+    "non-zero `offset`: 400 conflicting_parameters.")
+OFFSET_PARAM = param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0},
+                     "Rows to skip; deep pages cost more with every row skipped: follow the cursor instead.")
 PAGE_PARAMS = [
     COUNT_STRATEGY_PARAM,
     limit_param(f"Page size; above the tier cap ({per_tier('ioc_results_max')}) it is reduced and X-Limit-Capped "
                 "is set.", DEFAULT_IOC_LIMIT),
-    param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip."),
+    OFFSET_PARAM,
+    CURSOR_PARAM,
 ]
 _LIST_PARAMS = [*IOC_FILTER_PARAMS, *PAGE_PARAMS]
 WINDOW_HEADERS = {
     **LOOKBACK_HEADER,
     "X-Tier-Lookback-Clamped": header("true when `since` was clamped to the lookback", "boolean"),
     "X-Limit-Capped": header("true when `limit` exceeded the tier cap", "boolean"),
+    "X-Next-Cursor": header("Cursor of the next page (as meta.next_cursor); absent on the last page"),
 }
 
 _RECENT_DOC = (f"The {RECENT_LINKS} most recently {{what}} at most (sorted); `{{count}}` says how many there "
@@ -222,7 +275,9 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
             "total_estimated": {"type": "boolean",
                                 "description": "true when `total` is a lower bound (an estimate that stopped "
                                                "counting at 10,000)."},
-            "limit": {"type": "integer"}, "offset": {"type": "integer"}}},
+            "limit": {"type": "integer"}, "offset": {"type": "integer"},
+            "next_cursor": {"type": "string",
+                            "description": "Pass as `cursor` for the next page; absent on the last page."}}},
         "data": {"type": "array", "items": {"$ref": "#/components/schemas/Ioc"}},
     }},
     "IocStats": {"type": "object", "properties": {
@@ -246,7 +301,9 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
 
 OPENAPI_PATHS: dict[str, Any] = {
     "/api/v1/iocs": operation(
-        "iocs", "List IOC records", "Scope read:iocs. Ordered by first seen, then type and value.", _LIST_PARAMS,
+        "iocs", "List IOC records", "Scope read:iocs. Ordered by first seen, then type and value. Walk every "
+        "page with `cursor` (X-Next-Cursor): each record once, in order, at the same cost per page at any depth.",
+        _LIST_PARAMS,
         {"200": ok("IOC page", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS),
          "400": bad_request(headers=LOOKBACK_HEADER)}),
     "/api/v1/iocs/stats": operation(

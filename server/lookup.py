@@ -12,7 +12,14 @@ from server.bodies import MAX_BODY_BYTES, JsonBodyHandler
 from server.context import AppContext
 from server.errors import BadRequest, bad_param
 from server.ioc_params import COUNT_STRATEGY_PARAM, parse_ioc_request
-from server.iocs import STIX_ID_DOC, WINDOW_HEADERS, IocListHandler, write_ioc_list
+from server.iocs import (
+    CURSOR_PARAM,
+    OFFSET_PARAM,
+    STIX_ID_DOC,
+    WINDOW_HEADERS,
+    IocListHandler,
+    write_ioc_list,
+)
 from server.openapi_parts import (
     LOOKBACK_HEADER,
     bad_request,
@@ -25,7 +32,6 @@ from server.openapi_parts import (
     param,
     per_tier,
 )
-from server.params import MAX_INTEGER
 from server.windows import lookup_window
 from store.ioctypes import REGISTRY
 from store.records import IOC_TYPES, utcnow
@@ -47,7 +53,7 @@ class IocSearchHandler(IocListHandler):
         if raw is None:
             raise bad_param("q", "is required: the indicator value to find")
         ioc_type, value = _indicator(raw, "q", self.params.text("type", None, IOC_TYPES))
-        request = parse_ioc_request(self.params, self.principal.tier, utcnow(), types=IOC_TYPES)
+        request = parse_ioc_request(self.params, self.principal.tier, utcnow(), secret=self.ctx.settings.secret_key)
         substring = REGISTRY[ioc_type].substring_search
         if substring:
             types = (ioc_type,) if self.params.has("type") else substring
@@ -170,8 +176,7 @@ OPENAPI_PATHS: dict[str, Any] = {
                "of no such type, such as `0`: 400 invalid_parameter). " + _TYPED_QUERY, required=True),
          csv_param("type", "Narrow to one IOC type (default: detected from q).", IOC_TYPES),
          limit_param("Page size (tier-capped).", 100),
-         param("offset", {"type": "integer", "minimum": 0, "maximum": MAX_INTEGER, "default": 0}, "Rows to skip."),
-         COUNT_STRATEGY_PARAM],
+         OFFSET_PARAM, CURSOR_PARAM, COUNT_STRATEGY_PARAM],
         {"200": ok("Matches", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS),
          "400": bad_request(_NOT_AN_INDICATOR.format(name="q") + ", or not of the given `type`", LOOKBACK_HEADER)}),
     "/api/v1/lookup": {**operation(

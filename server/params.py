@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
+from typing import Any, TypeVar
 
-from server.errors import bad_param
+from server.errors import BadRequest, bad_param
+from server.tokens import verify
 from store.records import parse_iso
 
 _TRUE = {"true", "1"}
@@ -49,6 +51,27 @@ def single_value(args: Mapping[str, Sequence[bytes]], name: str) -> str | None:
         raise bad_param(name, "is given more than once; send it once (a list is one comma-separated value)")
     values = every_value(args, name)
     return values[0] if values else None
+
+
+T = TypeVar("T")
+
+
+def read_cursor(
+    params: Params, secret: str, kind: str, read: Callable[[dict[str, Any]], T], details: dict[str, Any]
+) -> T | None:
+    """``read`` of the payload of the ``cursor`` parameter signed for ``kind`` (server.tokens), None when
+    absent; 400 ``invalid_cursor`` when it is tampered with, made for another order, or unreadable."""
+    token = params.raw("cursor")
+    if token is None:
+        return None
+    try:
+        return read(verify(secret, kind, token))
+    except (KeyError, ValueError, TypeError) as exc:  # InvalidToken is a ValueError
+        raise BadRequest(
+            "the cursor is invalid, tampered with, or belongs to another sort",
+            code="invalid_cursor",
+            details={"parameter": "cursor", **details},
+        ) from exc
 
 
 class Params:

@@ -29,10 +29,12 @@ _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confide
                 "source_category", "industries", "doc", "stix_id", "api_json")
 
 
-# Insert, or update in place: the row keeps its rowid, which the value index (iocs_values) refers to.
-_UPSERT = (f"INSERT INTO iocs ({', '.join(_IOC_COLUMNS)}) VALUES ({', '.join('?' * len(_IOC_COLUMNS))}) "
-           f"ON CONFLICT (type, value) DO UPDATE SET "
-           + ", ".join(f"{c} = excluded.{c}" for c in _IOC_COLUMNS[2:]))
+# A new record is inserted as the row after the last (its links are then appended to ``ioc_refs``, see
+# store.sqlite.ioc_links); a known one is updated in place and keeps its rowid, which the value index
+# (iocs_values) and the link relation refer to.
+_INSERT_ROW = f"INSERT INTO iocs (rowid, {', '.join(_IOC_COLUMNS)}) VALUES (?, {', '.join('?' * len(_IOC_COLUMNS))})"
+_UPDATE_ROW = f"UPDATE iocs SET {', '.join(f'{c} = ?' for c in _IOC_COLUMNS[2:])} WHERE rowid = ?"
+Held = dict[tuple[str, str], tuple[int, Ioc]]  # (type, value) -> (rowid, stored record)
 
 
 def _ioc_row(i: Ioc) -> tuple[Any, ...]:
@@ -40,16 +42,38 @@ def _ioc_row(i: Ioc) -> tuple[Any, ...]:
             i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.to_api()))
 
 
-def _held(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Ioc]:
-    """The stored records of ``keys`` ((type, value) pairs), read a type at a time by the primary key."""
+def _held(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> Held:
+    """The stored records of ``keys`` ((type, value) pairs) with their rowids, read a type at a time by the
+    primary key."""
     values: dict[str, list[str]] = {}
     for ioc_type, value in keys:
         values.setdefault(ioc_type, []).append(value)
-    sql = "SELECT type, doc FROM iocs WHERE type = ? AND value IN ({marks})"
-    return {(t, ioc.value): ioc
+    sql = "SELECT rowid, doc FROM iocs WHERE type = ? AND value IN ({marks})"
+    return {(ioc_type, ioc.value): (rowid, ioc)
             for ioc_type, wanted in values.items()
-            for t, doc in _rows_in(sql, wanted, (ioc_type,))(db)
+            for rowid, doc in _rows_in(sql, wanted, (ioc_type,))(db)
             for ioc in (from_doc(Ioc, orjson.loads(doc)),)}
+
+
+def _store(db: sqlite3.Connection, folded: dict[tuple[str, str], Ioc], stored: Held) -> None:
+    """Write ``folded`` over the ``stored`` records, with their links and counters (in the caller's transaction)."""
+    next_id = int(db.execute("SELECT coalesce(max(rowid), 0) + 1 FROM iocs").fetchone()[0])
+    deltas: Counter[CounterKey] = Counter()
+    links, inserts, updates = list[LinkRow](), list[tuple[Any, ...]](), list[tuple[Any, ...]]()
+    for key, ioc in folded.items():
+        if key in stored:
+            rowid, held = stored[key]
+            record = linked_record(db, rowid, merge_ioc(held, ioc), held, ioc)
+            updates.append((*_ioc_row(record)[2:], rowid))
+        else:
+            rowid, held, next_id = next_id, None, next_id + 1
+            record = new_record(rowid, ioc, links)
+            inserts.append((rowid, *_ioc_row(record)))
+        tally(deltas, held, record)
+    insert_links(db, links)  # a batch's new links and rows each in one statement (a seeding writes mostly new)
+    db.executemany(_INSERT_ROW, inserts)
+    db.executemany(_UPDATE_ROW, updates)
+    ioc_counters.apply(db, deltas)  # in the same transaction: the counters never disagree with the rows
 
 
 class SqliteIocs(SqlitePart, IocStore):
@@ -68,39 +92,20 @@ class SqliteIocs(SqlitePart, IocStore):
 
         def upsert(db: sqlite3.Connection) -> int:
             folded = fold_iocs(incoming)
-            stored = _held(db, list(folded))
-            deltas: Counter[CounterKey] = Counter()
-            rows, links = [], list[LinkRow]()
-            for key, ioc in folded.items():
-                held = stored.get(key)
-                record = new_record(ioc, links) if held is None else linked_record(db, merge_ioc(held, ioc), held, ioc)
-                rows.append(_ioc_row(record))
-                tally(deltas, held, record)
-            # A batch's new links and rows each in one statement (a seeding writes mostly new records).
-            insert_links(db, links)
-            db.executemany(_UPSERT, rows)
-            ioc_counters.apply(db, deltas)  # in the same transaction: the counters never disagree with the rows
+            _store(db, folded, _held(db, list(folded)))
             return len(incoming)
 
         return await self._run(lambda db: self._write(db, upsert, bump=True))
 
     async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
-        records = list(fold_iocs(iocs).values())
+        folded = fold_iocs(iocs)
 
         def replace(db: sqlite3.Connection) -> int:  # one transaction: readers see the old set or the new
             db.execute("DELETE FROM iocs")
-            db.execute("DELETE FROM ioc_links")
+            db.execute("DELETE FROM ioc_refs")
             ioc_counters.clear(db)
-            deltas: Counter[CounterKey] = Counter()
-            rows, links = [], list[LinkRow]()
-            for ioc in records:
-                record = new_record(ioc, links)
-                rows.append(_ioc_row(record))
-                tally(deltas, None, record)
-            insert_links(db, links)
-            db.executemany(_UPSERT, rows)
-            ioc_counters.apply(db, deltas)
-            return len(records)
+            _store(db, folded, {})
+            return len(folded)
 
         return await self._run(lambda db: self._write(db, replace, bump=True))
 

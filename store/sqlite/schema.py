@@ -115,12 +115,14 @@ DROP INDEX IF EXISTS iocs_type_first_seen;
 CREATE INDEX IF NOT EXISTS iocs_type_page ON iocs (type, first_seen, value, modified);
 CREATE INDEX IF NOT EXISTS iocs_type_modified ON iocs (type, modified);
 -- An IOC's articles, CVEs and techniques (kind 'article', 'cve', 'technique'), one row each with when it
--- was last reported: records carry counts and the most recent few (store.records.RECENT_LINKS).
-CREATE TABLE IF NOT EXISTS ioc_links (
-    type TEXT NOT NULL, value TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL, seen TEXT NOT NULL,
-    PRIMARY KEY (type, value, kind, ref)
+-- was last reported: records carry counts and the most recent few (store.records.RECENT_LINKS). Keyed by
+-- the record's rowid, which a new record takes in ascending order: its links are appended, not inserted at
+-- random places (store.sqlite.ioc_links). The rowid is also what iocs_values refers to; nothing here VACUUMs.
+CREATE TABLE IF NOT EXISTS ioc_refs (
+    ioc INTEGER NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL, seen TEXT NOT NULL,
+    PRIMARY KEY (ioc, kind, ref)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS ioc_links_recent ON ioc_links (type, value, kind, seen, ref);
+CREATE INDEX IF NOT EXISTS ioc_refs_recent ON ioc_refs (ioc, kind, seen, ref);
 -- Records per UTC day / hour of `modified` (store.ioc_counters), kept in the transaction of each IOC write.
 CREATE TABLE IF NOT EXISTS ioc_day_counts (
     day TEXT NOT NULL, type TEXT NOT NULL, confidence TEXT NOT NULL, category TEXT NOT NULL, n INTEGER NOT NULL,

@@ -21,11 +21,16 @@ from store.value_search import trigrams
 
 log = logging.getLogger(__name__)
 
-RARE_TRIGRAMS = 2
+# Three: the values holding all three of a domain's rarest trigrams are a few, where those holding two
+# were tens at 70,000 records and grew with them (BENCHMARKS.md, ``scripts/bench scale``).
+RARE_TRIGRAMS = 3
 RARITY_KEPT = 20_000  # trigrams whose counts are remembered (a few MB at most); forgotten all at once past it
 # A trigram's values are counted up to here: the rarest few of a needle are told apart, a common one's
-# posting list (which grows with the data) is read no further.
-COUNT_CAP = 64
+# posting list (which grows with the data) is read no further. Values are built from a few words and digits,
+# so each trigram of a needle is common: below a few thousand, the counts of a year of data tie at the cap
+# and the tie (broken alphabetically) picks trigrams as common as any. Counting to the cap costs about a
+# quarter of a millisecond, once per trigram.
+COUNT_CAP = 4096
 _DOCS = "SELECT count(*) FROM (SELECT 1 FROM iocs_values WHERE iocs_values MATCH ? LIMIT ?)"
 
 _DDL = """

@@ -126,3 +126,34 @@ async def test_an_older_database_moves_its_lists_into_the_relation(tmp_path: Pat
         assert again is not None and again.article_count == 50
     finally:
         await reopened.close()
+
+
+async def test_a_relation_keyed_by_type_and_value_moves_to_the_rowid_key(tmp_path: Path) -> None:
+    path = tmp_path / "text-keyed.sqlite3"
+    stores = sqlite_stores(path)
+    await stores.open()
+    await stores.iocs.upsert_iocs([report(n) for n in range(30)] + [report(1, "T1566")])
+    await stores.close()
+    with sqlite3.connect(path) as db:  # as a release that keyed links by (type, value) left them
+        db.execute(
+            "CREATE TABLE ioc_links (type TEXT NOT NULL, value TEXT NOT NULL, kind TEXT NOT NULL, ref TEXT NOT NULL,"
+            " seen TEXT NOT NULL, PRIMARY KEY (type, value, kind, ref)) WITHOUT ROWID"
+        )
+        db.execute(
+            "INSERT INTO ioc_links SELECT i.type, i.value, r.kind, r.ref, r.seen FROM ioc_refs r JOIN iocs i"
+            " ON i.rowid = r.ioc"
+        )
+        db.execute("DELETE FROM ioc_refs")
+    stores = sqlite_stores(path)
+    await stores.open()
+    try:
+        links = await stores.iocs.ioc_links("mitre-attack", "T1059", "article", 100)
+        assert links == [f"a{n:04d}" for n in reversed(range(30))]
+        assert await stores.iocs.ioc_links("mitre-attack", "T1566", "cve") == ["CVE-2024-1"]
+        await stores.iocs.upsert_iocs([report(30)])  # the moved links count as known: one new article
+        record = await stores.iocs.get_ioc("mitre-attack", "T1059")
+        assert record is not None and record.article_count == 31
+    finally:
+        await stores.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT 1 FROM sqlite_master WHERE name = 'ioc_links'").fetchone() is None
