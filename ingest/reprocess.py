@@ -17,6 +17,7 @@ from datetime import datetime
 from ingest.aggregate import aggregate
 from ingest.enrich import enrich
 from ingest.pipeline import enriched_fields
+from ingest.stix_context import context_facts
 from store.codec import merge_ioc
 from store.events import publish_changes
 from store.ports import Stores
@@ -71,6 +72,7 @@ async def reprocess(stores: Stores, categories: Mapping[str, str], now: datetime
                    if _changed(old, new)]
         if changed:
             await stores.articles.upsert_articles(changed)
+            await stores.iocs.put_context(context_facts(changed))  # a changed report is a new version
             await publish_changes(stores, changed, ())
             touched += aggregate(changed, categories)
         kept = {article.id: article for article in changed}
