@@ -72,11 +72,14 @@ async def reprocess(stores: Stores, categories: Mapping[str, str], now: datetime
                    if _changed(old, new)]
         if changed:
             await stores.articles.upsert_articles(changed)
-            await stores.iocs.put_context(context_facts(changed))  # a changed report is a new version
             await publish_changes(stores, changed, ())
             touched += aggregate(changed, categories)
         kept = {article.id: article for article in changed}
-        _fold(records, aggregate([kept.get(article.id, article) for article in batch], categories))
+        current = [kept.get(article.id, article) for article in batch]
+        _fold(records, aggregate(current, categories))
+        # Every article's context: a changed report is a new version, an unchanged one is left alone, and
+        # articles stored before the context existed get theirs (store.stix_context).
+        await stores.iocs.put_context(context_facts(current))
         report.articles += len(batch)
         report.changed += len(changed)
         if progress is not None:
