@@ -96,6 +96,7 @@ class IocQuery:
     industries: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     threat_actors: tuple[str, ...] = ()
+    severities: tuple[str, ...] = ()  # severity labels (store.records.SEVERITY_FLOORS) of ``Ioc.severity``
     values: tuple[str, ...] = ()
     value_contains: str | None = None
     stix_ids: tuple[str, ...] = ()
@@ -111,6 +112,7 @@ class IocQuery:
 IOC_FILTER_FIELDS: dict[str, str] = {
     "type": "types", "confidence": "confidences", "category": "categories", "industry": "industries",
     "source": "sources", "threat_actor": "threat_actors",
+    "severity": "severities",
 }
 
 
@@ -128,6 +130,7 @@ class IocFilters:
     industries: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     threat_actors: tuple[str, ...] = ()
+    severities: tuple[str, ...] = ()
 
     @classmethod
     def from_params(cls, values: dict[str, list[str]]) -> IocFilters:

@@ -84,6 +84,12 @@ async def test_a_long_window_page_walks_the_page_order(stores: Stores, types: tu
     assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan, plan
 
 
+async def test_a_severity_filtered_page_still_walks_the_page_order(stores: Stores) -> None:
+    query = IocQuery(severities=("critical", "high"), since=utcnow() - timedelta(days=365), limit=100)
+    plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
+    assert "USING INDEX iocs_page" in plan and "TEMP B-TREE" not in plan, plan
+
+
 async def test_a_short_window_page_searches_by_modified(stores: Stores) -> None:
     query = IocQuery(types=("domain",), since=utcnow() - timedelta(hours=20), limit=100)
     plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
