@@ -5,9 +5,12 @@ No I/O here: a spec is a value, so parsing and translation are tested by paramet
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
+
+from store.records import severity_label
 
 # Spec, GET /api/v1/articles, parameter `sort`: name -> (record field, descending?).
 ARTICLE_SORTS: dict[str, tuple[str, bool]] = {
@@ -116,6 +119,19 @@ IOC_FILTER_FIELDS: dict[str, str] = {
 }
 
 
+# Each IocFilters field -> the values a record's API form (``Ioc.to_api``) holds for it: the live stream checks
+# a saved feed on the records it delivers with these (``IocFilters.matches``). A new field needs its entry.
+FORM_VALUES: dict[str, Callable[[Mapping[str, Any]], list[Any]]] = {
+    "types": lambda form: [form.get("type")],
+    "confidences": lambda form: [form.get("confidence")],
+    "categories": lambda form: [(form.get("source") or {}).get("category")],
+    "industries": lambda form: list(form.get("industries") or ()),
+    "sources": lambda form: list(form.get("sources") or ()),
+    "threat_actors": lambda form: list(form.get("threat_actors") or ()),
+    "severities": lambda form: [severity_label(float(form.get("severity") or 0))],
+}
+
+
 @dataclass(frozen=True, slots=True)
 class IocFilters:
     """The record filters of an IOC request, export or saved feed, each any-match, all ANDed.
@@ -148,6 +164,14 @@ class IocFilters:
     @property
     def empty(self) -> bool:
         return not any(getattr(self, f.name) for f in fields(self))
+
+    def matches(self, form: Mapping[str, Any]) -> bool:
+        """Whether the record whose API form is ``form`` passes every filter (as the store's query would)."""
+        return all(
+            any(v in wanted for v in FORM_VALUES[f.name](form))
+            for f in fields(self)
+            if (wanted := getattr(self, f.name))
+        )
 
     def query(self, **rest: Any) -> IocQuery:
         """An IocQuery of these filters plus ``rest`` (window, paging, TAXII position)."""
