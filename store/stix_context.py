@@ -8,8 +8,9 @@ three times the store assigns when it writes it:
 
 - ``created``: when the object was first stored; never changes (STIX 2.1 section 3.2).
 - ``modified``: when its facts last changed; a change always moves it later, never earlier.
-- ``date_added``: when the current version was stored (TAXII 2.1 section 3.2, "date_added" is per
-  object version); a change adds the new version, so a client polling with ``added_after`` receives it.
+- ``date_added``: when the current version was stored (TAXII 2.1 section 5.4: a manifest record's
+  ``date_added`` is that of one version); a change adds the new version, so a client polling with
+  ``added_after`` receives it.
 
 Every write stamps later than every ``date_added`` already stored (``stamp``), and TAXII pages these
 objects by the keyset (date_added, id) (TAXII 2.1 section 3.4: ``next``, ``added_after``): an object

@@ -67,8 +67,9 @@ CONTEXT_TEXT = (
     "that brought indicators (object_refs: the objects of its indicators and its threat actors), an intrusion-set "
     "per threat actor (MISP galaxy names and aliases), a malware per family the galaxy says an actor runs, and the "
     "relationships: indicator indicates intrusion-set, intrusion-set uses malware and attack-pattern, intrusion-set "
-    "targets vulnerability. Poll it beside an IOC collection or a saved feed: the reports and relationships refer "
-    "to their objects. Each version is added when ctiwire stored it (a report whose article changed is a new "
+    "targets vulnerability. Poll it beside all-iocs, which holds every object they refer to (beside a narrower "
+    "collection or a saved feed, some references name objects that collection leaves out). Each version is "
+    "added when ctiwire stored it (a report whose article changed is a new "
     "version, its modified later); not limited by the tier lookback."
 )
 COLLECTIONS: tuple[TaxiiCollection, ...] = (

@@ -125,9 +125,10 @@ _CONTEXT_DESC = (f"`{CONTEXT}` holds what the IOC collections' objects refer to 
                  "`indicates` intrusion-set; intrusion-set `uses` malware and attack-pattern, `targets` "
                  "vulnerability). Each version is added when ctiwire stored it: a report whose article changed "
                  "is added again with a later `modified`, so polling with `added_after` set to the last "
-                 "`X-TAXII-Date-Added-Last` receives new and changed objects, none twice. Poll it beside an IOC "
-                 "collection or a saved feed: their union resolves every reference. The tier lookback does not "
-                 "limit it; `added_after`, `match[...]`, `limit` and `next` work as elsewhere.")
+                 "`X-TAXII-Date-Added-Last` receives new and changed objects, none twice. Poll it beside "
+                 "`all-iocs`: their union resolves every reference within the tier lookback (beside a narrower "
+                 "collection or a saved feed, some name objects that collection leaves out). The tier lookback "
+                 "does not limit it; `added_after`, `match[...]`, `limit` and `next` work as elsewhere.")
 _OBJECTS_DESC = ("Ascending date_added order; `more` is true exactly when `next` is given. Filters on ids or "
                  "version timestamps scan a bounded number of records per page, so a page may hold fewer "
                  "objects than `limit` (even none) while `more` is true.")
