@@ -51,13 +51,16 @@ def _size(obj: dict[str, Any]) -> int:
     return len(orjson.dumps(obj)) + 1  # and its separating comma
 
 
-def _actor_maker(canonical: str) -> Maker:
+def actor_object(canonical: str, created: str, modified: str) -> dict[str, Any]:
+    """A threat actor's ``intrusion-set``: the galaxy's spelling, its synonyms (capped) as aliases."""
     entry = threat_actor(canonical)
     name = display_name(canonical)
     aliases = [a for a in dict.fromkeys([canonical, *(entry.synonyms if entry else ())]) if a.lower() != name.lower()]
-    return lambda created, modified: intrusion_set_object(
-        canonical, name, aliases[:ALIASES_PER_ACTOR], created, modified
-    )
+    return intrusion_set_object(canonical, name, aliases[:ALIASES_PER_ACTOR], created, modified)
+
+
+def _actor_maker(canonical: str) -> Maker:
+    return partial(actor_object, canonical)
 
 
 class _Spending:

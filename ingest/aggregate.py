@@ -24,6 +24,7 @@ def ioc_record(article: Article, mention: ArticleIoc, source_category: str) -> I
         modified=article.modified_at, sources=[article.source_name], industries=list(article.industry_tags),
         article_ids=[article.id], cves=[c for c in article.cve_ids if c != mention.value],
         techniques=[t.id for t in article.mitre_techniques], threat_actors=list(article.threat_actors),
+        severity=article.severity_score,
     )
     return replace(record, confidence=merged_confidence(record, record, 1))
 

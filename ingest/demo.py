@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 
 from config.sources import SHIPPED, SourceConfig, parse_sources
 from ingest.aggregate import aggregate
+from ingest.stix_context import context_facts
 from store.ports import Stores
 from store.records import (
     CATEGORIES,
@@ -176,6 +177,7 @@ async def seed_store(stores: Stores, n: int, now: datetime | None = None,
         await stores.articles.upsert_articles(batch)
         records = aggregate(batch, categories)
         await stores.iocs.upsert_iocs(records)
+        await stores.iocs.put_context(context_facts(batch))
         keys.update((r.type, r.value) for r in records)
         done += len(batch)
         if progress is not None:

@@ -20,6 +20,7 @@ from ingest.aggregate import aggregate
 from ingest.enrich import Enrichment, enrich
 from ingest.feeds import FeedError, FeedItem, canonical_url, content_hash, extract_page, parse_feed
 from ingest.fetch import Fetcher, FetchError, FetchLimits
+from ingest.stix_context import context_facts
 from store.base import StoreError
 from store.events import publish_changes
 from store.ports import Stores
@@ -169,6 +170,7 @@ async def _write(stores: Stores, run: SourceRun, config: SourceConfig, report: I
     # stored articles whose records are missing, and the next run skips unchanged articles.
     await stores.iocs.upsert_iocs(records)
     await stores.articles.upsert_articles(articles)
+    await stores.iocs.put_context(context_facts(articles))  # what TAXII serves around the records
     await publish_changes(stores, articles, records)
     report.articles_new += len(run.new)
     report.articles_updated += len(run.updated)

@@ -17,6 +17,7 @@ from datetime import datetime
 from ingest.aggregate import aggregate
 from ingest.enrich import enrich
 from ingest.pipeline import enriched_fields
+from ingest.stix_context import context_facts
 from store.codec import merge_ioc
 from store.events import publish_changes
 from store.ports import Stores
@@ -74,7 +75,11 @@ async def reprocess(stores: Stores, categories: Mapping[str, str], now: datetime
             await publish_changes(stores, changed, ())
             touched += aggregate(changed, categories)
         kept = {article.id: article for article in changed}
-        _fold(records, aggregate([kept.get(article.id, article) for article in batch], categories))
+        current = [kept.get(article.id, article) for article in batch]
+        _fold(records, aggregate(current, categories))
+        # Every article's context: a changed report is a new version, an unchanged one is left alone, and
+        # articles stored before the context existed get theirs (store.stix_context).
+        await stores.iocs.put_context(context_facts(current))
         report.articles += len(batch)
         report.changed += len(changed)
         if progress is not None:

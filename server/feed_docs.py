@@ -11,7 +11,7 @@ from server.feed_params import NAME_MAX, VALUES_MAX
 from server.ioc_params import INDUSTRY_ALIASES, SINCE_PARAM
 from server.iocs import PAGE_PARAMS
 from server.openapi_parts import ERRORS, RATE_HEADERS, ok, operation, param, per_tier
-from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES
+from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SEVERITY_LABELS, SOURCE_CATEGORIES
 
 _ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
 
@@ -47,6 +47,7 @@ _FILTER_VALUES: dict[str, dict[str, Any]] = {
     "industry": _values(_INDUSTRIES),
     "source": _values(),
     "threat_actor": _values(),
+    "severity": _values(SEVERITY_LABELS),
 }
 
 OPENAPI_SCHEMAS: dict[str, Any] = {

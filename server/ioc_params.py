@@ -13,7 +13,7 @@ from server.params import Params, read_cursor
 from server.tokens import sign
 from server.windows import Window, cap_limit, clamp_since, window_headers
 from store.query import IocFilters, IocQuery
-from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES, iso, parse_stored
+from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SEVERITY_LABELS, SOURCE_CATEGORIES, iso, parse_stored
 
 # Sector names users send (spec example `financial-services`) folded onto the stored industry tags.
 INDUSTRY_ALIASES: dict[str, str] = {
@@ -63,6 +63,7 @@ def ioc_filters(params: Params, types: tuple[str, ...] = IOC_TYPES) -> IocFilter
         industries=industries(params),
         sources=params.csv("source"),
         threat_actors=tuple(dict.fromkeys(v.lower() for v in params.csv("threat_actor"))),
+        severities=params.csv("severity", SEVERITY_LABELS),
     )
 
 
@@ -109,6 +110,9 @@ IOC_FILTER_PARAMS = [
           "(any-match on the feeds that reported the record)."),
     param("threat_actor", {"type": "string"}, "Lowercase canonical threat actor names, comma-separated "
           "(any-match on the actors named beside the record)."),
+    csv_param("severity", "Severity buckets of the record's `severity` (the highest severity score of the articles "
+              "that reported it: critical 9-10, high 7-8.9, medium 4-6.9, low below 4), comma-separated.",
+              SEVERITY_LABELS),
     SINCE_PARAM,
 ]
 COUNT_STRATEGY_PARAM = param(

@@ -32,7 +32,7 @@ from store.base import ioc_row_position
 from store.cache import NearMap, body_etag, near_map
 from store.ports import IocStore
 from store.query import IocQuery
-from store.records import CONFIDENCES, IOC_TYPES, RECENT_LINKS, utcnow
+from store.records import CONFIDENCES, IOC_TYPES, RECENT_LINKS, SEVERITY_LABELS, utcnow
 
 # The id under which the STIX export and TAXII carry the record, so a REST result leads straight to it.
 STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export and TAXII: `indicator--` plus "
@@ -268,6 +268,12 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "technique_count": {"type": "integer", "minimum": 0,
                             "description": "How many ATT&CK techniques are reported with it."},
         "stix_id": {"type": "string", "description": STIX_ID_DOC},
+        "threat_actors": {"type": "array", "items": {"type": "string"},
+                          "description": "Canonical names of the threat actors named beside it."},
+        "severity": {"type": "number", "minimum": 0, "maximum": 10,
+                     "description": "The highest severity score of the articles that reported it (the `severity` "
+                                    "filter's buckets read it)."},
+        "severity_label": {"type": "string", "enum": list(SEVERITY_LABELS)},
     }},
     "IocList": {"type": "object", "required": ["meta", "data"], "properties": {
         "meta": {"type": "object", "properties": {

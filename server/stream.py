@@ -20,12 +20,14 @@ from tornado.iostream import StreamClosedError
 from config.tiers import SCOPE_STREAM, Tier
 from server.base import BaseHandler
 from server.context import AppContext
-from server.errors import RateLimited
+from server.errors import RateLimited, bad_param
+from server.feed_params import valid_id
 from server.openapi_parts import csv_param, ok, operation, param, per_tier
 from server.stream_hub import SLOT_TTL, Frame, Hub, Subscriber, control_frame
 from server.stream_params import CATEGORY_VALUES, last_event_id, parse_stream_filter
 from store.base import StoreError
 from store.ports.events import EVENT_KINDS, EventId
+from store.query import IocFilters
 from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SEVERITY_LABELS, iso, utcnow
 
 NDJSON = "application/x-ndjson"
@@ -74,7 +76,8 @@ class StreamHandler(BaseHandler):
 
     async def get(self) -> None:
         self.gone = False
-        flt = parse_stream_filter(self.params, self.request.query_arguments, self.principal.tier, utcnow())
+        feed = await self._feed()
+        flt = parse_stream_filter(self.params, self.request.query_arguments, self.principal.tier, utcnow(), feed)
         resume = last_event_id(self.params, self.request.headers.get("Last-Event-ID"))
         duration = self.params.integer("duration", None, minimum=1, maximum=MAX_DURATION)
         self.media = _media_type(self.request.headers.get("Accept", ""))
@@ -97,6 +100,17 @@ class StreamHandler(BaseHandler):
             # A slot not given back (the log unreachable, or closed as the server stops) lapses in SLOT_TTL.
             with contextlib.suppress(StoreError, RuntimeError):
                 await hub.events.release_slot(key.id, self.subscriber.slot)
+
+    async def _feed(self) -> IocFilters | None:
+        """The filters of the saved feed ``feed`` names (the caller's own; any other id is a 400)."""
+        feed_id = self.params.raw("feed")
+        if feed_id is None:
+            return None
+        user = self.principal.user.id
+        found = await self.ctx.stores.feeds.get_feed(user, feed_id.lower()) if valid_id(feed_id) else None
+        if found is None:
+            raise bad_param("feed", "no feed of yours has this id (GET /api/v1/feeds lists them)")
+        return IocFilters.from_params(found.filters)
 
     async def _run(self, hub: Hub, resume: EventId | None) -> None:
         self.set_header("Content-Type", f"{self.media}; charset=utf-8")
@@ -236,6 +250,13 @@ OPENAPI_PATHS: dict[str, Any] = {
                 "Articles scoring at least this (article events); exclusive with severity.",
             ),
             csv_param("source", "Exact source names: an article's source, any source of an IOC record."),
+            param(
+                "feed",
+                {"type": "string", "format": "uuid"},
+                "The id of one of your saved feeds (/api/v1/feeds): IOC records must also pass its filters (type, "
+                "confidence, category, industry, source, threat_actor, severity), read when the stream opens; "
+                "narrows the default `kinds` to IOC events. Not one of your feeds: 400 naming `feed`.",
+            ),
             param(
                 "last_event_id",
                 {"type": "string", "pattern": "^[0-9]{1,15}-[0-9]{1,15}$"},

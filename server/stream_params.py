@@ -3,9 +3,10 @@
 The stream takes the IOC list's filters (``type``, ``confidence``, ``industry``; server.ioc_params) and the
 article filters that make sense for new items (``severity``, ``min_severity``; store.article_filters), plus
 ``source`` (both kinds), ``category`` (article category slugs and IOC source categories: the two sets
-are disjoint, so each value filters the kind it belongs to) and ``kinds``. A filter that reads only one
-kind's fields narrows the default ``kinds`` to that kind: ``type=ipv4`` streams IPv4 records, not every
-article beside them. Unlike the list endpoints, an unknown parameter is a 400: a stream left open for
+are disjoint, so each value filters the kind it belongs to), ``kinds``, and ``feed``: one of the account's
+saved feeds, whose filters the IOC records must pass as well (read once, when the stream opens). A filter
+that reads only one kind's fields narrows the default ``kinds`` to that kind: ``type=ipv4`` streams IPv4
+records, not every article beside them. Unlike the list endpoints, an unknown parameter is a 400: a stream left open for
 days on a misspelt filter would deliver everything, silently.
 """
 
@@ -23,6 +24,7 @@ from server.params import Params
 from store.article_filters import by_name
 from store.event_filter import StreamFilter
 from store.ports.events import EVENT_KINDS, EventId
+from store.query import IocFilters
 from store.records import CATEGORIES, CONFIDENCES, IOC_TYPES, SOURCE_CATEGORIES
 
 IOC_KINDS = ("ioc", "ioc-revoked")
@@ -41,6 +43,7 @@ KNOWN_PARAMETERS = frozenset(
         "category",
         "severity",
         "min_severity",
+        "feed",
     }
 )
 
@@ -67,8 +70,11 @@ def _kinds(params: Params, article_only: bool, ioc_only: bool) -> tuple[str, ...
     return EVENT_KINDS
 
 
-def parse_stream_filter(params: Params, args: Mapping[str, Any], tier: Tier, now: datetime) -> StreamFilter:
-    """Every filter of the stream; raises BadRequest (400) naming the parameter at fault."""
+def parse_stream_filter(
+    params: Params, args: Mapping[str, Any], tier: Tier, now: datetime, feed: IocFilters | None = None
+) -> StreamFilter:
+    """Every filter of the stream, with ``feed`` the filters of the saved feed it names; raises BadRequest
+    (400) naming the parameter at fault."""
     _refuse_unknown(args)
     categories = params.csv("category", CATEGORY_VALUES)
     severity = GROUPS["severity"](params, tier, now)
@@ -83,9 +89,9 @@ def parse_stream_filter(params: Params, args: Mapping[str, Any], tier: Tier, now
         "severity_labels": severity["severity_labels"],
         "min_severity": severity["min_severity"],
     }
-    kinds = _kinds(params, any(v not in (None, ()) for v in article.values()), any(ioc.values()))
+    kinds = _kinds(params, any(v not in (None, ()) for v in article.values()), any(ioc.values()) or feed is not None)
     sources = tuple(read_filter(params, by_name("source")))
-    return StreamFilter(kinds=kinds, sources=sources, **article, **ioc)  # type: ignore[arg-type]
+    return StreamFilter(kinds=kinds, sources=sources, feed=feed, **article, **ioc)  # type: ignore[arg-type]
 
 
 def last_event_id(params: Params, header: str | None) -> EventId | None:

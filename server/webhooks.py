@@ -27,7 +27,8 @@ from webhooks.delivery import Policy
 from webhooks.guard import UnsafeUrl
 from webhooks.service import NewWebhook, create_webhook, delivery_resource, resource, set_paused
 
-FILTERS = tuple(sorted(KNOWN_PARAMETERS - {"api_key", "last_event_id", "duration"}))
+# ``feed`` names a saved feed read when a stream opens; a webhook keeps its filters as given, so it has none.
+FILTERS = tuple(sorted(KNOWN_PARAMETERS - {"api_key", "last_event_id", "duration", "feed"}))
 RECENT_DELIVERIES = 20
 
 

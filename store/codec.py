@@ -102,6 +102,7 @@ def merge_ioc(old: Ioc, new: Ioc) -> Ioc:
     merged.first_seen = min(old.first_seen, new.first_seen)
     merged.last_seen = max(old.last_seen, new.last_seen)
     merged.modified = max(old.modified, new.modified)
+    merged.severity = max(old.severity, new.severity)
     for name in ("sources", "industries", "threat_actors"):
         setattr(merged, name, sorted(set(getattr(old, name)) | set(getattr(new, name))))
     seen = link_times(old)

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from store.ports.events import EVENT_KINDS
+from store.query import IocFilters
 from store.records import severity_label
 
 
@@ -28,6 +29,7 @@ class StreamFilter:
     confidences: tuple[str, ...] = ()
     source_categories: tuple[str, ...] = ()
     industries: tuple[str, ...] = ()
+    feed: IocFilters | None = None  # a saved feed's filters, checked on IOC records besides the others
 
     def matches(self, kind: str, data: Mapping[str, Any]) -> bool:
         if kind not in self.kinds:
@@ -50,17 +52,23 @@ class StreamFilter:
             and _within(self.source_categories, source.get("category"))
             and _overlaps(self.industries, i.get("industries"))
             and _overlaps(self.sources, i.get("sources"))
+            and (self.feed is None or self.feed.matches(i))
         )
 
     def to_doc(self) -> dict[str, Any]:
-        """The fields that filter something (a stored webhook's ``filters``)."""
+        """The fields that filter something (a stored webhook's ``filters``); a feed as its parameter lists."""
         default = asdict(StreamFilter())
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items() if v != default[k]}
+        doc = {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items() if v != default[k]}
+        if self.feed is not None:
+            doc["feed"] = self.feed.as_params()
+        return doc
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> StreamFilter:
         names = {f.name for f in fields(cls)}
         values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in doc.items() if k in names}
+        if isinstance(values.get("feed"), Mapping):
+            values["feed"] = IocFilters.from_params(dict(values["feed"]))
         return cls(**values)
 
 

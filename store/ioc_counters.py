@@ -103,6 +103,7 @@ def countable(query: IocQuery) -> bool:
     """Whether the counters can count ``query``: filters on type, confidence, category and ``since`` only."""
     return not (
         query.industries or query.values or query.value_contains or query.stix_ids or query.added_after is not None
+        or query.sources or query.threat_actors or query.severities  # the counters do not split by these
     )
 
 

@@ -5,9 +5,12 @@ No I/O here: a spec is a value, so parsing and translation are tested by paramet
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
+
+from store.records import severity_label
 
 # Spec, GET /api/v1/articles, parameter `sort`: name -> (record field, descending?).
 ARTICLE_SORTS: dict[str, tuple[str, bool]] = {
@@ -96,6 +99,7 @@ class IocQuery:
     industries: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     threat_actors: tuple[str, ...] = ()
+    severities: tuple[str, ...] = ()  # severity labels (store.records.SEVERITY_FLOORS) of ``Ioc.severity``
     values: tuple[str, ...] = ()
     value_contains: str | None = None
     stix_ids: tuple[str, ...] = ()
@@ -111,6 +115,20 @@ class IocQuery:
 IOC_FILTER_FIELDS: dict[str, str] = {
     "type": "types", "confidence": "confidences", "category": "categories", "industry": "industries",
     "source": "sources", "threat_actor": "threat_actors",
+    "severity": "severities",
+}
+
+
+# Each IocFilters field -> the values a record's API form (``Ioc.to_api``) holds for it: the live stream checks
+# a saved feed on the records it delivers with these (``IocFilters.matches``). A new field needs its entry.
+FORM_VALUES: dict[str, Callable[[Mapping[str, Any]], list[Any]]] = {
+    "types": lambda form: [form.get("type")],
+    "confidences": lambda form: [form.get("confidence")],
+    "categories": lambda form: [(form.get("source") or {}).get("category")],
+    "industries": lambda form: list(form.get("industries") or ()),
+    "sources": lambda form: list(form.get("sources") or ()),
+    "threat_actors": lambda form: list(form.get("threat_actors") or ()),
+    "severities": lambda form: [severity_label(float(form.get("severity") or 0))],
 }
 
 
@@ -128,6 +146,7 @@ class IocFilters:
     industries: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     threat_actors: tuple[str, ...] = ()
+    severities: tuple[str, ...] = ()
 
     @classmethod
     def from_params(cls, values: dict[str, list[str]]) -> IocFilters:
@@ -145,6 +164,14 @@ class IocFilters:
     @property
     def empty(self) -> bool:
         return not any(getattr(self, f.name) for f in fields(self))
+
+    def matches(self, form: Mapping[str, Any]) -> bool:
+        """Whether the record whose API form is ``form`` passes every filter (as the store's query would)."""
+        return all(
+            any(v in wanted for v in FORM_VALUES[f.name](form))
+            for f in fields(self)
+            if (wanted := getattr(self, f.name))
+        )
 
     def query(self, **rest: Any) -> IocQuery:
         """An IocQuery of these filters plus ``rest`` (window, paging, TAXII position)."""

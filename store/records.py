@@ -129,7 +129,8 @@ def severity_label(score: float) -> str:
 # The shape of ``Article.list_form``, its CSV line (store.csvform) and ``Ioc.to_api``. Bump it with any
 # change: SQLite keeps the
 # encoded forms with each row and re-encodes every row when opened on an older version (store/sqlite/listforms.py).
-LIST_FORM_VERSION = 4  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts
+LIST_FORM_VERSION = 5  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts;
+# 5: IOC severity and threat actors
 
 # An IOC's articles, CVEs and techniques grow with the data (an ATT&CK technique is reported by a large share
 # of all articles): the full lists live in the store's link relation (``IocStore.ioc_links``), and a record
@@ -288,6 +289,9 @@ class Ioc:
     cve_count: int = 0
     technique_count: int = 0
     link_seen: dict[str, str] = field(default_factory=dict)
+    # The highest severity score (0-10) of the articles that reported the value: merged as a maximum, so
+    # it follows the reporting (store.codec.merge_ioc), and recomputed when records are rebuilt.
+    severity: float = 0.0
 
     def __post_init__(self) -> None:
         # A count is never below what the record lists: a record built from its lists counts them.
@@ -325,6 +329,9 @@ class Ioc:
             "cve_count": self.cve_count,
             "technique_count": self.technique_count,
             "stix_id": self.stix_id,
+            "threat_actors": list(self.threat_actors),
+            "severity": self.severity,
+            "severity_label": severity_label(self.severity),
         }
 
 

@@ -41,6 +41,7 @@ class TaxiiCollection:
     description: str
     filters: IocFilters | None = None
     fixed: tuple[dict[str, Any], ...] = ()  # objects held whatever the records (the context collection)
+    stored: bool = False  # and the stored context objects around the records (store.stix_context)
 
     @property
     def ioc_types(self) -> tuple[str, ...]:
@@ -60,6 +61,17 @@ class TaxiiCollection:
         }
 
 
+CONTEXT_TEXT = (
+    "The objects around the indicators, vulnerabilities and attack patterns: the ctiwire identity "
+    "(created_by_ref) and the TLP:CLEAR marking definition (object_marking_refs), then one report per article "
+    "that brought indicators (object_refs: the objects of its indicators and its threat actors), an intrusion-set "
+    "per threat actor (MISP galaxy names and aliases), a malware per family the galaxy says an actor runs, and the "
+    "relationships: indicator indicates intrusion-set, intrusion-set uses malware and attack-pattern, intrusion-set "
+    "targets vulnerability. Poll it beside all-iocs, which holds every object they refer to (beside a narrower "
+    "collection or a saved feed, some references name objects that collection leaves out). Each version is "
+    "added when ctiwire stored it (a report whose article changed is a new "
+    "version, its modified later); not limited by the tier lookback."
+)
 COLLECTIONS: tuple[TaxiiCollection, ...] = (
     TaxiiCollection(ALL_IOCS, "All IOCs", "Every indicator, CVE and ATT&CK technique record, oldest first by "
                     "date added."),
@@ -70,10 +82,7 @@ COLLECTIONS: tuple[TaxiiCollection, ...] = (
     TaxiiCollection("cves", "CVEs", "Vulnerabilities (CVE ids) mentioned by the aggregated reporting."),
     TaxiiCollection("attack-patterns", "ATT&CK techniques", "MITRE ATT&CK techniques the aggregated reporting "
                     "describes, as attack-pattern objects."),
-    TaxiiCollection(CONTEXT, "ctiwire context", "The objects every indicator, vulnerability and attack pattern "
-                    "refers to: the ctiwire identity (created_by_ref) and the TLP:CLEAR marking definition "
-                    "(object_marking_refs), dated by their created time and not limited by the tier lookback.",
-                    fixed=(identity_object(), dict(TLP_CLEAR))),
+    TaxiiCollection(CONTEXT, "ctiwire context", CONTEXT_TEXT, fixed=(identity_object(), dict(TLP_CLEAR)), stored=True),
 )
 BY_ID: MappingProxyType[str, TaxiiCollection] = MappingProxyType({c.id: c for c in COLLECTIONS})
 

@@ -90,7 +90,7 @@ class PageHandler(TaxiiHandler):
         types = () if nothing else store_types(collection.ioc_types, effective)
         spec = PageSpec(types, window.since, after, limit, Matcher(effective), unique_ids=len(effective.ids),
                         budget=UNBOUNDED if object_id else SCAN_BUDGET, records=collection.filters or IocFilters(),
-                        fixed=() if nothing else collection.fixed)
+                        fixed=() if nothing else collection.fixed, stored=collection.stored)
         return Plan(spec, filters, token_scope, window_headers(window, False))
 
     async def answer(self, plan_at: Callable[[datetime], Plan], render: Render) -> None:

@@ -12,8 +12,12 @@ object, so a page that filters on one scans at most ``SCAN_BUDGET`` records; it 
 even empty, with ``more`` and a ``next`` that continues after the last record scanned ("the server may
 return fewer", section 3.4.2). Every request is bounded that way, whatever the filters.
 
-A collection of fixed objects (the context collection: identity and marking definition) is read from
-the objects themselves, in (created, id) order, with the same positions, filters and tokens.
+The context collection holds fixed objects (identity and marking definition, added when created) and
+the stored context objects around the records (store.stix_context: reports, intrusion sets, malware,
+relationships, each version added when the store wrote it). Both are read in (date_added, id) order and
+merged: the store reads one past the page from the position by index, with ``match[type]``,
+``match[id]`` and ``match[version]`` pushed down, so a page costs the same at any data size, and the
+positions, filters and tokens are the IOC collections' (TAXII 2.1 sections 3.4 and 5.3).
 """
 
 from __future__ import annotations
@@ -25,9 +29,11 @@ from typing import Any
 
 from exporters.base import ExportContext, load_context
 from exporters.stix import stix_object
+from exporters.stix_context import context_object
 from store.ports import ArticleStore, IocStore
 from store.query import IocFilters
 from store.records import Ioc
+from store.stix_context import ContextObject, ContextQuery
 from taxii.filters import Matcher
 from taxii.media import parse_timestamp
 from taxii.next_tokens import Placed, Position
@@ -54,7 +60,8 @@ class PageSpec:
     unique_ids: int = 0
     budget: int = SCAN_BUDGET
     records: IocFilters = IocFilters()  # a saved feed's record filters (its types are in ``types``)
-    fixed: tuple[dict[str, Any], ...] = ()  # a collection of fixed objects: read instead of the store
+    fixed: tuple[dict[str, Any], ...] = ()  # a collection of fixed objects: read instead of the records
+    stored: bool = False  # and of the stored context objects (the context collection)
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -96,24 +103,42 @@ class Fixed:
     def of(cls, obj: dict[str, Any]) -> Fixed:
         return cls(parse_timestamp(obj["created"]), obj["id"])
 
+    @classmethod
+    def held(cls, held: ContextObject) -> Fixed:
+        """A stored context object's place: its current version's date_added, then its id."""
+        return cls(held.date_added, held.id)
+
     def key(self) -> tuple[datetime, str, str]:
         return (self.date_added, self.type, self.value)
 
 
-def fixed_page(spec: PageSpec) -> Page:
-    """A page of ``spec.fixed`` in (date_added, id) order, after ``spec.lower`` and ``spec.after``."""
+async def context_page(store: IocStore, spec: PageSpec) -> Page:
+    """A page of ``spec.fixed`` and, for the context collection, the stored context objects, merged in
+    (date_added, id) order after ``spec.lower`` and ``spec.after``: each source gives at most one past
+    the page, so one past the merged page tells whether there is more."""
     after = spec.after.key() if spec.after else None
-    placed = sorted(((Fixed.of(obj), obj) for obj in spec.fixed), key=lambda item: item[0].key())
+    placed = [(Fixed.of(obj), obj) for obj in spec.fixed]
+    if spec.stored:
+        placed += [(Fixed.held(held), context_object(held)) for held in await store.context_page(_stored(spec))]
+    placed.sort(key=lambda item: item[0].key())
     matching: list[Item] = [(place, obj) for place, obj in placed if place.date_added > spec.lower
                             and (after is None or place.key() > after) and spec.matcher(obj)]
     more = len(matching) > spec.limit
     return Page(matching[: spec.limit], more, Position.of(matching[spec.limit - 1][0]) if more else None)
 
 
+def _stored(spec: PageSpec) -> ContextQuery:
+    """The store's part of a context page: every filter but the fixed objects' pushed down to the index."""
+    matcher = spec.matcher
+    return ContextQuery(added_after=spec.lower, after=(spec.after.date_added, spec.after.value) if spec.after else None,
+                        types=tuple(sorted(matcher.types or ())), ids=spec.ids,
+                        versions=tuple(sorted(parse_timestamp(t) for t in matcher.times or ())), limit=spec.limit + 1)
+
+
 async def read_page(store: IocStore, spec: PageSpec, contexts: Contexts) -> Page:
     """Scan from ``spec.after`` and keep matching objects until the page is full or the scan ends."""
     if spec.fixed:
-        return fixed_page(spec)
+        return await context_page(store, spec)
     if spec.types == ():
         return Page([], False)
     scan = spec.scan_limit()

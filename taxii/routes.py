@@ -90,8 +90,8 @@ _MATCH = {name: param(f"match[{name}]", {"type": "string", "pattern": list_patte
     "id": (ID_PATTERN, "STIX ids, comma-separated (ORed): a type, `--` and a lower-case UUID (STIX 2.1 "
                        "section 2.9)."),
     "type": (TYPE_PATTERN, "STIX types, comma-separated: indicator, vulnerability, attack-pattern, and in the "
-                           "context collection identity and marking-definition (STIX 2.1 "
-                           "section 2.7 names: lower-case letters, digits and hyphens)."),
+                           "context collection identity, marking-definition, report, intrusion-set, malware and "
+                           "relationship (STIX 2.1 section 2.7 names: lower-case letters, digits and hyphens)."),
     "version": (VERSION_PATTERN, "first, last, all (any letter case), or RFC 3339 modified timestamps with a "
                                  "time zone (a marking definition's created); each object has one version."),
     "spec_version": (SPEC_VERSION_PATTERN, "STIX versions such as 2.1, comma-separated; only 2.1 is served."),
@@ -115,11 +115,20 @@ def _op(summary: str, description: str, schema: str, parameters: list[dict[str, 
                     "responses": {"200": ok, **errors}}}
 
 
-_CONTEXT_DESC = (f"`{CONTEXT}` holds what the IOC collections' objects refer to: the ctiwire identity "
-                 "(`created_by_ref`) and the TLP:CLEAR marking definition (`object_marking_refs`), each added "
-                 "when it was created (a marking definition's version is its `created`); the tier lookback does "
-                 "not limit it, `added_after`, `match[...]`, `limit` and `next` work as elsewhere. The reports, "
-                 "intrusion sets, malware and relationships around the indicators are in the STIX export.")
+_CONTEXT_DESC = (f"`{CONTEXT}` holds what the IOC collections' objects refer to and what surrounds them: the "
+                 "ctiwire identity (`created_by_ref`) and the TLP:CLEAR marking definition (`object_marking_refs`), "
+                 "each added when it was created (a marking definition's version is its `created`), then a "
+                 "`report` per article that brought indicators (`object_refs`: its indicators, vulnerabilities, "
+                 "attack patterns and intrusion sets; `published` the article's date, its URL and ctiwire id in "
+                 "`external_references`), an `intrusion-set` per threat actor (MISP galaxy name and aliases), a "
+                 "`malware` per family the galaxy says an actor runs, and `relationship` objects (indicator "
+                 "`indicates` intrusion-set; intrusion-set `uses` malware and attack-pattern, `targets` "
+                 "vulnerability). Each version is added when ctiwire stored it: a report whose article changed "
+                 "is added again with a later `modified`, so polling with `added_after` set to the last "
+                 "`X-TAXII-Date-Added-Last` receives new and changed objects, none twice. Poll it beside "
+                 "`all-iocs`: their union resolves every reference within the tier lookback (beside a narrower "
+                 "collection or a saved feed, some name objects that collection leaves out). The tier lookback "
+                 "does not limit it; `added_after`, `match[...]`, `limit` and `next` work as elsewhere.")
 _OBJECTS_DESC = ("Ascending date_added order; `more` is true exactly when `next` is given. Filters on ids or "
                  "version timestamps scan a bounded number of records per page, so a page may hold fewer "
                  "objects than `limit` (even none) while `more` is true.")

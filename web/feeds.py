@@ -27,7 +27,7 @@ from server.feed_params import (
     valid_id,
 )
 from store.base import NotFound
-from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES, Feed
+from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SEVERITY_LABELS, SOURCE_CATEGORIES, Feed
 from web.base import PageHandler
 
 # The filters offered as check boxes (every allowed value) and as comma-separated text (open sets).
@@ -36,6 +36,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "confidence": CONFIDENCES,
     "category": SOURCE_CATEGORIES,
     "industry": INDUSTRY_TAGS,
+    "severity": SEVERITY_LABELS,
 }
 TEXTS = ("source", "threat_actor")
 LABELS = {
@@ -43,6 +44,7 @@ LABELS = {
     "confidence": "Confidence",
     "category": "Source categories",
     "industry": "Sectors",
+    "severity": "Severity (highest of the reporting articles)",
     "source": "Reporting feeds",
     "threat_actor": "Threat actors",
 }

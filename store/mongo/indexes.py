@@ -68,4 +68,7 @@ INDEXES: tuple[IndexSpec, ...] = (
     # A record's most recent links of one kind (IocStore.ioc_links), newest first off the index.
     IndexSpec("ioc_links", [("ioc", 1), ("kind", 1), ("seen", -1), ("ref", -1)]),
     _plain("ioc_counters", "k", "b"),  # a window's whole days of one kind of counter (store.ioc_counters)
+    # STIX context objects in TAXII order, of every type or of one (store.stix_context).
+    _plain("stix_context", "date_added", "_id"),
+    _plain("stix_context", "type", "date_added", "_id"),
 )

@@ -213,6 +213,8 @@ def ioc_filter(q: IocQuery) -> Filter:
     clauses: list[Filter] = [{name: {"$in": list(values)}} for name, values in pairs if values]
     if q.value_contains:
         clauses += value_contains(q.value_contains)
+    if q.severities:
+        clauses.append(ioc_severities(q.severities))
     if q.since is not None:
         clauses.append({"modified": {"$gte": q.since}})
     if q.added_after is not None:
@@ -221,6 +223,13 @@ def ioc_filter(q: IocQuery) -> Filter:
         first_seen, ioc_type, value = q.after
         clauses.append(keyset([("first_seen", _ioc_time(first_seen)), ("type", ioc_type), ("value", value)], False))
     return and_(clauses)
+
+
+def ioc_severities(labels: tuple[str, ...]) -> Filter:
+    """Records whose ``severity`` is in any of the buckets; one written before the field existed counts as
+    0, low (as on SQLite)."""
+    buckets: list[Filter] = [{"severity": severity_filter(label)} for label in labels]
+    return {"$or": buckets + ([{"severity": None}] if "low" in labels else [])}
 
 
 def ioc_sort(q: IocQuery) -> Sort:

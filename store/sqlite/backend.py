@@ -23,6 +23,7 @@ from store.sqlite.schema import ADDED_COLUMNS, BACKFILL_STIX_IDS, LATE_SCHEMA, P
 from store.stixids import object_id
 
 T = TypeVar("T")
+BUMP_VERSION = "UPDATE meta SET value = value + 1 WHERE key = 'data_version'"
 MEMO_SIZE = 4096  # remembered point reads; an unknown key's miss is remembered too, so the map is bounded
 
 
@@ -175,7 +176,7 @@ class SqliteStore(Lifecycle):
         try:
             result = fn(db)
             if bump:
-                db.execute("UPDATE meta SET value = value + 1 WHERE key = 'data_version'")
+                db.execute(BUMP_VERSION)
             db.execute("COMMIT")
             return result
         except BaseException:

@@ -21,7 +21,8 @@ from store.records import RECENT_LINKS, Ioc, iso, utcnow
 from store.sqlite import ioc_counters, queries, value_index
 from store.sqlite.backend import SqliteStore
 from store.sqlite.ioc_links import LinkRow, insert_links, linked_record, new_record, recent_links
-from store.sqlite.part import SqlitePart, _json, _rows_in, _tuples
+from store.sqlite.part import _json, _rows_in, _tuples
+from store.sqlite.stix_context import SqliteContext
 
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
@@ -76,8 +77,8 @@ def _store(db: sqlite3.Connection, folded: dict[tuple[str, str], Ioc], stored: H
     ioc_counters.apply(db, deltas)  # in the same transaction: the counters never disagree with the rows
 
 
-class SqliteIocs(SqlitePart, IocStore):
-    """IOC records in the ``iocs`` table."""
+class SqliteIocs(SqliteContext, IocStore):
+    """IOC records in the ``iocs`` table, and the STIX context objects around them (``stix_context``)."""
 
     def __init__(self, conn: SqliteStore) -> None:
         super().__init__(conn)

@@ -15,12 +15,17 @@ from store.value_search import prefix_end, prefix_only
 Clause = tuple[str, list[Any]]
 
 
-def _bucket_sql(label: str) -> str:
+def _bucket_sql(label: str, column: str = "severity_score") -> str:
     """Spec "Severity buckets", from the one definition (store.records.severity_range)."""
     lower, upper = severity_range(label)
-    bounds = ([f"severity_score >= {lower!r}"] if lower is not None else []) + \
-             ([f"severity_score < {upper!r}"] if upper is not None else [])
+    bounds = ([f"{column} >= {lower!r}"] if lower is not None else []) + \
+             ([f"{column} < {upper!r}"] if upper is not None else [])
     return "(" + " AND ".join(bounds) + ")"
+
+
+# An IOC record's severity (``Ioc.severity``); records written before it existed count as 0 (low) until
+# a re-enrichment rebuilds them.
+_IOC_SEVERITY = "coalesce(json_extract(doc, '$.severity'), 0)"
 
 
 _SCAN_COLUMNS = {"title": "title", "summary": "summary", "ai_summary": "coalesce(ai_summary, '')"}
@@ -193,6 +198,8 @@ def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None) -
             clauses.append(_any_json(column, values))
     if q.value_contains:
         clauses += _value_contains(q.value_contains, match)
+    if q.severities:
+        clauses.append(("(" + " OR ".join(_bucket_sql(s, _IOC_SEVERITY) for s in q.severities) + ")", []))
     if q.since is not None:
         clauses.append(("+modified >= ?" if walk_order or trigrams else "modified >= ?", [iso(q.since)]))
     if q.added_after is not None:

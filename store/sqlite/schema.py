@@ -144,6 +144,14 @@ CREATE TABLE IF NOT EXISTS ioc_hour_sources (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ioc_hour_counts (hour TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 
+-- STIX objects around the records (store.stix_context), one row per object id with the times the store gave
+-- its current version; TAXII pages them by (date_added, id), of every type or of one.
+CREATE TABLE IF NOT EXISTS stix_context (
+    id TEXT PRIMARY KEY, type TEXT NOT NULL, created TEXT NOT NULL, modified TEXT NOT NULL,
+    date_added TEXT NOT NULL, facts BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS stix_context_added ON stix_context (date_added, id);
+CREATE INDEX IF NOT EXISTS stix_context_type_added ON stix_context (type, date_added, id);
 CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
 -- Saved feeds (store.ports.feeds): one account's named IOC filters, the record as JSON.
 CREATE TABLE IF NOT EXISTS feeds (

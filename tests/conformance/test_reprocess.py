@@ -9,6 +9,8 @@ from ingest.aggregate import aggregate
 from ingest.reprocess import every_article, reprocess
 from store.ports import Stores
 from store.query import IocQuery
+from store.stix_context import ContextQuery
+from store.stixids import object_id
 
 TEXT = ("The implant beacons to its C2 server at 45.61.137.12.\n"
         "Lindqvist Labs published its scanning results at lindqvistlabs.com on Friday.")
@@ -46,6 +48,9 @@ async def test_reprocess_applies_the_current_rules_and_a_second_run_writes_nothi
     assert await _values(stores) == {("ipv4", "45.61.137.12")}
     record = await stores.iocs.get_ioc("ipv4", "45.61.137.12")
     assert record is not None and record.article_ids == [stale.id] and record.first_seen == stale.fetched_at
+    # An article stored before its context existed gets its report (TAXII ctiwire-context) from the rebuild.
+    reports = await stores.iocs.context_page(ContextQuery(types=("report",)))
+    assert [o.facts["refs"] for o in reports] == [[object_id("ipv4", "45.61.137.12")]]
 
     version = await stores.iocs.data_version()
     again = await reprocess(stores, {"Example News": "commercial"}, NOW.replace(year=BASE.year + 1))

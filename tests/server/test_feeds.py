@@ -39,6 +39,7 @@ def records() -> list[Ioc]:
                 sources=[f"Feed {n % 4}"],
                 industries=["finance"] if n % 2 else ["energy"],
                 threat_actors=["lazarus"] if n < 4 else [],
+                severity=n * 0.85,  # 9, 10 high, 11 critical
             )
         )
     return rows
@@ -93,7 +94,7 @@ async def test_create_read_update_delete(server: RunningServer) -> None:
         ({"name": "x", "filters": {"confidence": "certain"}}, "filters.confidence"),
         ({"name": "x", "filters": {"industry": ["finance", "farming"]}}, "filters.industry"),
         ({"name": "x", "filters": {"category": ["press"]}}, "filters.category"),
-        ({"name": "x", "filters": {"severity": ["high"]}}, "filters.severity"),
+        ({"name": "x", "filters": {"severity": ["high", "severe"]}}, "filters.severity"),
         ({"name": "x", "filters": {"source": [1, 2]}}, "filters.source"),
         ({"name": "x", "filters": {"source": ["a"] * 101}}, "filters.source"),
         ({"name": "x", "filters": ["ipv4"]}, "filters"),
@@ -171,6 +172,21 @@ async def test_a_feeds_iocs_are_the_iocs_list_with_its_filters(seeded: RunningSe
             ("domain", "c2-1.bad.example"),
             ("ipv4", "198.51.100.3"),
         }
+
+
+async def test_severity_filters_the_list_its_exports_and_feeds(seeded: RunningServer) -> None:
+    wanted = {r.value for r in records()[9:]}
+    feed = (await _post(seeded, seeded.pro_key, {"name": "s", "filters": {"severity": "critical,high"}})).json()
+    async with seeded.client(seeded.pro_key) as http:
+        listed = await http.get("/api/v1/iocs", params={"severity": "high,critical", "limit": 100})
+        blocklist = await http.get("/api/v1/iocs/blocklist", params={"severity": "critical"})
+        bad = await http.get("/api/v1/iocs", params={"severity": "severe"})
+    assert feed["filters"] == {"severity": ["critical", "high"]}
+    fed = await _all(seeded, seeded.pro_key, feed["id"])
+    assert {r["value"] for r in listed.json()["data"]} == wanted == {r["value"] for r in fed}
+    assert {r["severity_label"] for r in listed.json()["data"]} == {"high", "critical"}
+    assert [line for line in blocklist.text.splitlines() if not line.startswith("#")] == [records()[11].value]
+    assert bad.status_code == 400 and bad.json()["error"]["details"]["parameter"] == "severity"
 
 
 async def _all(server: RunningServer, key: str, feed_id: str) -> list[dict[str, Any]]:

@@ -128,6 +128,26 @@ async def test_filters_choose_the_events(live: RunningServer) -> None:
         assert got.data["value"] == "192.0.2.7" and await wire_records.nothing_within(0.3)
 
 
+async def test_a_saved_feed_filters_the_records_streamed(live: RunningServer) -> None:
+    filters = {"type": ["ipv4"], "threat_actor": ["lazarus"], "severity": ["high", "critical"]}
+    async with live.client(live.pro_key) as http, live.client(live.free_key) as other:
+        feed = (await http.post("/api/v1/feeds", json={"name": "lazarus ips", "filters": filters})).json()
+        theirs = (await other.post("/api/v1/feeds", json={"name": "theirs"})).json()
+        refused = [await http.get("/api/v1/stream", params={"feed": f}) for f in (theirs["id"], "nope")]
+    assert all(r.status_code == 400 and r.json()["error"]["details"]["parameter"] == "feed" for r in refused)
+    async with (
+        opened(live, f"?feed={feed['id']}") as fed,
+        opened(live, f"?feed={feed['id']}&confidence=high") as narrower,
+    ):
+        await _store(live.ctx.stores, 1, ioc("192.0.2.1", "ipv4", threat_actors=["lazarus"], severity=2.0))  # low
+        await _store(live.ctx.stores, 2, ioc("evil.example", threat_actors=["lazarus"], severity=9.0))  # a domain
+        await _store(live.ctx.stores, 3, ioc("192.0.2.2", "ipv4", threat_actors=["apt28"], severity=9.0))
+        await _store(live.ctx.stores, 4, ioc("192.0.2.9", "ipv4", threat_actors=["lazarus"], severity=8.0))
+        got = await fed.next()  # the feed narrows the kinds to IOC records: no article events
+        assert (got.event, got.data["value"], got.data["severity_label"]) == ("ioc", "192.0.2.9", "high")
+        assert await fed.nothing_within(0.3) and await narrower.nothing_within(0.1)  # and the stream's own filters
+
+
 async def test_idle_streams_get_comment_lines(live: RunningServer) -> None:
     for ndjson in (False, True):
         async with opened(live, ndjson=ndjson) as stream:

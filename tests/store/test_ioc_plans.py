@@ -16,6 +16,7 @@ from store.ports import Stores
 from store.query import IocQuery
 from store.records import Ioc, utcnow
 from store.sqlite import sqlite_stores
+from store.stix_context import ContextQuery, relationship
 
 
 @pytest.fixture
@@ -43,8 +44,8 @@ async def stores(tmp_path: Path) -> AsyncIterator[Stores]:
     await opened.close()
 
 
-async def plans(stores: Stores, call: Callable[[], Awaitable[Any]]) -> dict[str, str]:
-    """SQL text -> its query plan (one line per step), for every IOC read ``call`` makes."""
+async def plans(stores: Stores, call: Callable[[], Awaitable[Any]], table: str = "ioc") -> dict[str, str]:
+    """SQL text -> its query plan (one line per step), for every read of ``table`` (IOCs) ``call`` makes."""
     conn: Any = stores.lifecycle
     seen: list[str] = []
     for db in (conn._db, conn._reader):
@@ -59,7 +60,7 @@ async def plans(stores: Stores, call: Callable[[], Awaitable[Any]]) -> dict[str,
         return {
             sql: " | ".join(row[3] for row in probe.execute("EXPLAIN QUERY PLAN " + sql))
             for sql in seen
-            if sql.lstrip().upper().startswith("SELECT") and "ioc" in sql
+            if sql.lstrip().upper().startswith("SELECT") and table in sql
         }
     finally:
         probe.close()
@@ -81,6 +82,12 @@ async def test_a_long_window_page_walks_the_page_order(stores: Stores, types: tu
     query = IocQuery(types=types, since=utcnow() - timedelta(days=365), limit=100)
     plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
     assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan, plan
+
+
+async def test_a_severity_filtered_page_still_walks_the_page_order(stores: Stores) -> None:
+    query = IocQuery(severities=("critical", "high"), since=utcnow() - timedelta(days=365), limit=100)
+    plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
+    assert "USING INDEX iocs_page" in plan and "TEMP B-TREE" not in plan, plan
 
 
 async def test_a_short_window_page_searches_by_modified(stores: Stores) -> None:
@@ -131,3 +138,13 @@ async def test_a_substring_search_looks_up_its_rarest_trigrams(stores: Stores) -
     search = next(sql for sql in found if "ORDER BY first_seen" in sql)
     assert 'MATCH \'"12." AND "v12" AND "2.e"\'' in search, search
     assert [r async for batch in stores.iocs.iter_iocs(query) for r in batch][0].value == "v12.example"
+
+
+@pytest.mark.parametrize(("types", "index"), [(("report",), "stix_context_type_added"), ((), "stix_context_added")])
+async def test_context_pages_walk_their_order_from_the_position(stores: Stores, types: tuple[str, ...],
+                                                                index: str) -> None:
+    await stores.iocs.put_context([relationship(f"indicator--{n}", "indicates", "intrusion-set--x") for n in range(50)])
+    query = ContextQuery(added_after=utcnow() - timedelta(days=1), after=(utcnow(), "relationship--0"), types=types,
+                         limit=101)
+    plan = only(await plans(stores, lambda: stores.iocs.context_page(query), "stix_context"), "ORDER BY date_added")
+    assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan and "SCAN" not in plan, plan
