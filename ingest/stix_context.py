@@ -18,6 +18,10 @@ from store.records import Article, ArticleIoc
 from store.stix_context import ContextFact, actor_facts, actor_id, relationship, report_fact
 from store.stixids import object_id
 
+# The mentions of one article its report names and links to its actors: an article that lists thousands (a
+# published blocklist) keeps one report of bounded size; every mention still has its record.
+MENTIONS_PER_ARTICLE = 1_000
+
 
 def _link(mention: ArticleIoc, actor: str) -> ContextFact:
     """The relationship between a mention's object and an actor, in the direction STIX 2.1 names it."""
@@ -31,12 +35,13 @@ def _link(mention: ArticleIoc, actor: str) -> ContextFact:
 def article_facts(article: Article) -> list[ContextFact]:
     """The facts one article brings; none for an article without indicators."""
     mentions = [m for m in (*article.iocs, *technique_mentions(article)) if supported(m.type, "stix")]
+    mentions = mentions[:MENTIONS_PER_ARTICLE]
     if not mentions:
         return []
-    actors = [actor_id(a) for a in dict.fromkeys(a.lower() for a in article.threat_actors)]
-    refs = [object_id(m.type, m.value) for m in mentions] + actors
+    actors = list(dict.fromkeys(a.lower() for a in article.threat_actors))
+    refs = [object_id(m.type, m.value) for m in mentions] + [actor_id(a) for a in actors]
     found = [report_fact(article.id, article.title, article.url, article.source_name, article.published_at, refs)]
-    for canonical in dict.fromkeys(a.lower() for a in article.threat_actors):
+    for canonical in actors:
         found += actor_facts(canonical)
         found += [_link(m, actor_id(canonical)) for m in mentions]
     return found
