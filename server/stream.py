@@ -252,8 +252,11 @@ OPENAPI_PATHS: dict[str, Any] = {
             csv_param("source", "Exact source names: an article's source, any source of an IOC record."),
             param(
                 "feed",
-                {"type": "string", "format": "uuid",
-                 "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},
+                {
+                    "type": "string",
+                    "format": "uuid",
+                    "pattern": "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+                },
                 "The id of one of your saved feeds (/api/v1/feeds): IOC records must also pass its filters (type, "
                 "confidence, category, industry, source, threat_actor, severity), read when the stream opens; "
                 "narrows the default `kinds` to IOC events. Not one of your feeds: 400 naming `feed`.",
