@@ -104,6 +104,8 @@ class Settings:
     webhook_backoff_seconds: float = 30.0
     webhook_max_failures: int = 32
     webhook_interval_seconds: float = 5.0
+    # Distinct accounts whose false-positive reports revoke an indicator for everyone (POST /api/v1/sightings).
+    false_positive_quorum: int = 3
     task_time_limit_seconds: int = 900
     # Redelivery of a task whose worker died as a whole: a little above the longest build (task_time_limit,
     # 900 s), not Redis's default hour.
@@ -285,6 +287,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "stream_buffer_events": _at_least(100, "events"), "stream_poll_seconds": _at_least(0.01, "seconds"),
     "webhook_backoff_seconds": _at_least(0.001, "seconds"), "webhook_max_failures": _at_least(1, "failures"),
     "webhook_interval_seconds": _at_least(0.1, "seconds"),
+    "false_positive_quorum": _at_least(1, "accounts"),
 }
 
 

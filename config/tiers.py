@@ -19,6 +19,7 @@ SCOPE_TAXII = "read:taxii"
 SCOPE_FEEDS = "feeds"
 SCOPE_STREAM = "stream"  # the live feed, GET /api/v1/stream
 SCOPE_WEBHOOKS = "webhooks"  # the live feed pushed: /api/v1/webhooks
+SCOPE_SIGHTINGS = "sightings"  # reports of seen values and false positives: POST /api/v1/sightings
 SCOPES: tuple[str, ...] = (
     SCOPE_ARTICLES,
     SCOPE_ARTICLES_EXPORT,
@@ -31,6 +32,7 @@ SCOPES: tuple[str, ...] = (
     SCOPE_FEEDS,
     SCOPE_STREAM,
     SCOPE_WEBHOOKS,
+    SCOPE_SIGHTINGS,
 )
 
 
@@ -77,7 +79,8 @@ FREE = Tier(
     max_keys=3,
     article_formats=("json",),
     lookup_values_max=100,
-    scopes=(SCOPE_ARTICLES, SCOPE_IOCS, SCOPE_FEEDS),
+    # Every plan reports sightings and false positives, within its rate budget.
+    scopes=(SCOPE_ARTICLES, SCOPE_IOCS, SCOPE_FEEDS, SCOPE_SIGHTINGS),
     max_feeds=1,
 )
 PRO = Tier(
@@ -112,6 +115,7 @@ ARTICLE_FORMAT_COSTS: MappingProxyType[str, int] = MappingProxyType({"json": 1, 
 IOC_EXPORT_COST = 5
 # A bulk lookup (POST /api/v1/lookup) costs one unit per this many values, rounded up: 100 values cost
 # what one GET /lookup costs, 1,000 values ten, against the hundred a value at a time would cost.
+# A list of sightings (POST /api/v1/sightings) is charged by the same rule, per report.
 LOOKUP_VALUES_PER_UNIT = 100
 # A plain list of values (blocklist, DNS RPZ zone) is a fraction of a rich document's bytes per IOC: it
 # costs less, so a resolver or firewall polling every few minutes fits in the budget.

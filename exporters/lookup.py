@@ -62,8 +62,8 @@ def read_indicator(raw: str, given_type: str | None = None) -> Indicator:
         raise IndicatorError(f"is not a valid {ioc_type} value") from exc
 
 
-def _read_bulk_value(raw: str) -> Indicator | str:
-    """The indicator of one bulk value, or the reason it is none."""
+def read_value(raw: str) -> Indicator | str:
+    """The indicator of one value of a list (a bulk lookup, sightings), or the reason it is none."""
     if len(raw) > MAX_VALUE_CHARS:
         return f"is longer than {MAX_VALUE_CHARS:,} characters"
     try:
@@ -92,6 +92,7 @@ def found_payload(ioc: Ioc, articles: list[Article], names: dict[str, str], now:
         "cves": list(ioc.cves),
         "mitre_techniques": [{"id": t, "name": named.get(t) or names.get(t, "")} for t in ioc.techniques],
         "threat_actors": list(ioc.threat_actors),
+        "sightings": ioc.sightings, "false_positives": ioc.false_positives,
         "risk": {"score": score, "factors": [{"factor": f.factor, "points": f.points} for f in factors]},
         "hunting_queries": hunting_queries(ioc.type, ioc.value),
     }
@@ -153,7 +154,7 @@ async def lookup(stores: Stores, ioc_type: str, value: str, window: LookupWindow
 async def bulk_lookup(stores: Stores, raws: Sequence[str], window: LookupWindow, now: datetime) -> list[Answer]:
     """POST /api/v1/lookup: each value as sent (``input``) with its ``result``, in order: ``found`` and
     ``not_found`` carry what GET /lookup answers for the value; ``invalid`` carries the ``reason``."""
-    read = [_read_bulk_value(raw) for raw in raws]
+    read = [read_value(raw) for raw in raws]
     answers = iter(await lookup_many(stores, [r for r in read if isinstance(r, tuple)], window, now))
     results = []
     for raw, item in zip(raws, read, strict=True):

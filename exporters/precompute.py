@@ -26,6 +26,7 @@ from exporters.base import load_context
 from exporters.build_once import Entry, build_in_thread, get_or_build, make_entry, store_entry
 from exporters.registry import EXPORTERS, get_exporter
 from store.cache import Cache
+from store.exclusions import Exclusion
 from store.ports import IocStore, Stores
 from store.query import IocFilters, IocQuery
 from store.records import Ioc, iso, lookback_floor, parse_iso, whole_second
@@ -72,6 +73,8 @@ class ExportRequest:
 
     ``saved`` marks the filters of a saved feed: precomputed (``feed_requests``) and kept as long as the
     standard exports, under a key naming the filters rather than the feed, so equal feeds share one build.
+    ``excluded`` is what the asking account leaves out (``store.exclusions``): built on demand, under a key
+    naming it.
     """
 
     format: str
@@ -81,13 +84,14 @@ class ExportRequest:
     filters: IocFilters = IocFilters()
     limit: int = DEFAULT_EXPORT_LIMIT
     saved: bool = False
+    excluded: Exclusion = Exclusion()
 
     @property
     def standard(self) -> bool:
         """A precomputed parameter set: a named window, no filters (or a saved feed's), the default or the
         maximum limit."""
         limits = (DEFAULT_EXPORT_LIMIT, TIERS[self.tier].ioc_results_max)
-        plain = self.filters.empty or self.saved
+        plain = (self.filters.empty or self.saved) and not self.excluded
         return self.since is None and self.window is not None and plain and self.limit in limits
 
     def window_since(self, now: datetime) -> datetime:
@@ -102,7 +106,8 @@ class ExportRequest:
         params = orjson.dumps([*self.filters.normalised(), self.limit, self.since and iso(self.since)])
         digest = hashlib.sha256(params).hexdigest()[:16]
         window = self.window or "custom"
-        return f"ctiwire:export:{self.format}:{self.tier}:{window}:{digest}:v{data_version}"
+        excluded = f":x{self.excluded.key()}" if self.excluded else ""
+        return f"ctiwire:export:{self.format}:{self.tier}:{window}:{digest}{excluded}:v{data_version}"
 
     def still_exact(self, now: datetime) -> Callable[[Entry], bool]:
         """Whether a cached entry holds exactly the records of the window at ``now`` (module docstring)."""
@@ -120,7 +125,7 @@ class ExportRequest:
         return (*((name, ",".join(values)) for name, values in named.items()), ("limit", str(self.limit)))
 
     def query(self, now: datetime) -> IocQuery:
-        return self.filters.query(since=self.window_since(now), limit=self.limit)
+        return self.filters.query(since=self.window_since(now), limit=self.excluded.widened(self.limit))
 
 
 async def collect_iocs(store: IocStore, query: IocQuery, progress: Progress | None = None,
@@ -144,7 +149,7 @@ async def build_export(stores: Stores, request: ExportRequest, now: datetime, da
 
 async def _build_export(stores: Stores, request: ExportRequest, now: datetime, data_version: int,
                         progress: Progress | None, delay: float) -> Entry:
-    iocs = await collect_iocs(stores.iocs, request.query(now), progress, delay)
+    iocs = request.excluded.kept(await collect_iocs(stores.iocs, request.query(now), progress, delay), request.limit)
     exporter = get_exporter(request.format)()
     # Dated by the second the window is computed at (a named window is exactly its days before it), so a
     # build at the same second, on any process, is byte-identical.

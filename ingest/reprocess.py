@@ -81,6 +81,8 @@ async def reprocess(stores: Stores, categories: Mapping[str, str], now: datetime
             progress(len(batch))
     if report.changed:
         report.ioc_records = await stores.iocs.replace_iocs(records.values())
+        # The new records know no reports; the accounts' reports are kept apart and counted again.
+        await stores.iocs.set_sighting_counts(await stores.sightings.tallies(), now)
         await publish_changes(stores, (), touched)
     else:
         report.ioc_records = len(records)

@@ -191,6 +191,13 @@ WINDOW_HEADERS = {
 
 _RECENT_DOC = (f"The {RECENT_LINKS} most recently {{what}} at most (sorted); `{{count}}` says how many there "
                f"are in all")
+# The report counts of a record (POST /api/v1/sightings), in the IOC resource and the lookups.
+SIGHTING_COUNT_FIELDS: dict[str, Any] = {
+    "sightings": {"type": "integer", "minimum": 0,
+                  "description": "Distinct accounts that reported it seen (POST /api/v1/sightings)."},
+    "false_positives": {"type": "integer", "minimum": 0,
+                        "description": "Distinct accounts that reported it a false positive."},
+}
 OPENAPI_SCHEMAS: dict[str, Any] = {
     "Ioc": {"type": "object", "required": ["type", "value", "confidence", "source"], "properties": {
         "type": {"type": "string", "enum": list(IOC_TYPES)},
@@ -214,6 +221,7 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "cve_count": {"type": "integer", "minimum": 0, "description": "How many CVEs are reported with it."},
         "technique_count": {"type": "integer", "minimum": 0,
                             "description": "How many ATT&CK techniques are reported with it."},
+        **SIGHTING_COUNT_FIELDS,
         "stix_id": {"type": "string", "description": STIX_ID_DOC},
     }},
     "IocList": {"type": "object", "required": ["meta", "data"], "properties": {

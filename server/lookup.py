@@ -12,7 +12,7 @@ from server.bodies import MAX_BODY_BYTES, JsonBodyHandler
 from server.context import AppContext
 from server.errors import BadRequest, bad_param
 from server.ioc_params import COUNT_STRATEGY_PARAM, parse_ioc_request
-from server.iocs import STIX_ID_DOC, WINDOW_HEADERS, IocListHandler, write_ioc_list
+from server.iocs import SIGHTING_COUNT_FIELDS, STIX_ID_DOC, WINDOW_HEADERS, IocListHandler, write_ioc_list
 from server.openapi_parts import (
     LOOKBACK_HEADER,
     bad_request,
@@ -122,6 +122,7 @@ _LOOKUP_FIELDS: dict[str, Any] = {
     "cves": {"type": "array", "items": {"type": "string"}},
     "mitre_techniques": {"type": "array", "items": {"type": "object", "properties": {
         "id": {"type": "string"}, "name": {"type": "string"}}}},
+    **SIGHTING_COUNT_FIELDS,
     "risk": {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 100},
                                               "factors": {"type": "array", "items": {"type": "object"}}}},
     "hunting_queries": {"type": "object", "properties": {

@@ -22,6 +22,7 @@ from store.records import (
     Ioc,
     MitreTechnique,
     Session,
+    Sighting,
     Source,
     User,
     iso,
@@ -29,7 +30,7 @@ from store.records import (
     parse_iso,
 )
 
-R = TypeVar("R", Article, Ioc, Source, User, ApiKey, Session, Feed, Webhook, Delivery)
+R = TypeVar("R", Article, Ioc, Source, User, ApiKey, Session, Feed, Webhook, Delivery, Sighting)
 
 _DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
     Article: frozenset({"published_at", "fetched_at", "modified_at", "created_at", "categorized_at"}),
@@ -41,6 +42,7 @@ _DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
     Feed: frozenset({"created_at", "modified_at"}),
     Webhook: frozenset({"created_at", "next_attempt"}),
     Delivery: frozenset({"at"}),
+    Sighting: frozenset({"observed_at", "created_at"}),
 }
 
 
@@ -50,7 +52,8 @@ def _dt(value: Any) -> datetime | None:
     return parse_iso(str(value))
 
 
-def to_doc(record: Article | Ioc | Source | User | ApiKey | Session | Feed | Webhook | Delivery) -> dict[str, Any]:
+def to_doc(record: Article | Ioc | Source | User | ApiKey | Session | Feed | Webhook | Delivery | Sighting
+           ) -> dict[str, Any]:
     """A plain dict of every field (nested techniques and IOCs as dicts)."""
     doc = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
     if isinstance(record, Feed):
@@ -115,7 +118,20 @@ def merge_ioc(old: Ioc, new: Ioc) -> Ioc:
     modified = iso(merged.modified)
     merged.link_seen = {ref: at for ref, at in sorted(seen.items()) if at != modified}
     merged.confidence = merged_confidence(old, new, len(merged.sources))
+    # Set from the reports (``with_sighting_counts``), never by an article: a new report keeps them.
+    merged.sightings = max(old.sightings, new.sightings)
+    merged.false_positives = max(old.false_positives, new.false_positives)
     return merged
+
+
+def with_sighting_counts(ioc: Ioc, sightings: int, false_positives: int, at: datetime) -> Ioc:
+    """``ioc`` with new report counts, ``modified`` moved to ``at`` (never earlier) so pollers by date and
+    cached pages see the change; each link keeps the time it was last reported (``link_times``)."""
+    out = dataclasses.replace(ioc, sightings=sightings, false_positives=false_positives,
+                              modified=max(ioc.modified, ms(at)))
+    modified = iso(out.modified)
+    out.link_seen = {ref: seen for ref, seen in sorted(link_times(ioc).items()) if seen != modified}
+    return out
 
 
 def link_times(ioc: Ioc) -> dict[str, str]:

@@ -129,7 +129,8 @@ def severity_label(score: float) -> str:
 # The shape of ``Article.list_form``, its CSV line (store.csvform) and ``Ioc.to_api``. Bump it with any
 # change: SQLite keeps the
 # encoded forms with each row and re-encodes every row when opened on an older version (store/sqlite/listforms.py).
-LIST_FORM_VERSION = 4  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts
+LIST_FORM_VERSION = 5  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts;
+# 5: IOC sighting and false-positive counts
 
 # An IOC's articles, CVEs and techniques grow with the data (an ATT&CK technique is reported by a large share
 # of all articles): the full lists live in the store's link relation (``IocStore.ioc_links``), and a record
@@ -288,6 +289,10 @@ class Ioc:
     cve_count: int = 0
     technique_count: int = 0
     link_seen: dict[str, str] = field(default_factory=dict)
+    # Distinct accounts that reported the value seen / a false positive (POST /api/v1/sightings); records
+    # stored before these existed read as 0.
+    sightings: int = 0
+    false_positives: int = 0
 
     def __post_init__(self) -> None:
         # A count is never below what the record lists: a record built from its lists counts them.
@@ -324,8 +329,28 @@ class Ioc:
             "article_count": self.article_count,
             "cve_count": self.cve_count,
             "technique_count": self.technique_count,
+            "sightings": self.sightings,
+            "false_positives": self.false_positives,
             "stix_id": self.stix_id,
         }
+
+
+SIGHTING_KINDS: tuple[str, ...] = ("seen", "false_positive")
+
+
+@dataclass(slots=True)
+class Sighting:
+    """One account's report about a value (POST /api/v1/sightings), kept for the audit
+    (``ctiwire sightings list``). It names the account, never the key or its secret."""
+
+    id: str
+    user_id: str
+    type: str
+    value: str
+    kind: str  # one of SIGHTING_KINDS
+    observed_at: datetime
+    created_at: datetime
+    note: str = ""
 
 
 @dataclass(slots=True)

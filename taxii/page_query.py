@@ -25,6 +25,7 @@ from typing import Any
 
 from exporters.base import ExportContext, load_context
 from exporters.stix import stix_object
+from store.exclusions import Exclusion
 from store.ports import ArticleStore, IocStore
 from store.query import IocFilters
 from store.records import Ioc
@@ -54,6 +55,7 @@ class PageSpec:
     unique_ids: int = 0
     budget: int = SCAN_BUDGET
     records: IocFilters = IocFilters()  # a saved feed's record filters (its types are in ``types``)
+    excluded: Exclusion = Exclusion()  # what the asking account leaves out (store.exclusions)
     fixed: tuple[dict[str, Any], ...] = ()  # a collection of fixed objects: read instead of the store
 
     @property
@@ -140,7 +142,7 @@ async def _fill(rows: AsyncIterator[list[Ioc]], spec: PageSpec, contexts: Contex
     scanned = 0
     async for batch in rows:
         for ioc, obj in zip(batch, await _objects(batch, contexts), strict=True):
-            if spec.matcher(obj):
+            if spec.matcher(obj) and not spec.excluded.leaves_out(ioc):
                 if len(items) == spec.limit:  # one match past the page: there is more
                     return Page(items, True, Position.of(items[-1][0]))
                 items.append((ioc, obj))

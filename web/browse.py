@@ -144,7 +144,7 @@ class IocDownloadHandler(ReadPage):
             return
         if not await self.charge_read(format_cost(fmt)):
             return
-        entry, status = await build_export(self.ctx, request)
+        entry, status = await build_export(self.ctx, request, self.user.id)
         await write_entry(self, entry, status, attachment=True, fmt=fmt)
 
 

@@ -48,6 +48,8 @@ INDEXES: tuple[IndexSpec, ...] = (
     _plain("webhooks", "user_id", "created_at", "_id"),
     _plain("webhooks", "paused", "next_attempt"),  # WebhookStore.due_webhooks
     _plain("webhook_deliveries", "webhook_id", "at", "_id"),
+    _plain("sightings", "type", "value", "kind", "user_id"),  # SightingStore tallies and the audit list
+    _plain("sightings", "user_id", "kind", "type", "value"),  # SightingStore.false_positives_of
     *(_plain("articles", name, "_id") for name in (
         "published_at", "modified_at", "fetched_at", "created_at", "severity_score", "rank_score")),
     # Equality filters combined with the default sort: pages come off the index in order (as on SQLite).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
 
 from store.base import IocStats, keyset_pages
@@ -16,6 +16,7 @@ from store.mongo.ioc_links import recent
 from store.mongo.part import MongoPart
 from store.mongo.queries import and_, ioc_filter, ioc_hint, ioc_sort
 from store.ports import IocStore
+from store.ports.sightings import IocKey, Tally
 from store.query import IocQuery
 from store.records import RECENT_LINKS, Ioc, utcnow
 
@@ -43,6 +44,15 @@ class MongoIocs(MongoPart, IocStore):
             return await ioc_ops.replace_all(self._c("iocs"), self._c("ioc_links"), self._c("ioc_counters"), iocs)
         finally:
             await self._bump()
+
+    @guarded
+    async def set_sighting_counts(self, tallies: Mapping[IocKey, Tally], at: datetime) -> list[tuple[Ioc, Ioc]]:
+        if not tallies:
+            return []
+        changed = await ioc_ops.set_counts(self._c("iocs"), self._c("ioc_counters"), tallies, at)
+        if changed:
+            await self._bump()
+        return changed
 
     async def _ioc_page(self, q: IocQuery, size: int) -> list[Ioc]:
         cursor = self._c("iocs").find(ioc_filter(q)).sort(ioc_sort(q)).skip(q.offset).limit(size)

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from pymongo import InsertOne, ReplaceOne, UpdateOne
@@ -25,11 +26,12 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
 from store.base import IocStats, StoreError
-from store.codec import bounded, counted, fold_iocs, merge_ioc
+from store.codec import bounded, counted, fold_iocs, merge_ioc, with_sighting_counts
 from store.ioc_counters import CounterKey, tally
 from store.mongo import ioc_counters
 from store.mongo.documents import Doc, from_ioc, ioc_doc, ioc_key
 from store.mongo.ioc_links import Added, write_links
+from store.ports.sightings import IocKey, Tally
 from store.records import Ioc
 from store.stixids import object_id
 from store.value_search import trigrams
@@ -108,23 +110,59 @@ async def _round(coll: Collection, pending: dict[str, Ioc], added: Added, deltas
                  ) -> dict[str, Ioc]:
     """Merge and write ``pending``, tallying the counters of the writes that won; returns the records that
     lost a race and need another round."""
-    stored = {d["_id"]: d async for d in coll.find({"_id": {"$in": list(pending)}})}
+    lost, _ = await _swap(coll, list(pending), lambda stored: plan(pending, stored, added), deltas)
+    return {key: pending[key] for key in lost}
+
+
+async def _swap(coll: Collection, keys: list[str], planner: Callable[[dict[str, Doc]], list[Write]],
+                deltas: Counter[CounterKey]) -> tuple[set[str], list[Write]]:
+    """One compare-and-swap round: read ``keys``, write what ``planner`` makes of them, tally the writes
+    that won; (keys that lost a race, the writes that won)."""
+    stored = {d["_id"]: d async for d in coll.find({"_id": {"$in": keys}})}
     token = uuid.uuid4().hex
-    writes = plan(pending, stored, added)
+    writes = planner(stored)
     if not writes:
-        return {}
-    keys = [w.key for w in writes]
-    lost, matched = await _write(coll, [_op(w, stored, token) for w in writes], keys)
+        return set(), []
+    written = [w.key for w in writes]
+    lost, matched = await _write(coll, [_op(w, stored, token) for w in writes], written)
     replaced = [w.key for w in writes if w.held is not None]
     if matched < len(replaced):
         # A replace that won and was replaced again since also shows a moved ``_v``: its merge runs again
         # (merges commute), and its counter move is left to the writer that replaced it.
         moved = coll.find({"_id": {"$in": replaced}, "_v": {"$ne": token}}, {"_id": 1})
         lost |= {d["_id"] async for d in moved}
-    for w in writes:
-        if w.key not in lost:
-            tally(deltas, w.held, w.record)
-    return {key: pending[key] for key in lost}
+    won = [w for w in writes if w.key not in lost]
+    for w in won:
+        tally(deltas, w.held, w.record)
+    return lost, won
+
+
+def _count_writes(pending: Mapping[str, Tally], at: datetime, stored: dict[str, Doc]) -> list[Write]:
+    """The records among ``stored`` whose report counts differ from ``pending``'s, with the new counts."""
+    writes = []
+    for key, counts in pending.items():
+        held = from_ioc(stored[key]) if key in stored else None
+        if held is not None and (held.sightings, held.false_positives) != counts:
+            writes.append(Write(key, held, with_sighting_counts(held, *counts, at)))
+    return writes
+
+
+async def set_counts(coll: Collection, counters: Collection, tallies: Mapping[IocKey, Tally], at: datetime
+                     ) -> list[tuple[Ioc, Ioc]]:
+    """``IocStore.set_sighting_counts``, by compare-and-swap rounds as ``upsert`` writes."""
+    pending = {ioc_key(*key): counts for key, counts in tallies.items()}
+    deltas: Counter[CounterKey] = Counter()
+    changed: list[tuple[Ioc, Ioc]] = []
+    try:
+        for _ in range(MAX_ROUNDS):
+            if not pending:
+                return changed
+            lost, won = await _swap(coll, list(pending), partial(_count_writes, pending, at), deltas)
+            changed += [(w.held, w.record) for w in won if w.held is not None]
+            pending = {key: pending[key] for key in lost}
+        raise StoreError(f"{len(pending)} IOC records kept changing under concurrent writers; retry")
+    finally:
+        await ioc_counters.apply(counters, deltas)
 
 
 async def upsert(coll: Collection, links: Collection, counters: Collection, incoming: Iterable[Ioc]) -> None:

@@ -1,6 +1,7 @@
 """The storage seam, one interface per concern (medallion's backend seam, without HTTP concerns or paging).
 
-``ArticleStore``, ``IocStore``, ``SourceStore``, ``FeedStore``, ``WebhookStore`` and ``AccountStore`` (itself
+``ArticleStore``, ``IocStore``, ``SourceStore``, ``FeedStore``, ``WebhookStore``, ``SightingStore`` and
+``AccountStore`` (itself
 ``UserStore``, ``KeyStore``, ``SessionStore``, ``TokenStore`` and ``AttemptStore``)
 each declare one method per operation;
 ``Lifecycle`` opens, closes and probes the connection they share. A backend (``store.sqlite``, ``store.mongo``)
@@ -23,11 +24,12 @@ from store.ports.events import EventLog
 from store.ports.feeds import FeedStore
 from store.ports.iocs import IocStore
 from store.ports.lifecycle import Lifecycle, Versioned
+from store.ports.sightings import SightingStore
 from store.ports.sources import SourceStore
 from store.ports.webhooks import WebhookStore
 
 __all__ = ["AccountStore", "ArticleStore", "AttemptStore", "EventLog", "FeedStore", "IocStore", "KeyStore", "Lifecycle",
-           "SessionStore", "SourceStore", "Stores", "TokenStore", "UserStore", "Versioned",
+           "SessionStore", "SightingStore", "SourceStore", "Stores", "TokenStore", "UserStore", "Versioned",
            "WebhookStore"]
 
 
@@ -48,6 +50,7 @@ class Stores:
     accounts: AccountStore
     feeds: FeedStore
     webhooks: WebhookStore
+    sightings: SightingStore
     events: EventLog = field(default_factory=_in_process_log)
 
     @property

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
 
 import orjson
@@ -11,6 +11,7 @@ import orjson
 from store.base import IocStats
 from store.ioc_counters import ESTIMATE_CAP
 from store.ports.lifecycle import Versioned
+from store.ports.sightings import IocKey, Tally
 from store.query import IocQuery
 from store.records import RECENT_LINKS, Ioc
 
@@ -26,6 +27,12 @@ class IocStore(Versioned):
     async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
         """Make these the only records (a re-enrichment recomputes every record from the articles, so a
         value no article presents any more disappears). Bumps the data version."""
+
+    @abc.abstractmethod
+    async def set_sighting_counts(self, tallies: Mapping[IocKey, Tally], at: datetime) -> list[tuple[Ioc, Ioc]]:
+        """Give the stored records among ``tallies`` their counts (``codec.with_sighting_counts``, ``modified``
+        moved to ``at``): (before, after) of each record whose counts changed; a value with no record is
+        skipped. Bumps the data version when a record changed."""
 
     @abc.abstractmethod
     def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:

@@ -11,6 +11,7 @@ from store.sqlite.backend import SqliteStore
 from store.sqlite.events import SqliteEventLog
 from store.sqlite.feeds import SqliteFeeds
 from store.sqlite.iocs import SqliteIocs
+from store.sqlite.sightings import SqliteSightings
 from store.sqlite.sources import SqliteSources
 from store.sqlite.webhooks import SqliteWebhooks
 
@@ -20,6 +21,7 @@ __all__ = [
     "SqliteEventLog",
     "SqliteFeeds",
     "SqliteIocs",
+    "SqliteSightings",
     "SqliteSources",
     "SqliteStore",
     "SqliteWebhooks",
@@ -38,5 +40,6 @@ def sqlite_stores(path: Path, retention: timedelta = DEFAULT_RETENTION) -> Store
         SqliteAccounts(conn),
         SqliteFeeds(conn),
         SqliteWebhooks(conn),
+        SqliteSightings(conn),
         SqliteEventLog(conn, retention),
     )

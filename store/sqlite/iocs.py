@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -13,9 +13,10 @@ import orjson
 
 from store.base import IocStats, ioc_row_position, keyset_pages
 from store.cache import NearMap
-from store.codec import fold_iocs, from_doc, merge_ioc, to_doc
+from store.codec import fold_iocs, from_doc, merge_ioc, to_doc, with_sighting_counts
 from store.ioc_counters import ESTIMATE_CAP, CounterKey, countable, tally
 from store.ports import IocStore
+from store.ports.sightings import IocKey, Tally
 from store.query import IocQuery
 from store.records import RECENT_LINKS, Ioc, iso, utcnow
 from store.sqlite import ioc_counters, queries, value_index
@@ -103,6 +104,22 @@ class SqliteIocs(SqlitePart, IocStore):
             return len(records)
 
         return await self._run(lambda db: self._write(db, replace, bump=True))
+
+    async def set_sighting_counts(self, tallies: Mapping[IocKey, Tally], at: datetime) -> list[tuple[Ioc, Ioc]]:
+        def update(db: sqlite3.Connection) -> list[tuple[Ioc, Ioc]]:
+            stored = _held(db, list(tallies))
+            changes = [(old, with_sighting_counts(old, *tallies[key], at)) for key, old in stored.items()
+                       if (old.sightings, old.false_positives) != tallies[key]]
+            deltas: Counter[CounterKey] = Counter()
+            for old, record in changes:
+                tally(deltas, old, record)
+            db.executemany(_UPSERT, [_ioc_row(record) for _, record in changes])
+            ioc_counters.apply(db, deltas)
+            if changes:
+                db.execute("UPDATE meta SET value = value + 1 WHERE key = 'data_version'")
+            return changes
+
+        return await self._run(lambda db: self._write(db, update)) if tallies else []
 
     async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
         return await self._run(lambda db: recent_links(db, ioc_type, value, kind, limit))

@@ -160,6 +160,13 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
     webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE, at TEXT NOT NULL, id TEXT NOT NULL,
     doc BLOB NOT NULL, PRIMARY KEY (webhook_id, at, id)
 ) WITHOUT ROWID;
+-- Sightings (store.ports.sightings): every report kept; distinct accounts per value and kind are counted.
+CREATE TABLE IF NOT EXISTS sightings (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, kind TEXT NOT NULL,
+    created_at TEXT NOT NULL, doc BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sightings_value ON sightings (type, value, kind, user_id);
+CREATE INDEX IF NOT EXISTS sightings_user ON sightings (user_id, kind, type, value);
 -- Usage history (store.usage): requests and 429s per key (or web budget) and UTC day.
 CREATE TABLE IF NOT EXISTS key_usage (
     key_id TEXT NOT NULL, day TEXT NOT NULL, requests INTEGER NOT NULL, refused INTEGER NOT NULL,
