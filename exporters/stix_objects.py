@@ -193,6 +193,16 @@ def relationship_object(source: str, kind: str, target: str, created: str, modif
     return obj
 
 
+def sighting_object(ioc: Ioc, indicator: str) -> dict[str, Any]:
+    """STIX 2.1 s. 5.3 ``sighting`` of a record's indicator: ``count`` is how many distinct accounts reported
+    the value seen (POST /api/v1/sightings), reported to and relayed by ctiwire (``where_sighted_refs``).
+    Its id follows the indicator's, so each build names the same sighting; ``modified`` moves with the count."""
+    created, modified = dates(ioc)
+    obj = _base("sighting", named_id("sighting", indicator), created, modified)
+    obj.update({"sighting_of_ref": indicator, "count": ioc.sightings, "where_sighted_refs": [IDENTITY_ID]})
+    return obj
+
+
 def stix_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:
     """The primary STIX 2.1 object of one IOC record: an ``indicator``, or a ``vulnerability`` for a CVE.
 
