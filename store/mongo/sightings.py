@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pymongo import InsertOne
+
 from store.codec import from_doc, to_doc
 from store.mongo.errors import guarded
 from store.mongo.part import MongoPart
@@ -31,7 +33,7 @@ class MongoSightings(MongoPart, SightingStore):
     async def add_sightings(self, sightings: Sequence[Sighting]) -> dict[IocKey, Tally]:
         if not sightings:
             return {}
-        await self._c("sightings").insert_many([_doc(s) for s in sightings], ordered=False)
+        await self._c("sightings").bulk_write([InsertOne(_doc(s)) for s in sightings], ordered=False)
         return await self.tallies([(s.type, s.value) for s in sightings])
 
     @guarded
