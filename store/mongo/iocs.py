@@ -25,7 +25,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
 from store.base import IocStats, StoreError
-from store.codec import bounded, counted, fold_iocs, merge_ioc
+from store.codec import bounded, counted, fold_iocs, merge_ioc, revoked
 from store.ioc_counters import CounterKey, tally
 from store.mongo import ioc_counters
 from store.mongo.documents import Doc, from_ioc, ioc_doc, ioc_key
@@ -142,6 +142,28 @@ async def upsert(coll: Collection, links: Collection, counters: Collection, inco
         await ioc_counters.apply(counters, deltas)
 
 
+async def revoke(
+    coll: Collection, counters: Collection, key: str, reason: str, at: datetime
+) -> tuple[Ioc | None, bool]:
+    """Revoke the record under ``key`` by compare-and-swap on ``_v`` (a concurrent merge keeps the
+    revocation: ``codec.merge_ioc``); (the record as stored now or None, whether this call changed it)."""
+    for _ in range(MAX_ROUNDS):
+        doc = await coll.find_one({"_id": key})
+        if doc is None:
+            return None, False
+        held = from_ioc(doc)
+        record = revoked(held, reason, at)
+        if record is held:
+            return held, False
+        result = await coll.replace_one({"_id": key, "_v": doc.get("_v")}, ioc_doc(record, uuid.uuid4().hex))
+        if result.matched_count:
+            deltas: Counter[CounterKey] = Counter()
+            tally(deltas, held, record)
+            await ioc_counters.apply(counters, deltas)
+            return record, True
+    raise StoreError(f"IOC record {key} kept changing under concurrent writers; retry")
+
+
 async def backfill_stix_ids(coll: Collection) -> int:
     """Give documents written before ``stix_id`` and ``grams`` existed their STIX object id and value
     trigrams (run by ``open``).
@@ -154,6 +176,19 @@ async def backfill_stix_ids(coll: Collection) -> int:
     async for doc in coll.find(missing, {"type": 1, "value": 1}):
         derived = {"stix_id": object_id(doc["type"], doc["value"]), "grams": trigrams(doc["value"])}
         ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": derived}))
+        if len(ops) == BACKFILL_BATCH:
+            done, ops = done + (await coll.bulk_write(ops, ordered=False)).modified_count, []
+    if ops:
+        done += (await coll.bulk_write(ops, ordered=False)).modified_count
+    return done
+
+
+async def backfill_lifecycle(coll: Collection) -> int:
+    """Give documents written before the lifecycle their ``valid_until`` (run by ``open``); derived from the
+    document alone, so a concurrent merge writes the same value (as ``backfill_stix_ids``)."""
+    done, ops = 0, []
+    async for doc in coll.find({"valid_until": {"$exists": False}}):
+        ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": {"valid_until": from_ioc(doc).valid_until}}))
         if len(ops) == BACKFILL_BATCH:
             done, ops = done + (await coll.bulk_write(ops, ordered=False)).modified_count, []
     if ops:
