@@ -10,7 +10,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from application import logs
-from cli import commands, ingest_commands, keys, sightings, stream_command, users
+from cli import commands, ingest_commands, iocs, keys, sightings, stream_command, users
 from config.settings import Settings, SettingsError, check_port, load_settings, unknown_variables
 from config.tiers import TIERS
 from exporters.precompute import known_windows
@@ -48,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     stream_command.add_parser(sub)
     users.add_parser(sub)
     keys.add_parser(sub)
+    iocs.add_parser(sub)
     sightings.add_parser(sub)
     return parser
 
@@ -79,6 +80,7 @@ COMMANDS: dict[str, Handler] = {
     "ingest": ingest_commands.ingest,
     "enrich": ingest_commands.enrich,
     "stream": stream_command.stream,
+    "iocs": iocs.iocs,
     "sightings": sightings.sightings,
 }
 

@@ -26,6 +26,7 @@ from exporters.base import load_context
 from exporters.build_once import Entry, build_in_thread, get_or_build, make_entry, store_entry
 from exporters.registry import EXPORTERS, get_exporter
 from store.cache import Cache
+from store.decay import clock
 from store.exclusions import Exclusion
 from store.ports import IocStore, Stores
 from store.query import IocFilters, IocQuery
@@ -125,7 +126,10 @@ class ExportRequest:
         return (*((name, ",".join(values)) for name, values in named.items()), ("limit", str(self.limit)))
 
     def query(self, now: datetime) -> IocQuery:
-        return self.filters.query(since=self.window_since(now), limit=self.excluded.widened(self.limit))
+        """The records at ``now``: active ones by default (store.query.DEFAULT_STATUSES), every change for a
+        poll by date (``since``: expiries and revocations included); read past the account's exclusion."""
+        return self.filters.query(poll=self.since is not None, since=self.window_since(now),
+                                  limit=self.excluded.widened(self.limit), now=clock(now))
 
 
 async def collect_iocs(store: IocStore, query: IocQuery, progress: Progress | None = None,

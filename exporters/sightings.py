@@ -9,7 +9,6 @@ Values are read as the bulk lookup reads them (defanged forms accepted; ``export
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,11 +16,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from exporters.lookup import Indicator, read_value
-from store.ports import IocStore, Stores
+from store import events
+from store.ports import Stores
 from store.ports.sightings import Tally
 from store.records import IOC_TYPES, SIGHTING_KINDS, Ioc, Sighting, parse_iso
-
-log = logging.getLogger(__name__)
 
 MAX_REPORTS = 1_000
 MAX_NOTE_CHARS = 500
@@ -126,21 +124,6 @@ def read_reports(body: Any, now: datetime) -> list[Report]:
     return reports
 
 
-async def revoke_by_consensus(iocs: IocStore, ioc_type: str, value: str, reason: str, at: datetime) -> None:
-    """Revoke the indicator for everyone: its false-positive reports reached the quorum.
-
-    The one call the quorum makes; it is to become the indicator lifecycle's ``IocStore.revoke_ioc``
-    (status ``revoked``, a new version for pollers). Until the store has it, the quorum is logged.
-    """
-    log.warning(
-        "false-positive quorum reached for %s %s (%s, at %s): awaiting IocStore.revoke_ioc",
-        ioc_type,
-        value,
-        reason,
-        at.isoformat(),
-    )
-
-
 def _answer(report: Report, tally: Tally, known: bool) -> Answer:
     ioc_type, value = report.indicator
     return {
@@ -154,12 +137,13 @@ def _answer(report: Report, tally: Tally, known: bool) -> Answer:
     }
 
 
-async def _revoke_reached(iocs: IocStore, changes: list[tuple[Ioc, Ioc]], quorum: int, at: datetime) -> None:
-    """Revoke each record whose distinct false-positive reports reached ``quorum`` with this request."""
+async def _revoke_reached(stores: Stores, changes: list[tuple[Ioc, Ioc]], quorum: int, at: datetime) -> None:
+    """Revoke for everyone each record whose distinct false-positive reports reached ``quorum`` with this
+    request (``store.events.revoke``: the record's new version, and an ``ioc-revoked`` event)."""
     for held, record in changes:
         if held.false_positives < quorum <= record.false_positives:
             reason = f"reported as a false positive by {record.false_positives} accounts"
-            await revoke_by_consensus(iocs, record.type, record.value, reason, at)
+            await events.revoke(stores, record.type, record.value, reason, at)
 
 
 async def report_sightings(
@@ -174,7 +158,7 @@ async def report_sightings(
     ]
     tallies = await stores.sightings.add_sightings(sightings)
     changes = await stores.iocs.set_sighting_counts(tallies, now)
-    await _revoke_reached(stores.iocs, changes, quorum, now)
+    await _revoke_reached(stores, changes, quorum, now)
     known = {(ioc.type, ioc.value) for _, ioc in changes}
     missing = [key for key in tallies if key not in known]
     for ioc_type in {t for t, _ in missing}:

@@ -10,6 +10,7 @@ from server.errors import bad_param
 from server.openapi_parts import DATE_TIME_PARAM, csv_param, param, per_tier
 from server.params import Params
 from server.windows import Window, cap_limit, clamp_since, window_headers
+from store.decay import STATUSES, clock
 from store.query import IocFilters, IocQuery
 from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SOURCE_CATEGORIES
 
@@ -58,16 +59,20 @@ def ioc_filters(params: Params, types: tuple[str, ...] = IOC_TYPES) -> IocFilter
         industries=industries(params),
         sources=params.csv("source"),
         threat_actors=tuple(dict.fromkeys(v.lower() for v in params.csv("threat_actor"))),
+        statuses=tuple(dict.fromkeys(params.csv("status", STATUSES))),
+        min_score=params.integer("min_score", None, minimum=0, maximum=100) or None,
     )
 
 
 def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: int = DEFAULT_IOC_LIMIT,
                       types: tuple[str, ...] = IOC_TYPES, filters: IocFilters | None = None) -> IocRequest:
     """The IOC list's filters (or a saved feed's ``filters``), since, limit and offset, clamped to ``tier``."""
-    window = clamp_since(params.timestamp("since"), tier.ioc_lookback_days, now)
+    asked = params.timestamp("since") or params.timestamp("modified_since")
+    window = clamp_since(asked, tier.ioc_lookback_days, now)
     limit, capped = cap_limit(params.limit(default_limit), tier.ioc_results_max)
     chosen = ioc_filters(params, types) if filters is None else filters
-    query = chosen.query(since=window.since, offset=params.integer("offset", 0, minimum=0) or 0, limit=limit)
+    offset = params.integer("offset", 0, minimum=0) or 0
+    query = chosen.query(poll=asked is not None, since=window.since, offset=offset, limit=limit, now=clock(now))
     strategy = params.text("count_strategy", DEFAULT_COUNT_STRATEGY, COUNT_STRATEGIES) or DEFAULT_COUNT_STRATEGY
     return IocRequest(query, window, capped, chosen, strategy)
 
@@ -84,7 +89,14 @@ IOC_FILTER_PARAMS = [
           "(any-match on the feeds that reported the record)."),
     param("threat_actor", {"type": "string"}, "Lowercase canonical threat actor names, comma-separated "
           "(any-match on the actors named beside the record)."),
+    csv_param("status", "Lifecycle statuses, comma-separated (README, \"Indicator score and lifecycle\"). Default "
+              "`active`; with `since` (a poll for changes) every status: records revoked since then, and records "
+              "whose `valid_until` passed since then (their effective `modified` is `valid_until`), come back "
+              "with their new status.", STATUSES),
+    param("min_score", {"type": "integer", "minimum": 0, "maximum": 100},
+          "Only records whose `score` now is at least this (revoked records score 0)."),
     SINCE_PARAM,
+    param("modified_since", DATE_TIME_PARAM, "Alias of `since`."),
 ]
 COUNT_STRATEGY_PARAM = param(
     "count_strategy", {"type": "string", "enum": list(COUNT_STRATEGIES), "default": DEFAULT_COUNT_STRATEGY},

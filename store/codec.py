@@ -34,7 +34,7 @@ R = TypeVar("R", Article, Ioc, Source, User, ApiKey, Session, Feed, Webhook, Del
 
 _DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
     Article: frozenset({"published_at", "fetched_at", "modified_at", "created_at", "categorized_at"}),
-    Ioc: frozenset({"first_seen", "last_seen", "modified"}),
+    Ioc: frozenset({"first_seen", "last_seen", "modified", "revoked_at"}),
     Source: frozenset({"last_attempt_at", "last_success_at"}),
     Session: frozenset({"created_at", "last_seen_at"}),
     User: frozenset({"created_at"}),
@@ -118,17 +118,39 @@ def merge_ioc(old: Ioc, new: Ioc) -> Ioc:
     modified = iso(merged.modified)
     merged.link_seen = {ref: at for ref, at in sorted(seen.items()) if at != modified}
     merged.confidence = merged_confidence(old, new, len(merged.sources))
-    # Set from the reports (``with_sighting_counts``), never by an article: a new report keeps them.
-    merged.sightings = max(old.sightings, new.sightings)
-    merged.false_positives = max(old.false_positives, new.false_positives)
+    _merge_lifecycle(merged, old, new)
     return merged
 
 
+def _merge_lifecycle(merged: Ioc, old: Ioc, new: Ioc) -> None:
+    """A revocation sticks through later reports (an operator's or the accounts' verdict on the value,
+    not the feeds'), the earliest one when both were revoked (merges commute); sighting counts only grow
+    (reports carry none of their own)."""
+    revokers = [r for r in (old, new) if r.revoked]
+    first = min(revokers, key=lambda r: (r.revoked_at or r.modified, r.revoked_reason)) if revokers else new
+    merged.revoked, merged.revoked_at, merged.revoked_reason = first.revoked, first.revoked_at, first.revoked_reason
+    merged.sightings = max(old.sightings, new.sightings)
+    merged.false_positives = max(old.false_positives, new.false_positives)
+
+
+def revoked(ioc: Ioc, reason: str, at: datetime) -> Ioc:
+    """``ioc`` revoked at ``at`` for ``reason`` (IocStore.revoke_ioc): a change pollers must see, so
+    ``modified`` becomes ``at``; its links keep the times they were reported at. Unchanged when it was
+    revoked already (the first verdict stands)."""
+    if ioc.revoked:
+        return ioc
+    return changed_at(ioc, at, revoked=True, revoked_at=ms(at), revoked_reason=reason)
+
+
 def with_sighting_counts(ioc: Ioc, sightings: int, false_positives: int, at: datetime) -> Ioc:
-    """``ioc`` with new report counts, ``modified`` moved to ``at`` (never earlier) so pollers by date and
-    cached pages see the change; each link keeps the time it was last reported (``link_times``)."""
-    out = dataclasses.replace(ioc, sightings=sightings, false_positives=false_positives,
-                              modified=max(ioc.modified, ms(at)))
+    """``ioc`` with the accounts' report counts (POST /api/v1/sightings) as of ``at``."""
+    return changed_at(ioc, at, sightings=sightings, false_positives=false_positives)
+
+
+def changed_at(ioc: Ioc, at: datetime, **fields: Any) -> Ioc:
+    """``ioc`` with ``fields`` changed at ``at``: a change pollers must see, so ``modified`` moves to ``at``
+    (never back); its links keep the times they were reported at (``link_times``)."""
+    out = dataclasses.replace(ioc, **fields, modified=max(ioc.modified, ms(at)))
     modified = iso(out.modified)
     out.link_seen = {ref: seen for ref, seen in sorted(link_times(ioc).items()) if seen != modified}
     return out

@@ -100,9 +100,17 @@ def counter_span(since: datetime | None) -> Span:
 
 
 def countable(query: IocQuery) -> bool:
-    """Whether the counters can count ``query``: filters on type, confidence, category and ``since`` only."""
+    """Whether the counters can count ``query``: filters on type, confidence, category and ``since`` only.
+    They count records by when they changed, not by status or score (those move with the clock), so a
+    lifecycle filter (the lists' default ``status=active`` among them) is counted on the records, up to the
+    estimate's cap (``IocStore.estimate_iocs``)."""
     return not (
-        query.industries or query.values or query.value_contains or query.stix_ids or query.added_after is not None
+        query.industries
+        or query.values
+        or query.value_contains
+        or query.stix_ids
+        or query.added_after is not None
+        or query.lifecycle
     )
 
 

@@ -67,6 +67,7 @@ INDEXES: tuple[IndexSpec, ...] = (
     _plain("iocs", "grams"),  # multikey: each value's trigrams, for substring searches (store.value_search)
     _plain("iocs", "value"),
     _plain("iocs", "stix_id"),  # TAXII match[id] and object lookups; a few records per id, then sorted
+    _plain("iocs", "valid_until"),  # polls for changes find the expiries of their window by it (store.decay)
     # A record's most recent links of one kind (IocStore.ioc_links), newest first off the index.
     IndexSpec("ioc_links", [("ioc", 1), ("kind", 1), ("seen", -1), ("ref", -1)]),
     _plain("ioc_counters", "k", "b"),  # a window's whole days of one kind of counter (store.ioc_counters)

@@ -54,6 +54,14 @@ class MongoIocs(MongoPart, IocStore):
             await self._bump()
         return changed
 
+    @guarded
+    async def revoke_ioc(self, ioc_type: str, value: str, reason: str, at: datetime) -> Ioc | None:
+        record, changed = await ioc_ops.revoke(self._c("iocs"), self._c("ioc_counters"), ioc_key(ioc_type, value),
+                                               reason, at)
+        if changed:
+            await self._bump()
+        return record
+
     async def _ioc_page(self, q: IocQuery, size: int) -> list[Ioc]:
         cursor = self._c("iocs").find(ioc_filter(q)).sort(ioc_sort(q)).skip(q.offset).limit(size)
         hint = ioc_hint(q, utcnow())

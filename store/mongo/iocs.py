@@ -26,7 +26,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
 from store.base import IocStats, StoreError
-from store.codec import bounded, counted, fold_iocs, merge_ioc, with_sighting_counts
+from store.codec import bounded, counted, fold_iocs, merge_ioc, revoked, with_sighting_counts
 from store.ioc_counters import CounterKey, tally
 from store.mongo import ioc_counters
 from store.mongo.documents import Doc, from_ioc, ioc_doc, ioc_key
@@ -137,32 +137,49 @@ async def _swap(coll: Collection, keys: list[str], planner: Callable[[dict[str, 
     return lost, won
 
 
-def _count_writes(pending: Mapping[str, Tally], at: datetime, stored: dict[str, Doc]) -> list[Write]:
-    """The records among ``stored`` whose report counts differ from ``pending``'s, with the new counts."""
+Change = Callable[[str, Ioc], Ioc]  # (key, stored record) -> the record to store (the same one: no write)
+
+
+def _changes(change: Change, stored: dict[str, Doc]) -> list[Write]:
     writes = []
-    for key, counts in pending.items():
-        held = from_ioc(stored[key]) if key in stored else None
-        if held is not None and (held.sightings, held.false_positives) != counts:
-            writes.append(Write(key, held, with_sighting_counts(held, *counts, at)))
+    for key, doc in stored.items():
+        held = from_ioc(doc)
+        record = change(key, held)
+        if record != held:
+            writes.append(Write(key, held, record))
     return writes
 
 
-async def set_counts(coll: Collection, counters: Collection, tallies: Mapping[IocKey, Tally], at: datetime
-                     ) -> list[tuple[Ioc, Ioc]]:
-    """``IocStore.set_sighting_counts``, by compare-and-swap rounds as ``upsert`` writes."""
-    pending = {ioc_key(*key): counts for key, counts in tallies.items()}
+async def change_records(coll: Collection, counters: Collection, keys: Iterable[str], change: Change
+                         ) -> list[tuple[Ioc, Ioc]]:
+    """Store ``change`` of each stored record among ``keys`` by compare-and-swap rounds, as ``upsert`` writes
+    (a record that moved meanwhile is changed again from its new state), and move the counters; (stored,
+    changed) of each record written."""
+    pending = list(dict.fromkeys(keys))
     deltas: Counter[CounterKey] = Counter()
     changed: list[tuple[Ioc, Ioc]] = []
     try:
         for _ in range(MAX_ROUNDS):
             if not pending:
                 return changed
-            lost, won = await _swap(coll, list(pending), partial(_count_writes, pending, at), deltas)
+            lost, won = await _swap(coll, pending, partial(_changes, change), deltas)
             changed += [(w.held, w.record) for w in won if w.held is not None]
-            pending = {key: pending[key] for key in lost}
+            pending = [key for key in pending if key in lost]
         raise StoreError(f"{len(pending)} IOC records kept changing under concurrent writers; retry")
     finally:
         await ioc_counters.apply(counters, deltas)
+
+
+async def set_counts(coll: Collection, counters: Collection, tallies: Mapping[IocKey, Tally], at: datetime
+                     ) -> list[tuple[Ioc, Ioc]]:
+    """``IocStore.set_sighting_counts``."""
+    counts = {ioc_key(*key): tally for key, tally in tallies.items()}
+
+    def recount(key: str, held: Ioc) -> Ioc:
+        same = (held.sightings, held.false_positives) == counts[key]
+        return held if same else with_sighting_counts(held, *counts[key], at)
+
+    return await change_records(coll, counters, counts, recount)
 
 
 async def upsert(coll: Collection, links: Collection, counters: Collection, incoming: Iterable[Ioc]) -> None:
@@ -180,6 +197,18 @@ async def upsert(coll: Collection, links: Collection, counters: Collection, inco
         await ioc_counters.apply(counters, deltas)
 
 
+async def revoke(
+    coll: Collection, counters: Collection, key: str, reason: str, at: datetime
+) -> tuple[Ioc | None, bool]:
+    """Revoke the record under ``key`` (a concurrent merge keeps the revocation: ``codec.merge_ioc``); (the
+    record as stored now or None, whether this call changed it)."""
+    changed = await change_records(coll, counters, [key], lambda _, held: revoked(held, reason, at))
+    if changed:
+        return changed[0][1], True
+    doc = await coll.find_one({"_id": key})
+    return (None if doc is None else from_ioc(doc)), False
+
+
 async def backfill_stix_ids(coll: Collection) -> int:
     """Give documents written before ``stix_id`` and ``grams`` existed their STIX object id and value
     trigrams (run by ``open``).
@@ -192,6 +221,19 @@ async def backfill_stix_ids(coll: Collection) -> int:
     async for doc in coll.find(missing, {"type": 1, "value": 1}):
         derived = {"stix_id": object_id(doc["type"], doc["value"]), "grams": trigrams(doc["value"])}
         ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": derived}))
+        if len(ops) == BACKFILL_BATCH:
+            done, ops = done + (await coll.bulk_write(ops, ordered=False)).modified_count, []
+    if ops:
+        done += (await coll.bulk_write(ops, ordered=False)).modified_count
+    return done
+
+
+async def backfill_lifecycle(coll: Collection) -> int:
+    """Give documents written before the lifecycle their ``valid_until`` (run by ``open``); derived from the
+    document alone, so a concurrent merge writes the same value (as ``backfill_stix_ids``)."""
+    done, ops = 0, []
+    async for doc in coll.find({"valid_until": {"$exists": False}}):
+        ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": {"valid_until": from_ioc(doc).valid_until}}))
         if len(ops) == BACKFILL_BATCH:
             done, ops = done + (await coll.bulk_write(ops, ordered=False)).modified_count, []
     if ops:

@@ -12,7 +12,7 @@ from store.base import IocStats
 from store.ioc_counters import ESTIMATE_CAP
 from store.ports.lifecycle import Versioned
 from store.ports.sightings import IocKey, Tally
-from store.query import IocQuery
+from store.query import IocQuery, status_clock
 from store.records import RECENT_LINKS, Ioc
 
 
@@ -35,14 +35,21 @@ class IocStore(Versioned):
         skipped. Bumps the data version when a record changed."""
 
     @abc.abstractmethod
+    async def revoke_ioc(self, ioc_type: str, value: str, reason: str, at: datetime) -> Ioc | None:
+        """Revoke one record (``store.codec.revoked``: its ``modified`` becomes ``at``) and bump the data
+        version; the record as stored now, or None when there is none. Revoking a revoked record changes
+        nothing. ``store.events.revoke`` also tells the live feed (an ``ioc-revoked`` event)."""
+
+    @abc.abstractmethod
     def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
         """Records matching ``query`` ordered by (first_seen, type, value), ``query.limit`` at most."""
 
     async def iter_ioc_rows(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[bytes]]:
         """Like ``iter_iocs``, as API forms encoded as JSON: the list and search pages stream the bytes
         without decoding records. Backends that keep the encoding stored override this."""
+        now = status_clock(query)
         async for batch in self.iter_iocs(query, batch_size):
-            yield [orjson.dumps(i.to_api()) for i in batch]
+            yield [orjson.dumps(i.to_api(now)) for i in batch]
 
     @abc.abstractmethod
     async def count_iocs(self, query: IocQuery) -> int:

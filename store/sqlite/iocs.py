@@ -13,12 +13,12 @@ import orjson
 
 from store.base import IocStats, ioc_row_position, keyset_pages
 from store.cache import NearMap
-from store.codec import fold_iocs, from_doc, merge_ioc, to_doc, with_sighting_counts
+from store.codec import fold_iocs, from_doc, merge_ioc, revoked, to_doc, with_sighting_counts
 from store.ioc_counters import ESTIMATE_CAP, CounterKey, countable, tally
 from store.ports import IocStore
 from store.ports.sightings import IocKey, Tally
-from store.query import IocQuery
-from store.records import RECENT_LINKS, Ioc, iso, utcnow
+from store.query import IocQuery, status_clock
+from store.records import RECENT_LINKS, Ioc, iso, utcnow, with_life
 from store.sqlite import ioc_counters, queries, value_index
 from store.sqlite.backend import SqliteStore
 from store.sqlite.ioc_links import LinkRow, insert_links, linked_record, new_record, recent_links
@@ -27,7 +27,7 @@ from store.sqlite.part import SqlitePart, _json, _rows_in, _tuples
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
 _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confidence", "feed_name",
-                "source_category", "industries", "doc", "stix_id", "api_json")
+                "source_category", "industries", "doc", "stix_id", "api_json", "valid_until", "revoked")
 
 
 # Insert, or update in place: the row keeps its rowid, which the value index (iocs_values) refers to.
@@ -38,7 +38,8 @@ _UPSERT = (f"INSERT INTO iocs ({', '.join(_IOC_COLUMNS)}) VALUES ({', '.join('?'
 
 def _ioc_row(i: Ioc) -> tuple[Any, ...]:
     return (i.type, i.value, iso(i.first_seen), iso(i.last_seen), iso(i.modified), i.confidence, i.feed_name,
-            i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.to_api()))
+            i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.stored_api()),
+            iso(i.valid_until), int(i.revoked))
 
 
 def _held(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Ioc]:
@@ -51,6 +52,18 @@ def _held(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> dict[tuple[str
             for ioc_type, wanted in values.items()
             for t, doc in _rows_in(sql, wanted, (ioc_type,))(db)
             for ioc in (from_doc(Ioc, orjson.loads(doc)),)}
+
+
+def _rewrite(db: sqlite3.Connection, changes: list[tuple[Ioc, Ioc]]) -> None:
+    """Write each (stored, changed) record with its counter move; the data version moves only when one did."""
+    if not changes:
+        return
+    deltas: Counter[CounterKey] = Counter()
+    for held, record in changes:
+        tally(deltas, held, record)
+    db.executemany(_UPSERT, [_ioc_row(record) for _, record in changes])
+    ioc_counters.apply(db, deltas)
+    db.execute("UPDATE meta SET value = value + 1 WHERE key = 'data_version'")
 
 
 class SqliteIocs(SqlitePart, IocStore):
@@ -110,16 +123,21 @@ class SqliteIocs(SqlitePart, IocStore):
             stored = _held(db, list(tallies))
             changes = [(old, with_sighting_counts(old, *tallies[key], at)) for key, old in stored.items()
                        if (old.sightings, old.false_positives) != tallies[key]]
-            deltas: Counter[CounterKey] = Counter()
-            for old, record in changes:
-                tally(deltas, old, record)
-            db.executemany(_UPSERT, [_ioc_row(record) for _, record in changes])
-            ioc_counters.apply(db, deltas)
-            if changes:
-                db.execute("UPDATE meta SET value = value + 1 WHERE key = 'data_version'")
+            _rewrite(db, changes)
             return changes
 
         return await self._run(lambda db: self._write(db, update)) if tallies else []
+
+    async def revoke_ioc(self, ioc_type: str, value: str, reason: str, at: datetime) -> Ioc | None:
+        def revoke(db: sqlite3.Connection) -> Ioc | None:
+            held = _held(db, [(ioc_type, value)]).get((ioc_type, value))
+            record = None if held is None else revoked(held, reason, at)
+            if held is None or record is None or record is held:
+                return held
+            _rewrite(db, [(held, record)])
+            return record
+
+        return await self._run(lambda db: self._write(db, revoke))
 
     async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
         return await self._run(lambda db: recent_links(db, ioc_type, value, kind, limit))
@@ -147,12 +165,16 @@ class SqliteIocs(SqlitePart, IocStore):
     def _ioc_row_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[bytes]]:
         def fetch(db: sqlite3.Connection) -> list[bytes]:
             where, params = self._where(db, q, page=True)
-            # The pre-encoded API form alone (the keyset position is read from the last one); the document
-            # only for rows written before the column existed.
-            sql = (f"SELECT api_json, CASE WHEN api_json IS NULL THEN doc END FROM iocs "
-                   f"WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?")
-            return [encoded if encoded is not None else orjson.dumps(from_doc(Ioc, orjson.loads(doc)).to_api())
-                    for encoded, doc in _tuples(db, sql, [*params, size, q.offset])]
+            # The pre-encoded API form, completed with score and status from the stored valid_until (the
+            # keyset position is read from the last one); the document only for rows written before the
+            # columns existed.
+            sql = (f"SELECT api_json, type, valid_until, revoked, CASE WHEN valid_until IS NULL THEN doc END "
+                   f"FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?")
+            now = status_clock(q)
+            now_iso = iso(now)
+            return [with_life(encoded, ioc_type, until, revoked, now, now_iso) if until is not None
+                    else orjson.dumps(from_doc(Ioc, orjson.loads(doc)).to_api(now))
+                    for encoded, ioc_type, until, revoked, doc in _tuples(db, sql, [*params, size, q.offset])]
 
         return fetch
 

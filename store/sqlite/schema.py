@@ -186,11 +186,16 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("api_keys", "previous_hash", "TEXT"),  # a rotated key's former secret, valid during its grace
     ("api_keys", "previous_expires_at", "TEXT"),
     ("users", "unverified", "INTEGER"),  # 1 until the sign-up's e-mail link is followed; NULL = verified
+    # An IOC's lifecycle (store.decay): filled by the list-form rebuild for older rows (store/sqlite/listforms.py)
+    ("iocs", "valid_until", "TEXT"),
+    ("iocs", "revoked", "INTEGER"),
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """
 CREATE INDEX IF NOT EXISTS iocs_stix_id ON iocs (stix_id);
 CREATE INDEX IF NOT EXISTS api_keys_previous_hash ON api_keys (previous_hash);
+-- Polls for changes find the records that expired in their window by it (store.decay).
+CREATE INDEX IF NOT EXISTS iocs_valid_until ON iocs (valid_until);
 """
 # The function the backfill calls; registered on the writing connection only.
 STIX_ID_FUNCTION = "ctiwire_stix_id"

@@ -13,7 +13,6 @@ import pytest
 from stix_support import dangling_refs, validate_stix
 from support import delivered_key
 
-import exporters.sightings
 from store import accounts
 from store.records import Ioc, utcnow
 from taxii.media import TAXII_21
@@ -159,24 +158,27 @@ async def test_a_false_positive_leaves_that_accounts_exports_and_taxii_at_once(s
     assert hidden.stix_id not in {o["id"] for o in bundle["objects"]}
 
 
-async def test_three_accounts_false_positives_reach_the_quorum(server: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    revoked: list[tuple[str, str, str]] = []
-
-    async def revoke(_iocs: Any, ioc_type: str, value: str, reason: str, _at: Any) -> None:
-        revoked.append((ioc_type, value, reason))
-
-    monkeypatch.setattr(exporters.sightings, "revoke_by_consensus", revoke)
+async def test_three_accounts_false_positives_revoke_it_for_everyone(server: Any) -> None:
     await server.ctx.iocs.upsert_iocs(STORED)
-    third = await _pro_key(server, "third@test.local")
-    fourth = await _pro_key(server, "fourth@test.local")
+    third, fourth = await _pro_key(server, "third@test.local"), await _pro_key(server, "fourth@test.local")
+    bystander = await _pro_key(server, "bystander@test.local")
+    target = STORED[2]
     report = {"value": "hxxp://c2[.]bad[.]example/gate", "kind": "false_positive"}
     for key in (server.pro_key, server.pro_key, server.free_key):
         await _post(server, key, report)
-    assert revoked == []  # two distinct accounts so far, one of them twice
+    held = await server.ctx.iocs.get_ioc("url", target.value)
+    assert held.false_positives == 2 and not held.revoked  # two distinct accounts, one of them twice
+    assert target.value in await _blocklist(server, bystander)
     await _post(server, third, report)
-    assert revoked == [("url", "http://c2.bad.example/gate", "reported as a false positive by 3 accounts")]
+    revoked = await server.ctx.iocs.get_ioc("url", target.value)
+    assert revoked.revoked and revoked.revoked_reason == "reported as a false positive by 3 accounts"
+    assert target.value not in await _blocklist(server, bystander)  # for everyone, not only the reporters
+    async with server.client(bystander) as http:
+        polled = (await http.get("/api/v1/iocs", params={"since": held.modified.isoformat(), "status": "revoked"}))
+    assert [(r["value"], r["status"]) for r in polled.json()["data"]] == [(target.value, "revoked")]
     await _post(server, fourth, report)
-    assert len(revoked) == 1  # reached once
+    again = await server.ctx.iocs.get_ioc("url", target.value)
+    assert again.false_positives == 4 and again.revoked_at == revoked.revoked_at  # the first verdict stands
 
 
 async def test_the_stix_export_carries_valid_sighting_objects(server: Any) -> None:
