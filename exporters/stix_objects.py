@@ -7,12 +7,14 @@ the OASIS extension ``extension-definition--60a3c5c5-...``): the data is public 
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from exporters.base import ArticleRef, ExportContext, indicator_id
 from exporters.caps import SOURCES_NAMED, clip
+from store.decay import clock
 from store.ioctypes import Stix, mapping
-from store.records import Ioc, iso
+from store.records import Ioc, iso, utcnow
 from store.stixids import attack_pattern_id, named_id, stable_uuid, vulnerability_id
 
 # TLP 2.0 in STIX 2.1: the official TLP:CLEAR marking definition, fixed id and date, from the OASIS
@@ -106,9 +108,25 @@ def _description(ioc: Ioc) -> str:
     )
 
 
-def indicator_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:
+def lifecycle(ioc: Ioc, now: datetime) -> tuple[str, dict[str, Any]]:
+    """(modified, lifecycle properties) of an indicator at ``now`` (store.ioctypes.LIFECYCLE_PLACES):
+    ``valid_until``, later than ``valid_from`` as STIX 2.1 s. 4.6 requires; ``revoked`` (``modified`` is
+    then the revocation). An expired record is a new version whose ``modified`` is its expiry, so
+    ``match[version]`` and date pollers see the change."""
     created, modified = dates(ioc)
+    until = max(ioc.valid_until, ioc.first_seen + timedelta(seconds=1))
+    if ioc.revoked:
+        return modified, {"valid_until": iso(until), "revoked": True}
+    if ioc.status(now) == "expired":
+        modified = max(modified, iso(until))
+    return modified, {"valid_until": iso(until)}
+
+
+def indicator_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:
+    created, _ = dates(ioc)
+    modified, life = lifecycle(ioc, clock(ctx.generated_at if ctx is not None else utcnow()))
     obj = _base("indicator", indicator_id(ioc), created, modified)
+    obj.update(life)
     obj.update(
         {
             "name": f"{ioc.type}: {ioc.value}",

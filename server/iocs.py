@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -26,9 +27,10 @@ from server.openapi_parts import LOOKBACK_HEADER, bad_request, header, limit_par
 from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
 from store.cache import NearMap, body_etag, near_map
+from store.decay import STATUSES
 from store.ports import IocStore
-from store.query import IocQuery
-from store.records import CONFIDENCES, IOC_TYPES, RECENT_LINKS, utcnow
+from store.query import IocQuery, status_clock
+from store.records import CONFIDENCES, IOC_TYPES, RECENT_LINKS, parse_stored, utcnow
 
 # The id under which the STIX export and TAXII carry the record, so a REST result leads straight to it.
 STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export and TAXII: `indicator--` plus "
@@ -52,6 +54,20 @@ class KeptPage:
     etag: str
     since: datetime | None
     rows: int | None
+    until: datetime | None = None  # read again from then on: scores and statuses move with the clock
+
+
+# A kept page's scores are at most this old (a point a day at the fastest default half-life), and it is
+# read again once one of its records reaches its valid_until (store.decay): a status never lags.
+SCORES_KEPT = timedelta(minutes=1)
+_VALID_UNTIL = re.compile(rb'"valid_until":"([^"]+)"')
+
+
+def keeps_until(body: bytes, now: datetime) -> datetime:
+    """When a page read at ``now`` must be read again: ``SCORES_KEPT`` on, or the first ``valid_until``
+    after ``now`` among its rows, whichever comes first."""
+    ahead = [t for t in map(parse_stored, (m.decode() for m in _VALID_UNTIL.findall(body))) if t > now]
+    return min([now + SCORES_KEPT, *ahead])
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +99,7 @@ def _page_key(version: int, request: IocRequest) -> tuple[Any, ...]:
     """A page bounded by the lookback floor is one key for as long as the data version holds, however the
     floor (:func:`store.records.lookback_floor`, which moves with the clock) has moved; a ``since`` the
     caller chose above the floor is part of the key."""
-    query, window = request.query, request.window
+    query, window = replace(request.query, now=None), request.window  # the clock is checked by KeptPage.until
     if query.since == window.floor:
         return version, replace(query, since=None), window.lookback_days, request.count_strategy
     return version, query, None, request.count_strategy
@@ -95,6 +111,9 @@ async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocReq
     count (or, with no exact count at hand, a new read)."""
     query, key = request.query, _page_key(await store.data_version(), request)
     page, totals = pages.get(key), None
+    now = status_clock(query)
+    if page is not None and page.until is not None and now >= page.until:
+        page = None
     if page is not None and page.since != query.since:
         totals = await count_totals(store, query, request.count_strategy)
         same = totals.rows is not None and totals.rows == page.rows
@@ -103,7 +122,7 @@ async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocReq
         totals = totals or await count_totals(store, query, request.count_strategy)  # a moved floor's count serves
         rows = [encoded async for batch in store.iter_ioc_rows(query) for encoded in batch]
         body = _head(totals, query) + b",".join(rows) + b"]}"
-        page = KeptPage(body, body_etag(body), query.since, totals.rows)
+        page = KeptPage(body, body_etag(body), query.since, totals.rows, keeps_until(body, now))
     pages.put(key, page)
     return page
 
@@ -189,6 +208,10 @@ WINDOW_HEADERS = {
     "X-Limit-Capped": header("true when `limit` exceeded the tier cap", "boolean"),
 }
 
+SCORE_DOC = ("0-100 now: confidence, source kind, independent sources and sightings, halved every half-life of "
+             "its type since `last_seen` (README, \"Indicator score and lifecycle\"); 0 when revoked.")
+STATUS_DOC = ("`revoked` once revoked (ctiwire iocs revoke, false-positive consensus); `expired` from `valid_until` "
+              "on; else `active`. Lists, exports, TAXII and feeds show active records unless `status` asks.")
 _RECENT_DOC = (f"The {RECENT_LINKS} most recently {{what}} at most (sorted); `{{count}}` says how many there "
                f"are in all")
 # The report counts of a record (POST /api/v1/sightings), in the IOC resource and the lookups.
@@ -223,6 +246,17 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
                             "description": "How many ATT&CK techniques are reported with it."},
         **SIGHTING_COUNT_FIELDS,
         "stix_id": {"type": "string", "description": STIX_ID_DOC},
+        "score": {"type": "integer", "minimum": 0, "maximum": 100, "description": SCORE_DOC},
+        "status": {"type": "string", "enum": list(STATUSES), "description": STATUS_DOC},
+        "valid_until": {"type": "string", "format": "date-time",
+                        "description": "When `score` falls below the threshold (it may lie before `last_seen` "
+                                       "when the record starts below it); a new report moves it forward."},
+        "revoked": {"type": "boolean", "description": "Withdrawn for everyone (`revoked_reason` says why)."},
+        "revoked_at": {"type": "string", "format": "date-time", "nullable": True,
+                       "description": "When it was revoked; `modified` moved to it, so date pollers see it."},
+        "revoked_reason": {"type": "string", "nullable": True},
+        "sightings": {"type": "integer", "minimum": 0, "description": "Accounts that saw it (raises the score)."},
+        "false_positives": {"type": "integer", "minimum": 0, "description": "Accounts that reported it benign."},
     }},
     "IocList": {"type": "object", "required": ["meta", "data"], "properties": {
         "meta": {"type": "object", "properties": {

@@ -123,8 +123,11 @@ _LOOKUP_FIELDS: dict[str, Any] = {
     "mitre_techniques": {"type": "array", "items": {"type": "object", "properties": {
         "id": {"type": "string"}, "name": {"type": "string"}}}},
     **SIGHTING_COUNT_FIELDS,
-    "risk": {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 100},
-                                              "factors": {"type": "array", "items": {"type": "object"}}}},
+    "risk": {"type": "object", "description": "The record's `score` (as GET /api/v1/iocs gives it) explained: "
+             "its terms' points add up to it, the decay since the last report or a revocation negative.",
+             "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 100},
+                            "factors": {"type": "array", "items": {"type": "object", "properties": {
+                                "factor": {"type": "string"}, "points": {"type": "integer"}}}}}},
     "hunting_queries": {"type": "object", "properties": {
         "splunk_spl": {"type": "string"}, "elastic_kql": {"type": "string"}, "sentinel_kql": {"type": "string"}}},
 }

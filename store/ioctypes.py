@@ -189,6 +189,19 @@ class IocTypeSpec:
         return fact.reason if isinstance(fact, Unsupported) else ""
 
 
+# Where each format carries an indicator's lifecycle (store.decay: score, status, valid_until), or why it
+# cannot; the exporters read it here.
+LIFECYCLE_PLACES: dict[str, str | Unsupported] = {
+    "stix": "indicator valid_until, and revoked: true with a newer modified (STIX 2.1 s. 3.2, 4.6)",
+    "misp": "machine tags decay-score, status and valid-until (the event schema has no decay_score key), and "
+            "to_ids false once expired or revoked",
+    "cef": "cn1 (score) and deviceCustomDate1 (valid until)",
+    "openioc": Unsupported("OpenIOC 1.1 has no per-item validity; expired and revoked items are left out"),
+    "sigma": Unsupported("a rule groups many values and has no per-value validity; expired and revoked values "
+                         "are left out"),
+}
+
+
 # What each consumer does with an ``Unsupported`` type (see the module docstring).
 POLICIES: dict[str, str] = {
     "scan": "skip", "stix": "raise", "misp": "raise", "cef": "raise", "openioc": "skip", "sigma": "skip",

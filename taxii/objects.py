@@ -20,6 +20,7 @@ from server.errors import NotFoundError
 from server.params import single_value
 from server.windows import Window, clamp_since, window_headers
 from store.cache import NearMap, near_map
+from store.decay import clock
 from store.exclusions import Exclusion, account_exclusion
 from store.query import IocFilters
 from store.records import iso, lookback_floor, utcnow
@@ -92,7 +93,8 @@ class PageHandler(TaxiiHandler):
         types = () if nothing else store_types(collection.ioc_types, effective)
         spec = PageSpec(types, window.since, after, limit, Matcher(effective), unique_ids=len(effective.ids),
                         budget=UNBOUNDED if object_id else SCAN_BUDGET, records=collection.filters or IocFilters(),
-                        fixed=() if nothing else collection.fixed, excluded=self.excluded)
+                        fixed=() if nothing else collection.fixed, excluded=self.excluded,
+                        poll=filters.added_after is not None or bool(filters.versions), now=clock(now))
         return Plan(spec, filters, token_scope, window_headers(window, False))
 
     async def answer(self, plan_at: Callable[[datetime], Plan], render: Render) -> None:

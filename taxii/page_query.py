@@ -57,6 +57,10 @@ class PageSpec:
     records: IocFilters = IocFilters()  # a saved feed's record filters (its types are in ``types``)
     excluded: Exclusion = Exclusion()  # what the asking account leaves out (store.exclusions)
     fixed: tuple[dict[str, Any], ...] = ()  # a collection of fixed objects: read instead of the store
+    # A poll (``added_after``) or a version match (``match[version]``): every status, revoked and expired
+    # versions included, instead of the active records alone (store.query.DEFAULT_STATUSES).
+    poll: bool = False
+    now: datetime | None = None
 
     @property
     def ids(self) -> tuple[str, ...]:
@@ -120,7 +124,8 @@ async def read_page(store: IocStore, spec: PageSpec, contexts: Contexts) -> Page
         return Page([], False)
     scan = spec.scan_limit()
     query = replace(spec.records, types=spec.types or ()).query(
-        stix_ids=spec.ids, added_after=spec.lower, after=spec.after.key() if spec.after else None, limit=scan)
+        poll=spec.poll, now=spec.now, stix_ids=spec.ids, added_after=spec.lower,
+        after=spec.after.key() if spec.after else None, limit=scan)
     rows = store.iter_iocs(query, min(scan, _NARROW_BATCH if spec.matcher.narrows else scan))
     try:
         return await _fill(rows, spec, contexts, scan)
