@@ -49,4 +49,4 @@ class Exclusion:
 
 async def account_exclusion(stores: Stores, user_id: str) -> Exclusion:
     """Everything the account ``user_id`` excludes from its exports and TAXII pages."""
-    return Exclusion(frozenset(await stores.sightings.false_positives_of(user_id)))
+    return Exclusion(await stores.sightings.false_positives_of(user_id))

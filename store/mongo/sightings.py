@@ -66,6 +66,6 @@ class MongoSightings(MongoPart, SightingStore):
         return found
 
     @guarded
-    async def false_positives_of(self, user_id: str) -> set[IocKey]:
+    async def false_positives_of(self, user_id: str) -> frozenset[IocKey]:
         found = self._c("sightings").find({"user_id": user_id, "kind": "false_positive"}, {"type": 1, "value": 1})
-        return {(d["type"], d["value"]) async for d in found}
+        return frozenset([(d["type"], d["value"]) async for d in found])

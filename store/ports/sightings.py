@@ -38,5 +38,5 @@ class SightingStore(abc.ABC):
         """The tally of each of ``keys`` that has reports (None: of every reported value)."""
 
     @abc.abstractmethod
-    async def false_positives_of(self, user_id: str) -> set[IocKey]:
+    async def false_positives_of(self, user_id: str) -> frozenset[IocKey]:
         """The values the account reported as false positives: its exports and TAXII pages leave them out."""

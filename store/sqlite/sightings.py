@@ -37,6 +37,14 @@ def _tallies_of(db: sqlite3.Connection, keys: Sequence[IocKey]) -> dict[IocKey, 
     return found
 
 
+_FALSE_POSITIVES = ("SELECT json_group_array(json_array(type, value)) FROM (SELECT DISTINCT type, value "
+                    "FROM sightings WHERE user_id = ? AND kind = 'false_positive')")
+
+
+def _pairs(row: Any) -> frozenset[IocKey]:
+    return frozenset((t, v) for t, v in orjson.loads(row[0]))
+
+
 class SqliteSightings(SqlitePart, SightingStore):
     """Reports in the ``sightings`` table."""
 
@@ -69,8 +77,7 @@ class SqliteSightings(SqlitePart, SightingStore):
             _tallies([(value, kind, accounts)], ioc_type, found)
         return found
 
-    async def false_positives_of(self, user_id: str) -> set[IocKey]:
-        rows = await self._all(
-            "SELECT DISTINCT type, value FROM sightings WHERE user_id = ? AND kind = ?", (user_id, "false_positive")
-        )
-        return {(r[0], r[1]) for r in rows}
+    async def false_positives_of(self, user_id: str) -> frozenset[IocKey]:
+        # Read on every export and TAXII page: inline and remembered until the file's next commit
+        # (SqliteStore._remembered), one row of JSON.
+        return self._remembered(_FALSE_POSITIVES, (user_id,), _pairs)
