@@ -88,6 +88,8 @@ class IocQuery:
     ``first_seen`` (TAXII date_added) and ``after`` is the keyset position (first_seen, type, value).
     ``stix_ids`` keeps records whose STIX object id (``Ioc.stix_id``) is any of them, read by index.
     ``sources`` and ``threat_actors`` keep records any of whose reporting feeds or actors is named.
+    ``include_warninglisted``: records whose value is on a warninglist (``Ioc.warninglisted``) are left out
+    unless it is set, so every list, export and TAXII page agrees by default.
     """
 
     types: tuple[str, ...] = ()
@@ -99,6 +101,7 @@ class IocQuery:
     values: tuple[str, ...] = ()
     value_contains: str | None = None
     stix_ids: tuple[str, ...] = ()
+    include_warninglisted: bool = False
     since: datetime | None = None
     added_after: datetime | None = None
     after: tuple[datetime, str, str] | None = None
@@ -128,19 +131,22 @@ class IocFilters:
     industries: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     threat_actors: tuple[str, ...] = ()
+    include_warninglisted: bool = False  # a switch, not a list: outside IOC_FILTER_FIELDS
 
     @classmethod
     def from_params(cls, values: dict[str, list[str]]) -> IocFilters:
         """From lists by parameter name (a saved feed's stored form, already validated)."""
-        return cls(**{IOC_FILTER_FIELDS[name]: tuple(v) for name, v in values.items() if name in IOC_FILTER_FIELDS})
+        lists: dict[str, Any] = {IOC_FILTER_FIELDS[n]: tuple(v) for n, v in values.items() if n in IOC_FILTER_FIELDS}
+        return cls(**lists)
 
     def as_params(self) -> dict[str, list[str]]:
         """The lists by parameter name, empty ones left out (what a saved feed stores and shows)."""
         return {name: list(getattr(self, field)) for name, field in IOC_FILTER_FIELDS.items() if getattr(self, field)}
 
     def normalised(self) -> list[list[str]]:
-        """Every field's values sorted: equal filters in any order give one cache key."""
-        return [sorted(getattr(self, f.name)) for f in fields(self)]
+        """Every list's values sorted (equal filters in any order give one cache key), then the switch."""
+        return [*(sorted(getattr(self, name)) for name in IOC_FILTER_FIELDS.values()),
+                ["include_warninglisted"] if self.include_warninglisted else []]
 
     @property
     def empty(self) -> bool:

@@ -288,6 +288,9 @@ class Ioc:
     cve_count: int = 0
     technique_count: int = 0
     link_seen: dict[str, str] = field(default_factory=dict)
+    # The warninglists (store.warninglists) the value is on, by name: known-benign values, left out of lists,
+    # exports and TAXII unless asked for. Set at ingestion and by ``ctiwire iocs recheck``.
+    warninglists: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # A count is never below what the record lists: a record built from its lists counts them.
@@ -305,6 +308,11 @@ class Ioc:
     def date_added(self) -> datetime:
         """TAXII 2.1 date_added: when the record was first stored."""
         return self.first_seen
+
+    @property
+    def warninglisted(self) -> bool:
+        """On a warninglist: the flag both stores keep beside the record for their default filter."""
+        return bool(self.warninglists)
 
     def to_api(self) -> dict[str, Any]:
         """The spec's IOC resource (type, value, confidence, source{feed_name, category}) plus dates."""
@@ -325,6 +333,8 @@ class Ioc:
             "cve_count": self.cve_count,
             "technique_count": self.technique_count,
             "stix_id": self.stix_id,
+            "warninglisted": self.warninglisted,
+            "warninglists": list(self.warninglists),
         }
 
 

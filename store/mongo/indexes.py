@@ -65,6 +65,9 @@ INDEXES: tuple[IndexSpec, ...] = (
     _plain("iocs", "grams"),  # multikey: each value's trigrams, for substring searches (store.value_search)
     _plain("iocs", "value"),
     _plain("iocs", "stix_id"),  # TAXII match[id] and object lookups; a few records per id, then sorted
+    # The few warninglisted records by modified: how many a window's default lists leave out (ioc_stats).
+    IndexSpec("iocs", [("modified", 1)], {"name": "iocs_warninglisted",
+                                          "partialFilterExpression": {"warninglisted": True}}),
     # A record's most recent links of one kind (IocStore.ioc_links), newest first off the index.
     IndexSpec("ioc_links", [("ioc", 1), ("kind", 1), ("seen", -1), ("ref", -1)]),
     _plain("ioc_counters", "k", "b"),  # a window's whole days of one kind of counter (store.ioc_counters)

@@ -30,6 +30,7 @@ from store.ioc_counters import CounterKey, tally
 from store.mongo import ioc_counters
 from store.mongo.documents import Doc, from_ioc, ioc_doc, ioc_key
 from store.mongo.ioc_links import Added, write_links
+from store.mongo.queries import LISTED_OUT
 from store.records import Ioc
 from store.stixids import object_id
 from store.value_search import trigrams
@@ -176,7 +177,8 @@ async def backfill_links(coll: Collection, links: Collection) -> int:
 
 
 def _bound(since: datetime, until: datetime | None) -> Doc:
-    return {"modified": {"$gte": since, **({"$lt": until} if until is not None else {})}}
+    """The default view's records modified in ``[since, until)``: the counters leave warninglisted ones out."""
+    return {"modified": {"$gte": since, **({"$lt": until} if until is not None else {})}, **LISTED_OUT}
 
 
 async def _grouped(coll: Collection, bound: Doc, key: str) -> dict[str, int]:

@@ -203,6 +203,10 @@ def _ioc_time(value: datetime | str) -> datetime:
     return parse_iso(value) if isinstance(value, str) else value
 
 
+# The default filter: records on no warninglist (the flag is only stored on listed ones, store.mongo.documents).
+LISTED_OUT: Filter = {"warninglisted": {"$ne": True}}
+
+
 def ioc_filter(q: IocQuery) -> Filter:
     """Filter of an IOC query, keyset on (first_seen, type, value) included."""
     pairs: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -213,6 +217,8 @@ def ioc_filter(q: IocQuery) -> Filter:
     clauses: list[Filter] = [{name: {"$in": list(values)}} for name, values in pairs if values]
     if q.value_contains:
         clauses += value_contains(q.value_contains)
+    if not q.include_warninglisted:
+        clauses.append(LISTED_OUT)
     if q.since is not None:
         clauses.append({"modified": {"$gte": q.since}})
     if q.added_after is not None:

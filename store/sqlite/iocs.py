@@ -26,7 +26,7 @@ from store.sqlite.part import SqlitePart, _json, _rows_in, _tuples
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
 _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confidence", "feed_name",
-                "source_category", "industries", "doc", "stix_id", "api_json")
+                "source_category", "industries", "doc", "stix_id", "api_json", "warninglisted")
 
 
 # Insert, or update in place: the row keeps its rowid, which the value index (iocs_values) refers to.
@@ -37,7 +37,8 @@ _UPSERT = (f"INSERT INTO iocs ({', '.join(_IOC_COLUMNS)}) VALUES ({', '.join('?'
 
 def _ioc_row(i: Ioc) -> tuple[Any, ...]:
     return (i.type, i.value, iso(i.first_seen), iso(i.last_seen), iso(i.modified), i.confidence, i.feed_name,
-            i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.to_api()))
+            i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.to_api()),
+            1 if i.warninglisted else None)
 
 
 def _held(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Ioc]:

@@ -173,6 +173,10 @@ def by_trigrams(q: IocQuery) -> bool:
     return q.value_contains is not None and not prefix_only(q.value_contains)
 
 
+# The default filter: records on no warninglist (the column is NULL on rows from before it, and on unlisted ones).
+LISTED_OUT = "warninglisted IS NULL"
+
+
 def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None) -> Clause:
     """WHERE clause for an IOC query, keyset on (first_seen, type, value) included. ``walk_order`` keeps
     the ``since`` bound off the ``modified`` indexes (SQLite's unary ``+``, sqlite.org/optoverview.html
@@ -193,6 +197,8 @@ def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None) -
             clauses.append(_any_json(column, values))
     if q.value_contains:
         clauses += _value_contains(q.value_contains, match)
+    if not q.include_warninglisted:
+        clauses.append((LISTED_OUT, []))
     if q.since is not None:
         clauses.append(("+modified >= ?" if walk_order or trigrams else "modified >= ?", [iso(q.since)]))
     if q.added_after is not None:

@@ -179,11 +179,14 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("api_keys", "previous_hash", "TEXT"),  # a rotated key's former secret, valid during its grace
     ("api_keys", "previous_expires_at", "TEXT"),
     ("users", "unverified", "INTEGER"),  # 1 until the sign-up's e-mail link is followed; NULL = verified
+    ("iocs", "warninglisted", "INTEGER"),  # 1 when the value is on a warninglist; NULL (older rows) = not
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """
 CREATE INDEX IF NOT EXISTS iocs_stix_id ON iocs (stix_id);
 CREATE INDEX IF NOT EXISTS api_keys_previous_hash ON api_keys (previous_hash);
+-- The few warninglisted records by modified: how many a window's default lists leave out (IocStore.ioc_stats).
+CREATE INDEX IF NOT EXISTS iocs_warninglisted ON iocs (modified) WHERE warninglisted = 1;
 """
 # The function the backfill calls; registered on the writing connection only.
 STIX_ID_FUNCTION = "ctiwire_stix_id"
