@@ -215,6 +215,10 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "technique_count": {"type": "integer", "minimum": 0,
                             "description": "How many ATT&CK techniques are reported with it."},
         "stix_id": {"type": "string", "description": STIX_ID_DOC},
+        "warninglisted": {"type": "boolean", "description": "The value is on a MISP warninglist (known-benign): "
+                          "such records appear only with `include_warninglisted=true`."},
+        "warninglists": {"type": "array", "items": {"type": "string"},
+                         "description": "Names of the warninglists the value is on."},
     }},
     "IocList": {"type": "object", "required": ["meta", "data"], "properties": {
         "meta": {"type": "object", "properties": {
@@ -231,6 +235,8 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "by_type": {"type": "object", "additionalProperties": {"type": "integer"}},
         "by_confidence": {"type": "object", "additionalProperties": {"type": "integer"}},
         "by_category": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "warninglisted_excluded": {"type": "integer", "minimum": 0, "description": "Records of the window left "
+                                   "out of every count here because their value is on a MISP warninglist."},
         "top_sources": {"type": "array", "items": {"type": "object", "properties": {
             "source": {"type": "string"}, "count": {"type": "integer"}}}},
         "daily": {"type": "array", "description": "Records per UTC day of `modified`, zero-filled, from the day "
