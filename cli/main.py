@@ -10,7 +10,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from application import logs
-from cli import commands, ingest_commands, keys, stream_command, users
+from cli import commands, ingest_commands, iocs_commands, keys, stream_command, users
 from config.settings import Settings, SettingsError, check_port, load_settings, unknown_variables
 from config.tiers import TIERS
 from exporters.precompute import known_windows
@@ -46,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         celery.add_argument("celery_args", nargs=argparse.REMAINDER, help="passed on to celery")
     ingest_commands.add_parsers(sub)
     stream_command.add_parser(sub)
+    iocs_commands.add_parser(sub)
     users.add_parser(sub)
     keys.add_parser(sub)
     return parser
@@ -78,6 +79,7 @@ COMMANDS: dict[str, Handler] = {
     "ingest": ingest_commands.ingest,
     "enrich": ingest_commands.enrich,
     "stream": stream_command.stream,
+    "iocs": iocs_commands.iocs,
 }
 
 

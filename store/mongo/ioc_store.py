@@ -21,6 +21,7 @@ from store.records import RECENT_LINKS, Ioc, utcnow
 
 # Keys of one ``$in`` read: a bounded query document, whatever the caller asks for at once.
 KEYS_PER_QUERY = 1_000
+_LISTS_VERSION = "warninglists_version"  # meta document: the lists the records were last checked against
 
 
 class MongoIocs(MongoPart, IocStore):
@@ -88,6 +89,15 @@ class MongoIocs(MongoPart, IocStore):
     @guarded
     async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
         return await recent(self._c("ioc_links"), ioc_key(ioc_type, value), kind, limit)
+
+    @guarded
+    async def warninglists_version(self) -> str | None:
+        doc = await self._c("meta").find_one({"_id": _LISTS_VERSION})
+        return None if doc is None else str(doc["value"])
+
+    @guarded
+    async def set_warninglists_version(self, version: str) -> None:
+        await self._c("meta").update_one({"_id": _LISTS_VERSION}, {"$set": {"value": version}}, upsert=True)
 
     @guarded
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:

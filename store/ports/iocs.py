@@ -72,6 +72,15 @@ class IocStore(Versioned):
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
         """Totals of records modified since ``since``, with an hourly series of those records."""
 
+    @abc.abstractmethod
+    async def warninglists_version(self) -> str | None:
+        """The version of the warninglists (``store.warninglists``) the stored records were last checked
+        against (``ctiwire iocs recheck``); None before any check."""
+
+    @abc.abstractmethod
+    async def set_warninglists_version(self, version: str) -> None:
+        """Remember that every stored record was checked against the warninglists of ``version``."""
+
     async def all_iocs(self, query: IocQuery) -> list[Ioc]:
         """Every record of ``query`` in one list."""
         rows: list[Ioc] = []

@@ -23,6 +23,7 @@ from store.sqlite.backend import SqliteStore
 from store.sqlite.ioc_links import LinkRow, insert_links, linked_record, new_record, recent_links
 from store.sqlite.part import SqlitePart, _json, _rows_in, _tuples
 
+_LISTS_VERSION = "warninglists_version"
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
 _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confidence", "feed_name",
@@ -190,3 +191,11 @@ class SqliteIocs(SqlitePart, IocStore):
 
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
         return await self._run(lambda db: ioc_counters.stats(db, since, top))
+
+    async def warninglists_version(self) -> str | None:
+        row = await self._one("SELECT value FROM settings WHERE key = ?", (_LISTS_VERSION,))
+        return None if row is None else str(row[0])
+
+    async def set_warninglists_version(self, version: str) -> None:
+        sql = "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)"
+        await self._run(lambda db: self._write(db, lambda d: d.execute(sql, (_LISTS_VERSION, version))))

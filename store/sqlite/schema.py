@@ -142,6 +142,9 @@ CREATE TABLE IF NOT EXISTS ioc_hour_sources (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ioc_hour_counts (hour TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 
+-- Named text settings of the stored data (the warninglists version the IOC records were checked against).
+CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
 CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
 -- Saved feeds (store.ports.feeds): one account's named IOC filters, the record as JSON.
 CREATE TABLE IF NOT EXISTS feeds (
