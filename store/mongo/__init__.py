@@ -5,6 +5,7 @@ from typing import Any
 from pymongo import AsyncMongoClient
 
 from store.mongo.accounts import MongoAccounts
+from store.mongo.allowlist import MongoAllowlist
 from store.mongo.articles import MongoArticles
 from store.mongo.backend import MongoStore
 from store.mongo.feeds import MongoFeeds
@@ -13,7 +14,8 @@ from store.mongo.sources import MongoSources
 from store.mongo.webhooks import MongoWebhooks
 from store.ports import Stores
 
-__all__ = ["MongoAccounts", "MongoArticles", "MongoFeeds", "MongoIocs", "MongoSources", "MongoStore", "MongoWebhooks",
+__all__ = ["MongoAccounts", "MongoAllowlist", "MongoArticles",
+           "MongoFeeds", "MongoIocs", "MongoSources", "MongoStore", "MongoWebhooks",
            "mongo_stores"]
 
 
@@ -21,4 +23,4 @@ def mongo_stores(client: AsyncMongoClient[dict[str, Any]], db_name: str) -> Stor
     """Every concern on the database ``db_name`` of ``client``, sharing one ``MongoStore`` (not yet opened)."""
     conn = MongoStore(client, db_name)
     return Stores(conn, MongoArticles(conn), MongoIocs(conn), MongoSources(conn), MongoAccounts(conn),
-                  MongoFeeds(conn), webhooks=MongoWebhooks(conn))
+                  MongoFeeds(conn), webhooks=MongoWebhooks(conn), allowlist=MongoAllowlist(conn))

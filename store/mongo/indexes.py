@@ -45,6 +45,8 @@ INDEXES: tuple[IndexSpec, ...] = (
     _plain("mail_tokens", "user_id", "purpose"),
     _unique("feeds", "user_id", "name"),  # Conflict on a duplicate feed name (FeedStore.create_feed)
     _plain("feeds", "user_id", "created_at", "_id"),
+    _unique("allowlist", "user_id", "kind", "value"),  # one entry per value (AllowlistStore.add_allow_entries)
+    _plain("allowlist", "user_id", "created_at", "_id"),
     _plain("webhooks", "user_id", "created_at", "_id"),
     _plain("webhooks", "paused", "next_attempt"),  # WebhookStore.due_webhooks
     _plain("webhook_deliveries", "webhook_id", "at", "_id"),

@@ -1,6 +1,7 @@
 """The storage seam, one interface per concern (medallion's backend seam, without HTTP concerns or paging).
 
-``ArticleStore``, ``IocStore``, ``SourceStore``, ``FeedStore``, ``WebhookStore`` and ``AccountStore`` (itself
+``ArticleStore``, ``IocStore``, ``SourceStore``, ``FeedStore``, ``WebhookStore``, ``AllowlistStore`` and
+``AccountStore`` (itself
 ``UserStore``, ``KeyStore``, ``SessionStore``, ``TokenStore`` and ``AttemptStore``)
 each declare one method per operation;
 ``Lifecycle`` opens, closes and probes the connection they share. A backend (``store.sqlite``, ``store.mongo``)
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.ports.accounts import AccountStore, AttemptStore, KeyStore, SessionStore, TokenStore, UserStore
+from store.ports.allowlist import AllowlistStore
 from store.ports.articles import ArticleStore
 from store.ports.events import EventLog
 from store.ports.feeds import FeedStore
@@ -26,7 +28,8 @@ from store.ports.lifecycle import Lifecycle, Versioned
 from store.ports.sources import SourceStore
 from store.ports.webhooks import WebhookStore
 
-__all__ = ["AccountStore", "ArticleStore", "AttemptStore", "EventLog", "FeedStore", "IocStore", "KeyStore", "Lifecycle",
+__all__ = ["AccountStore", "AllowlistStore", "ArticleStore",
+           "AttemptStore", "EventLog", "FeedStore", "IocStore", "KeyStore", "Lifecycle",
            "SessionStore", "SourceStore", "Stores", "TokenStore", "UserStore", "Versioned",
            "WebhookStore"]
 
@@ -48,6 +51,7 @@ class Stores:
     accounts: AccountStore
     feeds: FeedStore
     webhooks: WebhookStore
+    allowlist: AllowlistStore
     events: EventLog = field(default_factory=_in_process_log)
 
     @property

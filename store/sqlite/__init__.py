@@ -6,6 +6,7 @@ from pathlib import Path
 from store.ports import Stores
 from store.ports.events import DEFAULT_RETENTION
 from store.sqlite.accounts import SqliteAccounts
+from store.sqlite.allowlist import SqliteAllowlist
 from store.sqlite.articles import SqliteArticles
 from store.sqlite.backend import SqliteStore
 from store.sqlite.events import SqliteEventLog
@@ -18,6 +19,7 @@ __all__ = [
     "SqliteAccounts",
     "SqliteArticles",
     "SqliteEventLog",
+    "SqliteAllowlist",
     "SqliteFeeds",
     "SqliteIocs",
     "SqliteSources",
@@ -38,5 +40,6 @@ def sqlite_stores(path: Path, retention: timedelta = DEFAULT_RETENTION) -> Store
         SqliteAccounts(conn),
         SqliteFeeds(conn),
         SqliteWebhooks(conn),
+        SqliteAllowlist(conn),
         SqliteEventLog(conn, retention),
     )

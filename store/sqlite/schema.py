@@ -152,6 +152,13 @@ CREATE TABLE IF NOT EXISTS feeds (
     name TEXT NOT NULL, created_at TEXT NOT NULL, doc BLOB NOT NULL, UNIQUE (user_id, name)
 );
 CREATE INDEX IF NOT EXISTS feeds_user ON feeds (user_id, created_at, id);
+-- Allowlists (store.ports.allowlist): values, networks and domains an account keeps out of its exports.
+CREATE TABLE IF NOT EXISTS allowlist (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, created_at TEXT NOT NULL, note TEXT NOT NULL,
+    UNIQUE (user_id, kind, value)
+);
+CREATE INDEX IF NOT EXISTS allowlist_user ON allowlist (user_id, created_at, id);
 -- Webhooks (store.ports.webhooks): the record as JSON, what the due query and the claim read as columns.
 CREATE TABLE IF NOT EXISTS webhooks (
     id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
