@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from store.indicators import detect_type, normalize, refang
 from store.matching import HostIndex, IpNetwork, NetIndex, host_key, parse_address
-from store.ports.allowlist import AllowEntry
+from store.ports.allowlist import AllowEntry, AllowlistStore
 from store.records import Ioc
 
 MAX_ENTRY_CHARS = 2048
@@ -108,6 +108,11 @@ class AccountExclusions:
             return False
         address = parse_address(host)
         return bool(self.networks.match(address) if address is not None else self.domains.match(host))
+
+
+async def account_exclusions(store: AllowlistStore, user_id: str) -> AccountExclusions:
+    """What the account ``user_id`` keeps out of its exports and TAXII pages (its allowlist)."""
+    return AccountExclusions.from_allowlist(await store.list_allow_entries(user_id))
 
 
 def _host(ioc: Ioc) -> str | None:

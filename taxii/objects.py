@@ -20,6 +20,7 @@ from server.errors import NotFoundError
 from server.params import single_value
 from server.windows import Window, clamp_since, window_headers
 from store.cache import NearMap, near_map
+from store.exclusions import AccountExclusions, account_exclusions
 from store.query import IocFilters
 from store.records import iso, lookback_floor, utcnow
 from taxii.collections import TaxiiCollection
@@ -68,6 +69,7 @@ class PageHandler(TaxiiHandler):
     endpoint = "objects"
     fields = OBJECTS_FIELDS
     saved: IocFilters | None = None  # the collection's saved-feed filters, set by ``collection``
+    exclusions: AccountExclusions | None = None  # the caller's account's allowlist, set by ``answer``
 
     def position(self, token_scope: str, asked: Filters) -> tuple[Filters, Position | None]:
         """The request's filters and, on a follow-up page, the token's filters and position."""
@@ -90,7 +92,7 @@ class PageHandler(TaxiiHandler):
         types = () if nothing else store_types(collection.ioc_types, effective)
         spec = PageSpec(types, window.since, after, limit, Matcher(effective), unique_ids=len(effective.ids),
                         budget=UNBOUNDED if object_id else SCAN_BUDGET, records=collection.filters or IocFilters(),
-                        fixed=() if nothing else collection.fixed)
+                        fixed=() if nothing else collection.fixed, exclusions=self.exclusions)
         return Plan(spec, filters, token_scope, window_headers(window, False))
 
     async def answer(self, plan_at: Callable[[datetime], Plan], render: Render) -> None:
@@ -99,7 +101,9 @@ class PageHandler(TaxiiHandler):
         now, tier = utcnow(), self.principal.tier
         pages = PageCache(self.ctx.cache, self.ctx.settings.cache_ttl_seconds)
         version = await self.ctx.iocs.data_version()
-        repeat = (version, tier.name, lookback_floor(tier.ioc_lookback_days, now), self.request.uri, self.saved_key())
+        self.exclusions = await account_exclusions(self.ctx.stores.allowlist, self.principal.user.id)
+        repeat = (version, tier.name, lookback_floor(tier.ioc_lookback_days, now), self.request.uri, self.saved_key(),
+                  self.excluded_key())
         answers: NearMap[tuple[str, dict[str, str]]] = near_map(self.ctx.cache, "taxii-answers", _ANSWERS)
         known = answers.get(repeat)
         cached = pages.near.get(known[0]) if known else None
@@ -130,7 +134,7 @@ class PageHandler(TaxiiHandler):
     def cache_parts(self, plan: Plan) -> dict[str, Any]:
         after = plan.spec.after
         return {"s": plan.scope, "f": plan.filters.signature(), "n": plan.spec.limit,
-                "d": self.principal.tier.ioc_lookback_days, "q": self.saved_key(),
+                "d": self.principal.tier.ioc_lookback_days, "q": self.saved_key(), "x": self.excluded_key(),
                 "p": [iso(after.date_added), after.ioc_type, after.value] if after else None}
 
     async def collection(self, collection_id: str) -> TaxiiCollection:
@@ -141,6 +145,10 @@ class PageHandler(TaxiiHandler):
     def saved_key(self) -> tuple[tuple[str, ...], ...] | None:
         """A saved feed's filters, in the page's keys: an edited feed is another page at the same URI."""
         return None if self.saved is None else tuple(map(tuple, self.saved.normalised()))
+
+    def excluded_key(self) -> str | None:
+        """The account's exclusions, in the page's keys: accounts with other allowlists get other pages."""
+        return None if self.exclusions is None or self.exclusions.empty else self.exclusions.digest
 
     async def read(self, plan: Plan) -> Page:
         tier = self.principal.tier.name
