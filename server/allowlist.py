@@ -104,18 +104,27 @@ class AllowlistHandler(JsonBodyHandler):
         self.write_json({"data": [e.to_api() for e in stored]}, 201)
 
 
+def _not_found(entry_id: str) -> NotFoundError:
+    return NotFoundError(f"you have no allowlist entry {entry_id[:80]!r}", details={"entry_id": entry_id[:80]})
+
+
 class AllowEntryHandler(BaseHandler):
-    """``DELETE /api/v1/allowlist/{id}``: one of the account's entries, 204."""
+    """``/api/v1/allowlist/{id}``: ``GET`` one of the account's entries; ``DELETE`` it, 204."""
 
     scope = SCOPE_FEEDS
+
+    async def get(self, entry_id: str) -> None:
+        entries = await self.ctx.stores.allowlist.list_allow_entries(self.principal.user.id)
+        found = next((e for e in entries if e.id == entry_id), None)
+        if found is None:
+            raise _not_found(entry_id)
+        self.write_json(found.to_api())
 
     async def delete(self, entry_id: str) -> None:
         try:
             await self.ctx.stores.allowlist.delete_allow_entry(self.principal.user.id, entry_id)
         except NotFound as exc:
-            raise NotFoundError(
-                f"you have no allowlist entry {entry_id[:80]!r}", details={"entry_id": entry_id[:80]}
-            ) from exc
+            raise _not_found(entry_id) from exc
         self.set_status(204)
 
 
@@ -191,6 +200,8 @@ _SCOPE = (
     "feeds) and TAXII pages leave these values out (lists, search and lookups still show them). "
 )
 _NOT_FOUND = error_response("not_found: no entry of yours has this id")
+_ENTRY_ID = param("id", {"type": "string"}, "The entry's id.", where="path")
+_ENTRY_ID = param("id", {"type": "string"}, "The entry's id.", where="path")
 OPENAPI_PATHS: dict[str, Any] = {
     "/api/v1/allowlist": {
         **operation("feeds", "Your allowlist", _SCOPE + "Oldest first.", [], {"200": ok("Entries", _ENTRIES)}),
@@ -212,12 +223,24 @@ OPENAPI_PATHS: dict[str, Any] = {
             body=_BODY,
         ),
     },
-    "/api/v1/allowlist/{id}": operation(
-        "feeds",
-        "Delete an allowlist entry",
-        _SCOPE,
-        [param("id", {"type": "string"}, "The entry's id.", where="path")],
-        {"204": {"description": "Deleted", "headers": RATE_HEADERS}, "404": _NOT_FOUND},
-        method="delete",
-    ),
+    "/api/v1/allowlist/{id}": {
+        **operation(
+            "feeds",
+            "One allowlist entry",
+            _SCOPE,
+            [_ENTRY_ID],
+            {
+                "200": ok("The entry", {"application/json": {"$ref": "#/components/schemas/AllowEntry"}}),
+                "404": _NOT_FOUND,
+            },
+        ),
+        **operation(
+            "feeds",
+            "Delete an allowlist entry",
+            _SCOPE,
+            [_ENTRY_ID],
+            {"204": {"description": "Deleted", "headers": RATE_HEADERS}, "404": _NOT_FOUND},
+            method="delete",
+        ),
+    },
 }

@@ -48,6 +48,7 @@ async def test_entries_are_added_listed_and_deleted(server: Any) -> None:
         listed = (await http.get(URL)).json()
         assert listed["meta"] == {"total": 2, "limit": 10_000}
         entry_id = listed["data"][0]["id"]
+        assert (await http.get(f"{URL}/{entry_id}")).json() == listed["data"][0]
     async with server.client(server.free_key) as http:
         assert (await http.delete(f"{URL}/{entry_id}")).status_code == 404  # another account's entry
         assert (await http.get(URL)).json()["data"] == []
