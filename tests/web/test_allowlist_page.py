@@ -24,7 +24,8 @@ async def test_add_and_delete_through_the_forms(site: RunningServer) -> None:
         page = (await ana.get("/account/allowlist")).text
         assert "No entries yet" in page and "0 of 100 entries" in page
         assert page.count('name="_xsrf"') == 2  # the add form and the sign-out form
-        added = await post_form(ana, "/account/allowlist", {"entries": "10.20.0.0/16\ncorp[.]example\n\n", "note": "ours"})
+        typed = {"entries": "10.20.0.0/16\ncorp[.]example\n\n", "note": "ours"}
+        added = await post_form(ana, "/account/allowlist", typed)
         assert added.status_code == 302 and added.headers["Location"] == "/account/allowlist"
         assert await _values(site, ANA) == ["10.20.0.0/16", "corp.example"]
         shown = (await ana.get("/account/allowlist")).text
