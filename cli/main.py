@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--limit", type=int, default=None, help="maximum IOCs (default: the tier's cap)")
     export.add_argument("--type", type=_ioc_types, default=(), dest="types",
                         help="IOC types, comma-separated, as the API's type parameter (e.g. ipv4,ipv6 for a blocklist)")
+    export.add_argument("--include-warninglisted", action="store_true",
+                        help="keep the IOCs whose value is on a MISP warninglist (left out by default, as in the API)")
     export.add_argument("-o", "--output", required=True, help="file to write ('-' for stdout)")
     for name, text in (("worker", "start a Celery worker (needs CTIWIRE_REDIS_URL)"),
                        ("beat", "start the Celery beat scheduler (needs CTIWIRE_REDIS_URL)")):

@@ -55,6 +55,8 @@ class Tier:
     scopes: tuple[str, ...]
     # Saved feeds an account may hold (/api/v1/feeds).
     max_feeds: int = 1
+    # Entries an account's allowlist may hold (/api/v1/allowlist).
+    max_allowlist: int = 1_000
     # The endpoints the spec's Endpoints table marks "Pro": the tier's own facts, never its name.
     ioc_stats: bool = False
     ioc_exports: bool = False
@@ -82,6 +84,7 @@ FREE = Tier(
     # Every plan reports sightings and false positives, within its rate budget.
     scopes=(SCOPE_ARTICLES, SCOPE_IOCS, SCOPE_FEEDS, SCOPE_SIGHTINGS),
     max_feeds=1,
+    max_allowlist=100,
 )
 PRO = Tier(
     name="pro",
@@ -97,6 +100,7 @@ PRO = Tier(
     lookup_values_max=1_000,
     scopes=SCOPES,
     max_feeds=50,
+    max_allowlist=10_000,
     ioc_stats=True,
     ioc_exports=True,
     taxii=True,

@@ -24,6 +24,7 @@ from store.indicators import detect_type, normalize, refang
 from store.ioctypes import REGISTRY
 from store.ports import IocStore, Stores
 from store.records import Article, Ioc, iso
+from store.warninglists import warninglists
 
 RELATED_ARTICLES_MAX = 20
 # A bulk lookup's value longer than this is no indicator (the longest URLs browsers keep are ~2,000).
@@ -72,9 +73,22 @@ def read_value(raw: str) -> Indicator | str:
         return str(exc)
 
 
+def listed_on(ioc_type: str, value: str) -> Answer:
+    """The warninglists the value is on as this process's lists say (what the next recheck stores), stored or
+    not: a known-benign value is worth knowing before anyone blocks it."""
+    lists = warninglists()
+    names = lists.names(ioc_type, value)
+    return {"warninglisted": bool(names), "warninglists": lists.describe(names)}
+
+
 def unknown_payload(ioc_type: str, value: str) -> Answer:
-    """The answer for a value with no record in the caller's window: its hunting queries still help."""
-    return {"found": False, "type": ioc_type, "value": value, "hunting_queries": hunting_queries(ioc_type, value)}
+    """The answer for a value with no record in the caller's window: its hunting queries still help, and so
+    do the warninglists it is on ("not in our data; on the list X")."""
+    listed = listed_on(ioc_type, value)
+    note = ({"note": "not in our data; on the warninglist " + ", ".join(w["name"] for w in listed["warninglists"])}
+            if listed["warninglisted"] else {})
+    return {"found": False, "type": ioc_type, "value": value, **listed, **note,
+            "hunting_queries": hunting_queries(ioc_type, value)}
 
 
 def found_payload(ioc: Ioc, articles: list[Article], names: dict[str, str], now: datetime) -> Answer:
@@ -94,6 +108,7 @@ def found_payload(ioc: Ioc, articles: list[Article], names: dict[str, str], now:
         "threat_actors": list(ioc.threat_actors),
         "sightings": ioc.sightings, "false_positives": ioc.false_positives,
         "risk": {"score": score, "factors": [{"factor": f.factor, "points": f.points} for f in factors]},
+        **listed_on(ioc.type, ioc.value),
         "hunting_queries": hunting_queries(ioc.type, ioc.value),
     }
 

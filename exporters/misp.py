@@ -51,6 +51,7 @@ def _tags(ioc: Ioc) -> list[dict[str, str]]:
     """MISP machine tags (namespace:predicate="value"); ATT&CK ids as misp-galaxy-free plain tags."""
     names = [f'{PRODUCT}:confidence="{ioc.confidence}"', f'{PRODUCT}:source-category="{ioc.source_category}"']
     names += [f'{PRODUCT}:attack-technique="{t}"' for t in ioc.techniques if t.strip()]
+    names += [f'{PRODUCT}:warninglist="{w}"' for w in ioc.warninglists]
     return [{"name": name} for name in dict.fromkeys(names)]
 
 
@@ -71,8 +72,10 @@ def attribute(ioc: Ioc, event: str, now: datetime) -> dict[str, Any]:
     return {
         "uuid": stable_uuid("misp-attribute", event, ioc.type, ioc.value),
         "type": misp.type, "category": misp.category, "value": ioc.value,
-        "to_ids": misp.to_ids and ioc.status(now) == "active", "timestamp": _epoch(ioc.modified),
-        "comment": _comment(ioc), "disable_correlation": False, "Tag": _tags(ioc) + lifecycle_tags(ioc, now),
+        # A warninglisted value (exported only when asked for) is no detection signature, as MISP treats it.
+        "to_ids": misp.to_ids and ioc.status(now) == "active" and not ioc.warninglisted,
+        "timestamp": _epoch(ioc.modified), "comment": _comment(ioc), "disable_correlation": False,
+        "Tag": _tags(ioc) + lifecycle_tags(ioc, now),
     }
 
 

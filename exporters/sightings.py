@@ -20,6 +20,7 @@ from store import events
 from store.ports import Stores
 from store.ports.sightings import Tally
 from store.records import IOC_TYPES, SIGHTING_KINDS, Ioc, Sighting, parse_iso
+from store.sightings import count_onto_records
 
 MAX_REPORTS = 1_000
 MAX_NOTE_CHARS = 500
@@ -157,7 +158,7 @@ async def report_sightings(
         for r in reports
     ]
     tallies = await stores.sightings.add_sightings(sightings)
-    changes = await stores.iocs.set_sighting_counts(tallies, now)
+    changes = await count_onto_records(stores.iocs, tallies, now)
     await _revoke_reached(stores, changes, quorum, now)
     known = {(ioc.type, ioc.value) for _, ioc in changes}
     missing = [key for key in tallies if key not in known]

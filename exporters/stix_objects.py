@@ -95,7 +95,10 @@ def _external_refs(ioc: Ioc, ctx: ExportContext | None) -> list[dict[str, str]]:
 
 
 def _labels(ioc: Ioc) -> list[str]:
-    return list(dict.fromkeys([ioc.type, f"confidence-{ioc.confidence}", ioc.source_category, *ioc.industries]))
+    # A warninglisted record (exported only when asked for) says so in its labels, an open vocabulary (s. 4.1).
+    listed = ["warninglisted"] if ioc.warninglisted else []
+    return list(dict.fromkeys([ioc.type, f"confidence-{ioc.confidence}", ioc.source_category, *ioc.industries,
+                               *listed]))
 
 
 def _description(ioc: Ioc) -> str:

@@ -7,7 +7,7 @@ current, else builds it once under the lock; Pro only, each with its scope.
 
 from __future__ import annotations
 
-import dataclasses
+from dataclasses import replace
 from typing import Any
 
 from config.tiers import Tier
@@ -31,7 +31,7 @@ from server.openapi_parts import (
     per_tier,
 )
 from server.params import Params
-from store.exclusions import account_exclusion
+from store.exclusions import account_exclusions
 from store.ioctypes import POLICIES, specs
 from store.query import IocFilters
 from store.records import utcnow
@@ -65,10 +65,8 @@ def export_request(params: Params, tier: Tier, fmt: str,
     return request, parsed.headers
 
 
-async def build_export(ctx: AppContext, request: precompute.ExportRequest, user_id: str) -> tuple[Entry, str]:
-    """The export for the account ``user_id``, without what it excludes (``store.exclusions``), from the cache
-    or built once now; with its cache status (hit, miss, bypass)."""
-    request = dataclasses.replace(request, excluded=await account_exclusion(ctx.stores, user_id))
+async def build_export(ctx: AppContext, request: precompute.ExportRequest) -> tuple[Entry, str]:
+    """The export from the cache, or built once now; with its cache status (hit, miss, bypass)."""
     settings = ctx.settings
     return await precompute.cached_export(ctx.stores, ctx.cache, request, utcnow(), ttl=settings.cache_ttl_seconds,
                                           on_demand_ttl=settings.on_demand_ttl_seconds,
@@ -109,7 +107,10 @@ async def answer_export(handler: BaseHandler, request: precompute.ExportRequest,
     await handler.charge_format()
     for name, value in headers.items():
         handler.set_header(name, value)
-    entry, status = await build_export(handler.ctx, request, handler.principal.user.id)
+    # The caller's account leaves out its allowlisted values and its false positives: its own build, under a
+    # key naming them.
+    exclusions = await account_exclusions(handler.ctx.stores, handler.principal.user.id)
+    entry, status = await build_export(handler.ctx, replace(request, exclusions=exclusions))
     await write_entry(handler, entry, status, attachment=True, fmt=request.format)
 
 

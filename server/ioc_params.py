@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from config.tiers import Tier
@@ -71,6 +71,7 @@ def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: 
     window = clamp_since(asked, tier.ioc_lookback_days, now)
     limit, capped = cap_limit(params.limit(default_limit), tier.ioc_results_max)
     chosen = ioc_filters(params, types) if filters is None else filters
+    chosen = replace(chosen, include_warninglisted=bool(params.flag("include_warninglisted", False)))
     offset = params.integer("offset", 0, minimum=0) or 0
     query = chosen.query(poll=asked is not None, since=window.since, offset=offset, limit=limit, now=clock(now))
     strategy = params.text("count_strategy", DEFAULT_COUNT_STRATEGY, COUNT_STRATEGIES) or DEFAULT_COUNT_STRATEGY
@@ -79,6 +80,11 @@ def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: 
 
 SINCE_PARAM = param("since", DATE_TIME_PARAM, f"IOCs added or updated at or after this time; clamped to the tier "
                     f"lookback ({per_tier('ioc_lookback_days', ' days')}).")
+INCLUDE_WARNINGLISTED_PARAM = param(
+    "include_warninglisted", {"type": "boolean", "default": False},
+    "Records whose value is on a MISP warninglist (known-benign values: public resolvers, cloud and CDN "
+    "ranges, top sites, documentation ranges) are left out by default; `true` puts them back, each naming its "
+    "lists in `warninglists`.")
 # The filters of the IOC list and of every IOC export, documented once (one parser serves them all).
 IOC_FILTER_PARAMS = [
     csv_param("type", "IOC types, comma-separated (any-match).", IOC_TYPES),
@@ -97,6 +103,7 @@ IOC_FILTER_PARAMS = [
           "Only records whose `score` now is at least this (revoked records score 0)."),
     SINCE_PARAM,
     param("modified_since", DATE_TIME_PARAM, "Alias of `since`."),
+    INCLUDE_WARNINGLISTED_PARAM,
 ]
 COUNT_STRATEGY_PARAM = param(
     "count_strategy", {"type": "string", "enum": list(COUNT_STRATEGIES), "default": DEFAULT_COUNT_STRATEGY},

@@ -217,7 +217,8 @@ _RECENT_DOC = (f"The {RECENT_LINKS} most recently {{what}} at most (sorted); `{{
 # The report counts of a record (POST /api/v1/sightings), in the IOC resource and the lookups.
 SIGHTING_COUNT_FIELDS: dict[str, Any] = {
     "sightings": {"type": "integer", "minimum": 0,
-                  "description": "Distinct accounts that reported it seen (POST /api/v1/sightings)."},
+                  "description": "Distinct accounts that reported it seen (POST /api/v1/sightings); raises the "
+                                 "score."},
     "false_positives": {"type": "integer", "minimum": 0,
                         "description": "Distinct accounts that reported it a false positive."},
 }
@@ -255,8 +256,10 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "revoked_at": {"type": "string", "format": "date-time", "nullable": True,
                        "description": "When it was revoked; `modified` moved to it, so date pollers see it."},
         "revoked_reason": {"type": "string", "nullable": True},
-        "sightings": {"type": "integer", "minimum": 0, "description": "Accounts that saw it (raises the score)."},
-        "false_positives": {"type": "integer", "minimum": 0, "description": "Accounts that reported it benign."},
+        "warninglisted": {"type": "boolean", "description": "The value is on a MISP warninglist (known-benign): "
+                          "such records appear only with `include_warninglisted=true`."},
+        "warninglists": {"type": "array", "items": {"type": "string"},
+                         "description": "Names of the warninglists the value is on."},
     }},
     "IocList": {"type": "object", "required": ["meta", "data"], "properties": {
         "meta": {"type": "object", "properties": {
@@ -273,6 +276,8 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "by_type": {"type": "object", "additionalProperties": {"type": "integer"}},
         "by_confidence": {"type": "object", "additionalProperties": {"type": "integer"}},
         "by_category": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "warninglisted_excluded": {"type": "integer", "minimum": 0, "description": "Records of the window left "
+                                   "out of every count here because their value is on a MISP warninglist."},
         "top_sources": {"type": "array", "items": {"type": "object", "properties": {
             "source": {"type": "string"}, "count": {"type": "integer"}}}},
         "daily": {"type": "array", "description": "Records per UTC day of `modified`, zero-filled, from the day "

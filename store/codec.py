@@ -64,7 +64,7 @@ def to_doc(record: Article | Ioc | Source | User | ApiKey | Session | Feed | Web
     if isinstance(record, Ioc):
         doc["link_seen"] = dict(record.link_seen)
     for name in ("tech_tags", "industry_tags", "threat_actors", "cve_ids", "tags", "severity_reasons",
-                 "sources", "industries", "article_ids", "cves", "techniques", "scopes"):
+                 "sources", "industries", "article_ids", "cves", "techniques", "scopes", "warninglists"):
         if name in doc:
             doc[name] = list(doc[name])
     return doc
@@ -94,7 +94,8 @@ def fold_iocs(incoming: Iterable[Ioc]) -> dict[tuple[str, str], Ioc]:
 def merge_ioc(old: Ioc, new: Ioc) -> Ioc:
     """Merge a stored record with an incoming one (IocStore.upsert_iocs): first_seen never moves later.
 
-    ``feed_name`` and ``source_category`` come from ``new`` (the latest report); lists are unioned
+    ``feed_name``, ``source_category`` and ``warninglists`` come from ``new`` (the latest report: its
+    lists were checked with the lists this process holds, which a recheck keeps stored records at); lists are unioned
     and sorted so merges are order-independent; confidence is recomputed over every reporting source.
     The linked lists are unioned as given (a stored record holds at most ``RECENT_LINKS`` of each, an
     incoming one what its batch reported); ``bounded`` keeps the most recent few before a store writes.

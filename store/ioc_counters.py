@@ -37,7 +37,10 @@ ESTIMATE_CAP = 10_000
 
 
 def contributions(ioc: Ioc) -> list[CounterKey]:
-    """The counters ``ioc`` adds one to."""
+    """The counters ``ioc`` adds one to: none when it is warninglisted, because the counters answer the
+    default lists and stats, which leave those records out (``IocQuery.include_warninglisted``)."""
+    if ioc.warninglisted:
+        return []
     stamp = iso(ioc.modified)
     day, hour = stamp[:10], stamp[:13]
     return [
@@ -111,6 +114,7 @@ def countable(query: IocQuery) -> bool:
         or query.stix_ids
         or query.added_after is not None
         or query.lifecycle
+        or query.include_warninglisted
     )
 
 

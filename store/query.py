@@ -96,6 +96,8 @@ class IocQuery:
     any of those statuses (empty: every status), ``min_score`` those scoring at least that much, both
     through the stored ``valid_until`` and ``revoked``. ``status_changes`` makes ``since`` a poll for
     changes: a record whose ``valid_until`` lies in (since, now] expired in the window, a change too.
+    ``include_warninglisted``: records whose value is on a warninglist (``Ioc.warninglisted``) are left out
+    unless it is set, so every list, export and TAXII page agrees by default.
     """
 
     types: tuple[str, ...] = ()
@@ -107,6 +109,7 @@ class IocQuery:
     values: tuple[str, ...] = ()
     value_contains: str | None = None
     stix_ids: tuple[str, ...] = ()
+    include_warninglisted: bool = False
     since: datetime | None = None
     added_after: datetime | None = None
     after: tuple[datetime, str, str] | None = None
@@ -157,6 +160,7 @@ class IocFilters:
     threat_actors: tuple[str, ...] = ()
     statuses: tuple[str, ...] = ()
     min_score: int | None = None
+    include_warninglisted: bool = False  # a switch, not a list: outside IOC_FILTER_FIELDS
 
     @classmethod
     def from_params(cls, values: dict[str, list[str]]) -> IocFilters:
@@ -178,12 +182,14 @@ class IocFilters:
         return {name: getattr(self, field) for name, field in IOC_FILTER_FIELDS.items() if field != "min_score"}
 
     def normalised(self) -> list[list[str]]:
-        """Every field's values sorted: equal filters in any order give one cache key."""
-        return [sorted(v) for v in self._lists().values()] + [[str(self.min_score or 0)]]
+        """Every list's values sorted (equal filters in any order give one cache key), then the score and the
+        switch."""
+        return [*(sorted(v) for v in self._lists().values()), [str(self.min_score or 0)],
+                ["include_warninglisted"] if self.include_warninglisted else []]
 
     @property
     def empty(self) -> bool:
-        return not any(self._lists().values()) and not self.min_score
+        return not any(self._lists().values()) and not self.min_score and not self.include_warninglisted
 
     def query(self, poll: bool = False, **rest: Any) -> IocQuery:
         """An IocQuery of these filters plus ``rest`` (window, paging, TAXII position, ``now``). ``poll``: the

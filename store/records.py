@@ -130,8 +130,8 @@ def severity_label(score: float) -> str:
 # The shape of ``Article.list_form``, its CSV line (store.csvform) and ``Ioc.to_api``. Bump it with any
 # change: SQLite keeps the
 # encoded forms with each row and re-encodes every row when opened on an older version (store/sqlite/listforms.py).
-LIST_FORM_VERSION = 5  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts;
-# 5: IOC lifecycle (valid_until, revocation, sighting and false-positive counts)
+LIST_FORM_VERSION = 6  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts;
+# 5: IOC lifecycle (valid_until, revocation, sighting and false-positive counts); 6: and warninglists
 
 # An IOC's articles, CVEs and techniques grow with the data (an ATT&CK technique is reported by a large share
 # of all articles): the full lists live in the store's link relation (``IocStore.ioc_links``), and a record
@@ -299,6 +299,9 @@ class Ioc:
     # stored before these existed read as 0.
     sightings: int = 0
     false_positives: int = 0
+    # The warninglists (store.warninglists) the value is on, by name: known-benign values, left out of lists,
+    # exports and TAXII unless asked for. Set at ingestion and by ``ctiwire iocs recheck``.
+    warninglists: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # A count is never below what the record lists: a record built from its lists counts them.
@@ -321,6 +324,11 @@ class Ioc:
     def valid_until(self) -> datetime:
         """When the score falls below the threshold (store.decay): stored and indexed by both stores."""
         return decay.valid_until(self)
+
+    @property
+    def warninglisted(self) -> bool:
+        """On a warninglist: the flag both stores keep beside the record for their default filter."""
+        return bool(self.warninglists)
 
     def status(self, now: datetime) -> str:
         """``active``, ``expired`` (``now`` at or past ``valid_until``) or ``revoked``."""
@@ -352,6 +360,8 @@ class Ioc:
             "revoked": self.revoked,
             "revoked_at": iso(self.revoked_at) if self.revoked_at else None,
             "revoked_reason": self.revoked_reason or None,
+            "warninglisted": self.warninglisted,
+            "warninglists": list(self.warninglists),
         }
 
     def to_api(self, now: datetime | None = None) -> dict[str, Any]:

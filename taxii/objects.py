@@ -21,7 +21,7 @@ from server.params import single_value
 from server.windows import Window, clamp_since, window_headers
 from store.cache import NearMap, near_map
 from store.decay import clock
-from store.exclusions import Exclusion, account_exclusion
+from store.exclusions import AccountExclusions, account_exclusions
 from store.query import IocFilters
 from store.records import iso, lookback_floor, utcnow
 from taxii.collections import TaxiiCollection
@@ -70,7 +70,7 @@ class PageHandler(TaxiiHandler):
     endpoint = "objects"
     fields = OBJECTS_FIELDS
     saved: IocFilters | None = None  # the collection's saved-feed filters, set by ``collection``
-    excluded: Exclusion = Exclusion()  # what the caller's account leaves out, set by ``collection``
+    exclusions: AccountExclusions | None = None  # what the caller's account leaves out, set by ``answer``
 
     def position(self, token_scope: str, asked: Filters) -> tuple[Filters, Position | None]:
         """The request's filters and, on a follow-up page, the token's filters and position."""
@@ -93,7 +93,7 @@ class PageHandler(TaxiiHandler):
         types = () if nothing else store_types(collection.ioc_types, effective)
         spec = PageSpec(types, window.since, after, limit, Matcher(effective), unique_ids=len(effective.ids),
                         budget=UNBOUNDED if object_id else SCAN_BUDGET, records=collection.filters or IocFilters(),
-                        fixed=() if nothing else collection.fixed, excluded=self.excluded,
+                        fixed=() if nothing else collection.fixed, exclusions=self.exclusions,
                         poll=filters.added_after is not None or bool(filters.versions), now=clock(now))
         return Plan(spec, filters, token_scope, window_headers(window, False))
 
@@ -103,8 +103,9 @@ class PageHandler(TaxiiHandler):
         now, tier = utcnow(), self.principal.tier
         pages = PageCache(self.ctx.cache, self.ctx.settings.cache_ttl_seconds)
         version = await self.ctx.iocs.data_version()
+        self.exclusions = await account_exclusions(self.ctx.stores, self.principal.user.id)
         repeat = (version, tier.name, lookback_floor(tier.ioc_lookback_days, now), self.request.uri, self.saved_key(),
-                  self.excluded.key())
+                  self.excluded_key())
         answers: NearMap[tuple[str, dict[str, str]]] = near_map(self.ctx.cache, "taxii-answers", _ANSWERS)
         known = answers.get(repeat)
         cached = pages.near.get(known[0]) if known else None
@@ -135,18 +136,22 @@ class PageHandler(TaxiiHandler):
     def cache_parts(self, plan: Plan) -> dict[str, Any]:
         after = plan.spec.after
         return {"s": plan.scope, "f": plan.filters.signature(), "n": plan.spec.limit,
-                "d": self.principal.tier.ioc_lookback_days, "q": self.saved_key(), "x": self.excluded.key(),
+                "d": self.principal.tier.ioc_lookback_days, "q": self.saved_key(), "x": self.excluded_key(),
                 "p": [iso(after.date_added), after.ioc_type, after.value] if after else None}
 
     async def collection(self, collection_id: str) -> TaxiiCollection:
         found = await super().collection(collection_id)
         self.saved = found.filters
-        self.excluded = await account_exclusion(self.ctx.stores, self.principal.user.id)
         return found
 
     def saved_key(self) -> tuple[tuple[str, ...], ...] | None:
         """A saved feed's filters, in the page's keys: an edited feed is another page at the same URI."""
         return None if self.saved is None else tuple(map(tuple, self.saved.normalised()))
+
+    def excluded_key(self) -> str | None:
+        """The account's exclusions, in the page's keys: accounts with other allowlists or false positives get
+        other pages."""
+        return None if self.exclusions is None or self.exclusions.empty else self.exclusions.digest
 
     async def read(self, plan: Plan) -> Page:
         tier = self.principal.tier.name

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 
 from store.base import IocStats, keyset_pages
@@ -16,12 +16,12 @@ from store.mongo.ioc_links import recent
 from store.mongo.part import MongoPart
 from store.mongo.queries import and_, ioc_filter, ioc_hint, ioc_sort
 from store.ports import IocStore
-from store.ports.sightings import IocKey, Tally
 from store.query import IocQuery
 from store.records import RECENT_LINKS, Ioc, utcnow
 
 # Keys of one ``$in`` read: a bounded query document, whatever the caller asks for at once.
 KEYS_PER_QUERY = 1_000
+_LISTS_VERSION = "warninglists_version"  # meta document: the lists the records were last checked against
 
 
 class MongoIocs(MongoPart, IocStore):
@@ -44,15 +44,6 @@ class MongoIocs(MongoPart, IocStore):
             return await ioc_ops.replace_all(self._c("iocs"), self._c("ioc_links"), self._c("ioc_counters"), iocs)
         finally:
             await self._bump()
-
-    @guarded
-    async def set_sighting_counts(self, tallies: Mapping[IocKey, Tally], at: datetime) -> list[tuple[Ioc, Ioc]]:
-        if not tallies:
-            return []
-        changed = await ioc_ops.set_counts(self._c("iocs"), self._c("ioc_counters"), tallies, at)
-        if changed:
-            await self._bump()
-        return changed
 
     @guarded
     async def revoke_ioc(self, ioc_type: str, value: str, reason: str, at: datetime) -> Ioc | None:
@@ -108,6 +99,18 @@ class MongoIocs(MongoPart, IocStore):
         return await recent(self._c("ioc_links"), ioc_key(ioc_type, value), kind, limit)
 
     @guarded
+    async def warninglists_version(self) -> str | None:
+        doc = await self._c("meta").find_one({"_id": _LISTS_VERSION})
+        return None if doc is None else str(doc["value"])
+
+    @guarded
+    async def set_warninglists_version(self, version: str) -> None:
+        await self._c("meta").update_one({"_id": _LISTS_VERSION}, {"$set": {"value": version}}, upsert=True)
+
+    @guarded
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
         head = await ioc_ops.scan(self._c("iocs"), since, first_whole_hour(since), None)
-        return await ioc_counters.stats(self._c("ioc_counters"), head, since, top)
+        counted = await ioc_counters.stats(self._c("ioc_counters"), head, since, top)
+        # The warninglisted records of the window, by their partial index (they are few).
+        left_out = await self._c("iocs").count_documents({"warninglisted": True, "modified": {"$gte": since}})
+        return dataclasses.replace(counted, warninglisted=left_out)

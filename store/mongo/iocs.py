@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -26,12 +26,12 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
 from store.base import IocStats, StoreError
-from store.codec import bounded, counted, fold_iocs, merge_ioc, revoked, with_sighting_counts
+from store.codec import bounded, counted, fold_iocs, merge_ioc, revoked
 from store.ioc_counters import CounterKey, tally
 from store.mongo import ioc_counters
 from store.mongo.documents import Doc, from_ioc, ioc_doc, ioc_key
 from store.mongo.ioc_links import Added, write_links
-from store.ports.sightings import IocKey, Tally
+from store.mongo.queries import LISTED_OUT
 from store.records import Ioc
 from store.stixids import object_id
 from store.value_search import trigrams
@@ -170,18 +170,6 @@ async def change_records(coll: Collection, counters: Collection, keys: Iterable[
         await ioc_counters.apply(counters, deltas)
 
 
-async def set_counts(coll: Collection, counters: Collection, tallies: Mapping[IocKey, Tally], at: datetime
-                     ) -> list[tuple[Ioc, Ioc]]:
-    """``IocStore.set_sighting_counts``."""
-    counts = {ioc_key(*key): tally for key, tally in tallies.items()}
-
-    def recount(key: str, held: Ioc) -> Ioc:
-        same = (held.sightings, held.false_positives) == counts[key]
-        return held if same else with_sighting_counts(held, *counts[key], at)
-
-    return await change_records(coll, counters, counts, recount)
-
-
 async def upsert(coll: Collection, links: Collection, counters: Collection, incoming: Iterable[Ioc]) -> None:
     """Insert or merge every record of ``incoming`` (see the module docstring), then move the counters."""
     pending = fold(incoming)
@@ -256,7 +244,8 @@ async def backfill_links(coll: Collection, links: Collection) -> int:
 
 
 def _bound(since: datetime, until: datetime | None) -> Doc:
-    return {"modified": {"$gte": since, **({"$lt": until} if until is not None else {})}}
+    """The default view's records modified in ``[since, until)``: the counters leave warninglisted ones out."""
+    return {"modified": {"$gte": since, **({"$lt": until} if until is not None else {})}, **LISTED_OUT}
 
 
 async def _grouped(coll: Collection, bound: Doc, key: str) -> dict[str, int]:

@@ -228,6 +228,8 @@ def lifecycle_filters(q: IocQuery) -> list[Filter]:
         clauses.append({"revoked": {"$ne": True}, "$or": [
             {"type": {"$in": list(types)}, "valid_until": {"$gte": parse_iso(at)}} for types, at in bounds.items()]})
     return clauses
+# The default filter: records on no warninglist (the flag is only stored on listed ones, store.mongo.documents).
+LISTED_OUT: Filter = {"warninglisted": {"$ne": True}}
 
 
 def ioc_filter(q: IocQuery) -> Filter:
@@ -240,6 +242,8 @@ def ioc_filter(q: IocQuery) -> Filter:
     clauses: list[Filter] = [{name: {"$in": list(values)}} for name, values in pairs if values]
     if q.value_contains:
         clauses += value_contains(q.value_contains)
+    if not q.include_warninglisted:
+        clauses.append(LISTED_OUT)
     if q.since is not None:
         clauses.append(_since(q, q.since))
     clauses += lifecycle_filters(q)

@@ -1,6 +1,7 @@
 """The storage seam, one interface per concern (medallion's backend seam, without HTTP concerns or paging).
 
-``ArticleStore``, ``IocStore``, ``SourceStore``, ``FeedStore``, ``WebhookStore``, ``SightingStore`` and
+``ArticleStore``, ``IocStore``, ``SourceStore``, ``FeedStore``, ``WebhookStore``, ``AllowlistStore``,
+``SightingStore`` and
 ``AccountStore`` (itself
 ``UserStore``, ``KeyStore``, ``SessionStore``, ``TokenStore`` and ``AttemptStore``)
 each declare one method per operation;
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.ports.accounts import AccountStore, AttemptStore, KeyStore, SessionStore, TokenStore, UserStore
+from store.ports.allowlist import AllowlistStore
 from store.ports.articles import ArticleStore
 from store.ports.events import EventLog
 from store.ports.feeds import FeedStore
@@ -28,8 +30,9 @@ from store.ports.sightings import SightingStore
 from store.ports.sources import SourceStore
 from store.ports.webhooks import WebhookStore
 
-__all__ = ["AccountStore", "ArticleStore", "AttemptStore", "EventLog", "FeedStore", "IocStore", "KeyStore", "Lifecycle",
-           "SessionStore", "SightingStore", "SourceStore", "Stores", "TokenStore", "UserStore", "Versioned",
+__all__ = ["AccountStore", "AllowlistStore", "ArticleStore", "AttemptStore", "EventLog", "FeedStore", "IocStore",
+           "KeyStore", "Lifecycle", "SessionStore", "SightingStore", "SourceStore", "Stores", "TokenStore", "UserStore",
+           "Versioned",
            "WebhookStore"]
 
 
@@ -51,6 +54,7 @@ class Stores:
     feeds: FeedStore
     webhooks: WebhookStore
     sightings: SightingStore
+    allowlist: AllowlistStore
     events: EventLog = field(default_factory=_in_process_log)
 
     @property

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 
 import orjson
@@ -11,7 +11,6 @@ import orjson
 from store.base import IocStats
 from store.ioc_counters import ESTIMATE_CAP
 from store.ports.lifecycle import Versioned
-from store.ports.sightings import IocKey, Tally
 from store.query import IocQuery, status_clock
 from store.records import RECENT_LINKS, Ioc
 
@@ -27,12 +26,6 @@ class IocStore(Versioned):
     async def replace_iocs(self, iocs: Iterable[Ioc]) -> int:
         """Make these the only records (a re-enrichment recomputes every record from the articles, so a
         value no article presents any more disappears). Bumps the data version."""
-
-    @abc.abstractmethod
-    async def set_sighting_counts(self, tallies: Mapping[IocKey, Tally], at: datetime) -> list[tuple[Ioc, Ioc]]:
-        """Give the stored records among ``tallies`` their counts (``codec.with_sighting_counts``, ``modified``
-        moved to ``at``): (before, after) of each record whose counts changed; a value with no record is
-        skipped. Bumps the data version when a record changed."""
 
     @abc.abstractmethod
     async def revoke_ioc(self, ioc_type: str, value: str, reason: str, at: datetime) -> Ioc | None:
@@ -85,6 +78,15 @@ class IocStore(Versioned):
     @abc.abstractmethod
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
         """Totals of records modified since ``since``, with an hourly series of those records."""
+
+    @abc.abstractmethod
+    async def warninglists_version(self) -> str | None:
+        """The version of the warninglists (``store.warninglists``) the stored records were last checked
+        against (``ctiwire iocs recheck``); None before any check."""
+
+    @abc.abstractmethod
+    async def set_warninglists_version(self, version: str) -> None:
+        """Remember that every stored record was checked against the warninglists of ``version``."""
 
     async def all_iocs(self, query: IocQuery) -> list[Ioc]:
         """Every record of ``query`` in one list."""

@@ -6,6 +6,7 @@ from pathlib import Path
 from store.ports import Stores
 from store.ports.events import DEFAULT_RETENTION
 from store.sqlite.accounts import SqliteAccounts
+from store.sqlite.allowlist import SqliteAllowlist
 from store.sqlite.articles import SqliteArticles
 from store.sqlite.backend import SqliteStore
 from store.sqlite.events import SqliteEventLog
@@ -19,6 +20,7 @@ __all__ = [
     "SqliteAccounts",
     "SqliteArticles",
     "SqliteEventLog",
+    "SqliteAllowlist",
     "SqliteFeeds",
     "SqliteIocs",
     "SqliteSightings",
@@ -41,5 +43,6 @@ def sqlite_stores(path: Path, retention: timedelta = DEFAULT_RETENTION) -> Store
         SqliteFeeds(conn),
         SqliteWebhooks(conn),
         SqliteSightings(conn),
+        SqliteAllowlist(conn),
         SqliteEventLog(conn, retention),
     )

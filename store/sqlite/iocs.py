@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -13,10 +13,9 @@ import orjson
 
 from store.base import IocStats, ioc_row_position, keyset_pages
 from store.cache import NearMap
-from store.codec import fold_iocs, from_doc, merge_ioc, revoked, to_doc, with_sighting_counts
+from store.codec import fold_iocs, from_doc, merge_ioc, revoked, to_doc
 from store.ioc_counters import ESTIMATE_CAP, CounterKey, countable, tally
 from store.ports import IocStore
-from store.ports.sightings import IocKey, Tally
 from store.query import IocQuery, status_clock
 from store.records import RECENT_LINKS, Ioc, iso, utcnow, with_life
 from store.sqlite import ioc_counters, queries, value_index
@@ -24,10 +23,12 @@ from store.sqlite.backend import SqliteStore
 from store.sqlite.ioc_links import LinkRow, insert_links, linked_record, new_record, recent_links
 from store.sqlite.part import SqlitePart, _json, _rows_in, _tuples
 
+_LISTS_VERSION = "warninglists_version"
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
 _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confidence", "feed_name",
-                "source_category", "industries", "doc", "stix_id", "api_json", "valid_until", "revoked")
+                "source_category", "industries", "doc", "stix_id", "api_json", "valid_until", "revoked",
+                "warninglisted")
 
 
 # Insert, or update in place: the row keeps its rowid, which the value index (iocs_values) refers to.
@@ -39,7 +40,7 @@ _UPSERT = (f"INSERT INTO iocs ({', '.join(_IOC_COLUMNS)}) VALUES ({', '.join('?'
 def _ioc_row(i: Ioc) -> tuple[Any, ...]:
     return (i.type, i.value, iso(i.first_seen), iso(i.last_seen), iso(i.modified), i.confidence, i.feed_name,
             i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.stored_api()),
-            iso(i.valid_until), int(i.revoked))
+            iso(i.valid_until), int(i.revoked), 1 if i.warninglisted else None)
 
 
 def _held(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> dict[tuple[str, str], Ioc]:
@@ -117,16 +118,6 @@ class SqliteIocs(SqlitePart, IocStore):
             return len(records)
 
         return await self._run(lambda db: self._write(db, replace, bump=True))
-
-    async def set_sighting_counts(self, tallies: Mapping[IocKey, Tally], at: datetime) -> list[tuple[Ioc, Ioc]]:
-        def update(db: sqlite3.Connection) -> list[tuple[Ioc, Ioc]]:
-            stored = _held(db, list(tallies))
-            changes = [(old, with_sighting_counts(old, *tallies[key], at)) for key, old in stored.items()
-                       if (old.sightings, old.false_positives) != tallies[key]]
-            _rewrite(db, changes)
-            return changes
-
-        return await self._run(lambda db: self._write(db, update)) if tallies else []
 
     async def revoke_ioc(self, ioc_type: str, value: str, reason: str, at: datetime) -> Ioc | None:
         def revoke(db: sqlite3.Connection) -> Ioc | None:
@@ -228,3 +219,11 @@ class SqliteIocs(SqlitePart, IocStore):
 
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
         return await self._run(lambda db: ioc_counters.stats(db, since, top))
+
+    async def warninglists_version(self) -> str | None:
+        row = await self._one("SELECT value FROM settings WHERE key = ?", (_LISTS_VERSION,))
+        return None if row is None else str(row[0])
+
+    async def set_warninglists_version(self, version: str) -> None:
+        sql = "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)"
+        await self._run(lambda db: self._write(db, lambda d: d.execute(sql, (_LISTS_VERSION, version))))

@@ -212,6 +212,8 @@ def score_bounds(q: IocQuery, now: datetime) -> dict[tuple[str, ...], str]:
     for ioc_type in q.types or IOC_TYPES:
         groups.setdefault(iso(until_score(ioc_type, q.min_score, now)), []).append(ioc_type)
     return {tuple(types): at for at, types in groups.items()}
+# The default filter: records on no warninglist (the column is NULL on rows from before it, and on unlisted ones).
+LISTED_OUT = "warninglisted IS NULL"
 
 
 def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None) -> Clause:
@@ -234,6 +236,8 @@ def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None) -
             clauses.append(_any_json(column, values))
     if q.value_contains:
         clauses += _value_contains(q.value_contains, match)
+    if not q.include_warninglisted:
+        clauses.append((LISTED_OUT, []))
     if q.since is not None:
         clauses.append(_since(q, "+" if walk_order or trigrams else ""))
     clauses += lifecycle_clauses(q)

@@ -142,6 +142,9 @@ CREATE TABLE IF NOT EXISTS ioc_hour_sources (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ioc_hour_counts (hour TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 
+-- Named text settings of the stored data (the warninglists version the IOC records were checked against).
+CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
 CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
 -- Saved feeds (store.ports.feeds): one account's named IOC filters, the record as JSON.
 CREATE TABLE IF NOT EXISTS feeds (
@@ -149,6 +152,13 @@ CREATE TABLE IF NOT EXISTS feeds (
     name TEXT NOT NULL, created_at TEXT NOT NULL, doc BLOB NOT NULL, UNIQUE (user_id, name)
 );
 CREATE INDEX IF NOT EXISTS feeds_user ON feeds (user_id, created_at, id);
+-- Allowlists (store.ports.allowlist): values, networks and domains an account keeps out of its exports.
+CREATE TABLE IF NOT EXISTS allowlist (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, created_at TEXT NOT NULL, note TEXT NOT NULL,
+    UNIQUE (user_id, kind, value)
+);
+CREATE INDEX IF NOT EXISTS allowlist_user ON allowlist (user_id, created_at, id);
 -- Webhooks (store.ports.webhooks): the record as JSON, what the due query and the claim read as columns.
 CREATE TABLE IF NOT EXISTS webhooks (
     id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
@@ -189,6 +199,7 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     # An IOC's lifecycle (store.decay): filled by the list-form rebuild for older rows (store/sqlite/listforms.py)
     ("iocs", "valid_until", "TEXT"),
     ("iocs", "revoked", "INTEGER"),
+    ("iocs", "warninglisted", "INTEGER"),  # 1 when the value is on a warninglist; NULL (older rows) = not
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """
@@ -196,6 +207,8 @@ CREATE INDEX IF NOT EXISTS iocs_stix_id ON iocs (stix_id);
 CREATE INDEX IF NOT EXISTS api_keys_previous_hash ON api_keys (previous_hash);
 -- Polls for changes find the records that expired in their window by it (store.decay).
 CREATE INDEX IF NOT EXISTS iocs_valid_until ON iocs (valid_until);
+-- The few warninglisted records by modified: how many a window's default lists leave out (IocStore.ioc_stats).
+CREATE INDEX IF NOT EXISTS iocs_warninglisted ON iocs (modified) WHERE warninglisted = 1;
 """
 # The function the backfill calls; registered on the writing connection only.
 STIX_ID_FUNCTION = "ctiwire_stix_id"

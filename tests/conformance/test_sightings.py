@@ -15,6 +15,7 @@ from store.ports import Stores
 from store.ports.sightings import Tally
 from store.query import IocQuery
 from store.records import Sighting
+from store.sightings import count_onto_records
 from store.sqlite import SqliteStore
 
 
@@ -42,7 +43,7 @@ async def test_counts_move_the_record_and_the_data_version(stores: Stores) -> No
     await iocs.upsert_iocs([ioc("evil.example"), ioc("calm.example")])
     version = await iocs.data_version()
     later = BASE + timedelta(days=3)
-    changed = await iocs.set_sighting_counts({("domain", "evil.example"): Tally(2, 1),
+    changed = await count_onto_records(iocs, {("domain", "evil.example"): Tally(2, 1),
                                               ("domain", "unknown.example"): Tally(1, 0)}, later)
     assert [(old.sightings, new.sightings, new.false_positives, new.modified) for old, new in changed] == [
         (0, 2, 1, later)]
@@ -53,14 +54,14 @@ async def test_counts_move_the_record_and_the_data_version(stores: Stores) -> No
     assert b'"sightings":2' in rows[0] and b'"false_positives":1' in rows[0]
     assert await iocs.all_iocs(IocQuery(since=later)) == [stored]  # a poller by date sees the change
     version = await iocs.data_version()
-    assert await iocs.set_sighting_counts({("domain", "evil.example"): Tally(2, 1)}, later) == []
+    assert await count_onto_records(iocs, {("domain", "evil.example"): Tally(2, 1)}, later) == []
     assert await iocs.data_version() == version  # nothing changed, nothing written
 
 
 async def test_an_articles_new_report_keeps_the_counts(stores: Stores) -> None:
     iocs = stores.iocs
     await iocs.upsert_iocs([ioc("evil.example")])
-    await iocs.set_sighting_counts({("domain", "evil.example"): Tally(3, 2)}, BASE + timedelta(hours=1))
+    await count_onto_records(iocs, {("domain", "evil.example"): Tally(3, 2)}, BASE + timedelta(hours=1))
     await iocs.upsert_iocs([ioc("evil.example", modified=BASE + timedelta(days=1), sources=["Other"])])
     stored = await iocs.get_ioc("domain", "evil.example")
     assert stored is not None and (stored.sightings, stored.false_positives) == (3, 2)

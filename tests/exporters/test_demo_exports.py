@@ -52,7 +52,9 @@ async def test_every_cef_line_of_the_whole_demo_export_passes_cefp_and_cefevent_
 
     articles = Settings().seed_articles  # what `ctiwire seed` loads
     _articles, records = await seed_store(stores, articles, now)
-    every = IocFilters(statuses=STATUSES)  # expired and revoked demo records too
+    # Every record: expired and revoked demo records too, and the documentation-range addresses (on a
+    # warninglist).
+    every = IocFilters(statuses=STATUSES, include_warninglisted=True)
     request = precompute.ExportRequest("cef", "pro", "365d", filters=every, limit=records)
     entry = await precompute.build_export(stores, request, now, 1)
     assert len(check.cef(entry.body)) == entry.meta.rows > records * 0.9  # all within Pro's year
