@@ -18,7 +18,7 @@ from tornado.routing import PathMatches, Rule
 from tornado.web import Application, RequestHandler
 
 from config.settings import Settings
-from server import articles, exports, feeds, health, iocs, lookup, openapi, stream, webhooks
+from server import allowlist, articles, exports, feeds, health, iocs, lookup, openapi, sightings, stream, webhooks
 from server import metrics as metrics_route
 from server.base import NotFoundHandler
 from server.context import AppContext
@@ -34,12 +34,13 @@ from web.base import secure_cookies
 access_log = logging.getLogger("ctiwire.access")
 
 # Each route module offers ``routes(ctx)`` and ``OPENAPI_PATHS`` (and may offer ``OPENAPI_SCHEMAS``).
-ROUTE_MODULES: tuple[ModuleType, ...] = (health, articles, iocs, lookup, exports, feeds, stream, webhooks,
-                                         metrics_route, taxii_routes)
+ROUTE_MODULES: tuple[ModuleType, ...] = (health, articles, iocs, lookup, sightings, exports, feeds, allowlist, stream,
+                                         webhooks, metrics_route, taxii_routes)
 # Tornado tries rules in order, one regular expression each (a TAXII page went through 21):
 # modules under one path prefix are nested under one rule for it, so a request tests each prefix once.
 _PREFIXES: dict[ModuleType, str] = {articles: "/api/v1/", iocs: "/api/v1/", lookup: "/api/v1/", exports: "/api/v1/",
-                                    feeds: "/api/v1/", stream: "/api/v1/", webhooks: "/api/v1/",
+                                    sightings: "/api/v1/", feeds: "/api/v1/", allowlist: "/api/v1/", stream: "/api/v1/",
+                                    webhooks: "/api/v1/",
                                     taxii_routes: "/(?:api/)?taxii2"}
 
 

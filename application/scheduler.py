@@ -76,9 +76,12 @@ async def deliver_webhooks(ctx: AppContext) -> None:
 
 
 async def ingest(ctx: AppContext) -> None:
-    """Collect every enabled source, then precompute for the new data version."""
+    """Collect every enabled source, then precompute for the new data version. Stored records are first
+    checked against the warninglists again when this release ships other lists (the worker's start check)."""
     from config.sources import load_sources
     from ingest.pipeline import ingest_once
+    from ingest.recheck import recheck_if_upgraded
 
+    await recheck_if_upgraded(ctx.iocs)
     await ingest_once(ctx.stores, load_sources(ctx.settings))
     await precompute_all(ctx)

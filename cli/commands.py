@@ -154,7 +154,7 @@ async def export(settings: Settings, args: argparse.Namespace) -> int:
     if window not in precompute.tier_windows(tier):
         raise CommandError(f"window {window} exceeds the {tier.name} lookback of {tier.ioc_lookback_days} days")
     limit = min(args.limit or tier.ioc_results_max, tier.ioc_results_max)
-    filters = IocFilters(types=args.types)
+    filters = IocFilters(types=args.types, include_warninglisted=args.include_warninglisted)
     request = precompute.ExportRequest(args.format, tier.name, window, filters=filters, limit=limit)
     now = utcnow()
     _write_output(args.output, None)  # an unwritable place is refused before the work, not after

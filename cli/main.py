@@ -10,7 +10,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from application import logs
-from cli import commands, ingest_commands, keys, stream_command, users
+from cli import commands, ingest_commands, iocs, keys, sightings, stream_command, users
 from config.settings import Settings, SettingsError, check_port, load_settings, unknown_variables
 from config.tiers import TIERS
 from exporters.precompute import known_windows
@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--limit", type=int, default=None, help="maximum IOCs (default: the tier's cap)")
     export.add_argument("--type", type=_ioc_types, default=(), dest="types",
                         help="IOC types, comma-separated, as the API's type parameter (e.g. ipv4,ipv6 for a blocklist)")
+    export.add_argument("--include-warninglisted", action="store_true",
+                        help="keep the IOCs whose value is on a MISP warninglist (left out by default, as in the API)")
     export.add_argument("-o", "--output", required=True, help="file to write ('-' for stdout)")
     for name, text in (("worker", "start a Celery worker (needs CTIWIRE_REDIS_URL)"),
                        ("beat", "start the Celery beat scheduler (needs CTIWIRE_REDIS_URL)")):
@@ -48,6 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     stream_command.add_parser(sub)
     users.add_parser(sub)
     keys.add_parser(sub)
+    iocs.add_parser(sub)
+    sightings.add_parser(sub)
     return parser
 
 
@@ -78,6 +82,8 @@ COMMANDS: dict[str, Handler] = {
     "ingest": ingest_commands.ingest,
     "enrich": ingest_commands.enrich,
     "stream": stream_command.stream,
+    "iocs": iocs.iocs,
+    "sightings": sightings.sightings,
 }
 
 

@@ -104,10 +104,19 @@ class Settings:
     webhook_backoff_seconds: float = 30.0
     webhook_max_failures: int = 32
     webhook_interval_seconds: float = 5.0
+    # Distinct accounts whose false-positive reports revoke an indicator for everyone (POST /api/v1/sightings).
+    false_positive_quorum: int = 3
     task_time_limit_seconds: int = 900
     # Redelivery of a task whose worker died as a whole: a little above the longest build (task_time_limit,
     # 900 s), not Redis's default hour.
     task_visibility_timeout_seconds: int = 1200
+    # The indicator score (README, "Indicator score and lifecycle"; store.decay): the score below which an
+    # indicator is expired, and the half-life of each kind of value in days.
+    decay_threshold: float = 25.0
+    decay_half_life_address_days: float = 10.0
+    decay_half_life_name_days: float = 30.0
+    decay_half_life_file_days: float = 180.0
+    decay_half_life_vulnerability_days: float = 365.0
     # Fault injection for the worker-kill tests: a pause between batches of an export build.
     build_delay_ms: int = 0
 
@@ -125,6 +134,11 @@ class Settings:
         return not self.mongodb_uri and not self.redis_url
 
     @property
+    def decay_half_lives(self) -> tuple[float, ...]:
+        return (self.decay_half_life_address_days, self.decay_half_life_name_days, self.decay_half_life_file_days,
+                self.decay_half_life_vulnerability_days)
+
+    @property
     def cache_name(self) -> str:
         return "redis" if self.redis_url else "memory"
 
@@ -132,6 +146,8 @@ class Settings:
         return dataclasses.replace(self, **changes)
 
     def __post_init__(self) -> None:
+        if not 0 < self.decay_threshold < 100 or min(self.decay_half_lives) <= 0:
+            raise SettingsError("settings 'decay_*': the threshold lies between 0 and 100, half-lives above 0 days")
         if self.signup not in SIGNUP_MODES:
             raise SettingsError(f"setting 'signup': {self.signup!r} is not one of {', '.join(SIGNUP_MODES)}")
 
@@ -285,6 +301,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "stream_buffer_events": _at_least(100, "events"), "stream_poll_seconds": _at_least(0.01, "seconds"),
     "webhook_backoff_seconds": _at_least(0.001, "seconds"), "webhook_max_failures": _at_least(1, "failures"),
     "webhook_interval_seconds": _at_least(0.1, "seconds"),
+    "false_positive_quorum": _at_least(1, "accounts"),
 }
 
 

@@ -19,6 +19,7 @@ SCOPE_TAXII = "read:taxii"
 SCOPE_FEEDS = "feeds"
 SCOPE_STREAM = "stream"  # the live feed, GET /api/v1/stream
 SCOPE_WEBHOOKS = "webhooks"  # the live feed pushed: /api/v1/webhooks
+SCOPE_SIGHTINGS = "sightings"  # reports of seen values and false positives: POST /api/v1/sightings
 SCOPES: tuple[str, ...] = (
     SCOPE_ARTICLES,
     SCOPE_ARTICLES_EXPORT,
@@ -31,6 +32,7 @@ SCOPES: tuple[str, ...] = (
     SCOPE_FEEDS,
     SCOPE_STREAM,
     SCOPE_WEBHOOKS,
+    SCOPE_SIGHTINGS,
 )
 
 
@@ -53,6 +55,8 @@ class Tier:
     scopes: tuple[str, ...]
     # Saved feeds an account may hold (/api/v1/feeds).
     max_feeds: int = 1
+    # Entries an account's allowlist may hold (/api/v1/allowlist).
+    max_allowlist: int = 1_000
     # The endpoints the spec's Endpoints table marks "Pro": the tier's own facts, never its name.
     ioc_stats: bool = False
     ioc_exports: bool = False
@@ -77,8 +81,10 @@ FREE = Tier(
     max_keys=3,
     article_formats=("json",),
     lookup_values_max=100,
-    scopes=(SCOPE_ARTICLES, SCOPE_IOCS, SCOPE_FEEDS),
+    # Every plan reports sightings and false positives, within its rate budget.
+    scopes=(SCOPE_ARTICLES, SCOPE_IOCS, SCOPE_FEEDS, SCOPE_SIGHTINGS),
     max_feeds=1,
+    max_allowlist=100,
 )
 PRO = Tier(
     name="pro",
@@ -94,6 +100,7 @@ PRO = Tier(
     lookup_values_max=1_000,
     scopes=SCOPES,
     max_feeds=50,
+    max_allowlist=10_000,
     ioc_stats=True,
     ioc_exports=True,
     taxii=True,
@@ -112,6 +119,7 @@ ARTICLE_FORMAT_COSTS: MappingProxyType[str, int] = MappingProxyType({"json": 1, 
 IOC_EXPORT_COST = 5
 # A bulk lookup (POST /api/v1/lookup) costs one unit per this many values, rounded up: 100 values cost
 # what one GET /lookup costs, 1,000 values ten, against the hundred a value at a time would cost.
+# A list of sightings (POST /api/v1/sightings) is charged by the same rule, per report.
 LOOKUP_VALUES_PER_UNIT = 100
 # A plain list of values (blocklist, DNS RPZ zone) is a fraction of a rich document's bytes per IOC: it
 # costs less, so a resolver or firewall polling every few minutes fits in the budget.

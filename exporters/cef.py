@@ -22,6 +22,7 @@ from typing import ClassVar
 
 from config.tiers import SCOPE_EXPORTS
 from exporters.base import PRODUCT, ExportContext, Exporter
+from store import decay
 from store.ioctypes import Cef, mapping
 from store.records import Ioc
 
@@ -86,7 +87,7 @@ def _typed_key(ioc: Ioc) -> str | None:
     return key if 0 < len(ioc.value) <= limit else None
 
 
-def extension(ioc: Ioc) -> str:
+def extension(ioc: Ioc, now: datetime) -> str:
     """The escaped extension of one record, ``rt`` last; empty values (and their labels) are left out.
 
     Labels, the type and timestamps are ours and need no escaping; only record data goes through it.
@@ -102,6 +103,13 @@ def extension(ioc: Ioc) -> str:
         if raw:  # a label without its value would only confuse a parser's field mapping
             fields.append(f"cs{n}Label={label} cs{n}={ext_escape(raw)}")
     fields.append(f"cs5Label=STIX id cs5={ioc.stix_id}")
+    # The lifecycle (store.ioctypes.LIFECYCLE_PLACES): the score at ``now`` and when it falls below the
+    # threshold. A score of 0 is left out with its label, as empty values are: strict parsers (cefevent)
+    # refuse a zero number, so a line without cn1 scores 0.
+    score = decay.score(ioc, now)
+    if score:
+        fields.append(f"cn1Label=Score cn1={score}")
+    fields.append(f"deviceCustomDate1Label=Valid until deviceCustomDate1={_ms(ioc.valid_until)}")
     fields.append(f"start={_ms(ioc.first_seen)} end={_ms(ioc.last_seen)} rt={_ms(ioc.modified)}")
     return " ".join(fields)
 
@@ -113,9 +121,9 @@ def header(ioc_type: str, confidence: str) -> str:
     return f"CEF:{CEF_VERSION}|" + "|".join(map(header_escape, parts)) + f"|{SEVERITIES.get(confidence, 3)}|"
 
 
-def line(ioc: Ioc) -> str:
+def line(ioc: Ioc, now: datetime) -> str:
     """One CEF line (no syslog header: the forwarder adds its own), newline-terminated."""
-    return f"{header(ioc.type, ioc.confidence)}{extension(ioc)}\n"
+    return f"{header(ioc.type, ioc.confidence)}{extension(ioc, now)}\n"
 
 
 class CefExporter(Exporter):
@@ -129,4 +137,5 @@ class CefExporter(Exporter):
 
     def encode(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
         for start in range(0, len(iocs), LINES_PER_CHUNK):
-            yield "".join(line(ioc) for ioc in iocs[start:start + LINES_PER_CHUNK]).encode()
+            now = decay.clock(ctx.generated_at)
+            yield "".join(line(ioc, now) for ioc in iocs[start:start + LINES_PER_CHUNK]).encode()

@@ -59,6 +59,8 @@ def stats_payload(stats: IocStats, window: str, since: datetime, now: datetime) 
         "by_category": stats.by_category,
         "top_sources": [{"source": name, "count": n} for name, n in stats.top_sources],
         "daily": _series(stats.hourly, since, now, hours=False),
+        # The counts above are the default lists' records; these were left out as known-benign values.
+        "warninglisted_excluded": stats.warninglisted,
     }
     if known_windows()[window] <= HOURLY_MAX_DAYS:
         payload["hourly"] = _series(stats.hourly, since, now, hours=True)

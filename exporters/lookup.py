@@ -24,6 +24,7 @@ from store.indicators import detect_type, normalize, refang
 from store.ioctypes import REGISTRY
 from store.ports import IocStore, Stores
 from store.records import Article, Ioc, iso
+from store.warninglists import warninglists
 
 RELATED_ARTICLES_MAX = 20
 # A bulk lookup's value longer than this is no indicator (the longest URLs browsers keep are ~2,000).
@@ -62,8 +63,8 @@ def read_indicator(raw: str, given_type: str | None = None) -> Indicator:
         raise IndicatorError(f"is not a valid {ioc_type} value") from exc
 
 
-def _read_bulk_value(raw: str) -> Indicator | str:
-    """The indicator of one bulk value, or the reason it is none."""
+def read_value(raw: str) -> Indicator | str:
+    """The indicator of one value of a list (a bulk lookup, sightings), or the reason it is none."""
     if len(raw) > MAX_VALUE_CHARS:
         return f"is longer than {MAX_VALUE_CHARS:,} characters"
     try:
@@ -72,9 +73,22 @@ def _read_bulk_value(raw: str) -> Indicator | str:
         return str(exc)
 
 
+def listed_on(ioc_type: str, value: str) -> Answer:
+    """The warninglists the value is on as this process's lists say (what the next recheck stores), stored or
+    not: a known-benign value is worth knowing before anyone blocks it."""
+    lists = warninglists()
+    names = lists.names(ioc_type, value)
+    return {"warninglisted": bool(names), "warninglists": lists.describe(names)}
+
+
 def unknown_payload(ioc_type: str, value: str) -> Answer:
-    """The answer for a value with no record in the caller's window: its hunting queries still help."""
-    return {"found": False, "type": ioc_type, "value": value, "hunting_queries": hunting_queries(ioc_type, value)}
+    """The answer for a value with no record in the caller's window: its hunting queries still help, and so
+    do the warninglists it is on ("not in our data; on the list X")."""
+    listed = listed_on(ioc_type, value)
+    note = ({"note": "not in our data; on the warninglist " + ", ".join(w["name"] for w in listed["warninglists"])}
+            if listed["warninglisted"] else {})
+    return {"found": False, "type": ioc_type, "value": value, **listed, **note,
+            "hunting_queries": hunting_queries(ioc_type, value)}
 
 
 def found_payload(ioc: Ioc, articles: list[Article], names: dict[str, str], now: datetime) -> Answer:
@@ -92,7 +106,9 @@ def found_payload(ioc: Ioc, articles: list[Article], names: dict[str, str], now:
         "cves": list(ioc.cves),
         "mitre_techniques": [{"id": t, "name": named.get(t) or names.get(t, "")} for t in ioc.techniques],
         "threat_actors": list(ioc.threat_actors),
+        "sightings": ioc.sightings, "false_positives": ioc.false_positives,
         "risk": {"score": score, "factors": [{"factor": f.factor, "points": f.points} for f in factors]},
+        **listed_on(ioc.type, ioc.value),
         "hunting_queries": hunting_queries(ioc.type, ioc.value),
     }
 
@@ -153,7 +169,7 @@ async def lookup(stores: Stores, ioc_type: str, value: str, window: LookupWindow
 async def bulk_lookup(stores: Stores, raws: Sequence[str], window: LookupWindow, now: datetime) -> list[Answer]:
     """POST /api/v1/lookup: each value as sent (``input``) with its ``result``, in order: ``found`` and
     ``not_found`` carry what GET /lookup answers for the value; ``invalid`` carries the ``reason``."""
-    read = [_read_bulk_value(raw) for raw in raws]
+    read = [read_value(raw) for raw in raws]
     answers = iter(await lookup_many(stores, [r for r in read if isinstance(r, tuple)], window, now))
     results = []
     for raw, item in zip(raws, read, strict=True):

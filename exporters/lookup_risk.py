@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from store import decay
 from store.ioctypes import Hunting, mapping
 from store.records import Ioc
-
-CONFIDENCE_POINTS = {"high": 40, "medium": 25, "low": 10}
-CATEGORY_POINTS = {"government": 15, "commercial": 10, "community": 5}
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,20 +22,11 @@ class Factor:
 
 
 def risk_score(ioc: Ioc, now: datetime) -> tuple[int, list[Factor]]:
-    """0-100: confidence, how many sources report it and of which kind, recency, CVEs and techniques."""
-    age_days = (now - ioc.last_seen).total_seconds() / 86400
-    factors = [
-        Factor(f"confidence {ioc.confidence}", CONFIDENCE_POINTS.get(ioc.confidence, 10)),
-        Factor(f"reported by {len(ioc.sources)} source(s)", min(len(ioc.sources), 4) * 5),
-        Factor(f"best source category {ioc.source_category}", CATEGORY_POINTS.get(ioc.source_category, 0)),
-        Factor(f"last seen {age_days:.0f} day(s) ago", 15 if age_days <= 7 else 8 if age_days <= 30 else 0),
-    ]
-    if ioc.cves:
-        factors.append(Factor(f"tied to {len(ioc.cves)} CVE(s)", min(len(ioc.cves), 2) * 5))
-    if ioc.techniques:
-        factors.append(Factor(f"tied to {len(ioc.techniques)} ATT&CK technique(s)", 5))
-    factors = [f for f in factors if f.points]
-    return min(sum(f.points for f in factors), 100), factors
+    """The record's score at ``now`` (store.decay: the same number as its ``score`` everywhere) with the
+    terms that make it up: confidence and source kind, corroboration, sightings, then the decay since the
+    last report (or the revocation); the points add up to the score."""
+    score, factors = decay.explain(ioc, decay.clock(now))
+    return score, [Factor(what, points) for what, points in factors]
 
 
 def _q(value: str) -> str:

@@ -17,8 +17,9 @@ import orjson
 
 from config.tiers import SCOPE_MISP
 from exporters.base import PRODUCT, ExportContext, Exporter, chunked, records_digest, stable_uuid
+from store import decay
 from store.ioctypes import Misp, mapping
-from store.records import Ioc
+from store.records import Ioc, iso
 
 # MISP threat levels: 1 High, 2 Medium, 3 Low, 4 Undefined; the event takes its strongest indicator's.
 THREAT_LEVELS: dict[str, str] = {"high": "1", "medium": "2", "low": "3"}
@@ -50,18 +51,31 @@ def _tags(ioc: Ioc) -> list[dict[str, str]]:
     """MISP machine tags (namespace:predicate="value"); ATT&CK ids as misp-galaxy-free plain tags."""
     names = [f'{PRODUCT}:confidence="{ioc.confidence}"', f'{PRODUCT}:source-category="{ioc.source_category}"']
     names += [f'{PRODUCT}:attack-technique="{t}"' for t in ioc.techniques if t.strip()]
+    names += [f'{PRODUCT}:warninglist="{w}"' for w in ioc.warninglists]
     return [{"name": name} for name in dict.fromkeys(names)]
 
 
-def attribute(ioc: Ioc, event: str) -> dict[str, Any]:
-    """One MISP attribute; its uuid is stable per (event, type, value)."""
+def lifecycle_tags(ioc: Ioc, now: datetime) -> list[dict[str, str]]:
+    """The score at ``now`` as MISP names it (``decay_score``), the status and ``valid_until``, as machine
+    tags: MISP's event schema (format 2.4, PyMISP's schema.json) admits no ``decay_score`` key on an
+    attribute, so an import that validates keeps them this way (store.ioctypes.LIFECYCLE_PLACES)."""
+    return [{"name": f'{PRODUCT}:decay-score="{decay.score(ioc, now)}"'},
+            {"name": f'{PRODUCT}:status="{ioc.status(now)}"'},
+            {"name": f'{PRODUCT}:valid-until="{iso(ioc.valid_until)}"'}]
+
+
+def attribute(ioc: Ioc, event: str, now: datetime) -> dict[str, Any]:
+    """One MISP attribute; its uuid is stable per (event, type, value). ``to_ids`` false once the record
+    expired or was revoked at ``now``: no longer detection-ready (store.ioctypes.LIFECYCLE_PLACES)."""
     # Spec, "MISP event": the type's attribute type and category come from the registry (store.ioctypes).
     misp = mapping(ioc.type, "misp", Misp)
     return {
         "uuid": stable_uuid("misp-attribute", event, ioc.type, ioc.value),
         "type": misp.type, "category": misp.category, "value": ioc.value,
-        "to_ids": misp.to_ids, "timestamp": _epoch(ioc.modified), "comment": _comment(ioc),
-        "disable_correlation": False, "Tag": _tags(ioc),
+        # A warninglisted value (exported only when asked for) is no detection signature, as MISP treats it.
+        "to_ids": misp.to_ids and ioc.status(now) == "active" and not ioc.warninglisted,
+        "timestamp": _epoch(ioc.modified), "comment": _comment(ioc), "disable_correlation": False,
+        "Tag": _tags(ioc) + lifecycle_tags(ioc, now),
     }
 
 
@@ -106,9 +120,9 @@ class MispExporter(Exporter):
 
     def _parts(self, iocs: Sequence[Ioc], ctx: ExportContext) -> Iterator[bytes]:
         header = event_header(iocs, ctx)
-        event = header["uuid"]
+        event, now = header["uuid"], decay.clock(ctx.generated_at)
         # Splice the attribute array into the header's object: `{"Event":{...,"Attribute":[` ... `]}}`.
         yield b'{"Event":' + orjson.dumps(header)[:-1] + b',"Attribute":['
         for n, ioc in enumerate(unique(iocs)):
-            yield (b"," if n else b"") + orjson.dumps(attribute(ioc, event))
+            yield (b"," if n else b"") + orjson.dumps(attribute(ioc, event, now))
         yield b"]}}"

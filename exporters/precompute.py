@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import orjson
@@ -26,6 +26,8 @@ from exporters.base import load_context
 from exporters.build_once import Entry, build_in_thread, get_or_build, make_entry, store_entry
 from exporters.registry import EXPORTERS, get_exporter
 from store.cache import Cache
+from store.decay import clock
+from store.exclusions import AccountExclusions
 from store.ports import IocStore, Stores
 from store.query import IocFilters, IocQuery
 from store.records import Ioc, iso, lookback_floor, parse_iso, whole_second
@@ -36,6 +38,8 @@ EXPORT_FORMATS: tuple[str, ...] = tuple(EXPORTERS)
 # lookback as a window (its default), so a lookback that is none of these still has one (spec, Limits).
 WINDOWS: dict[str, int] = {"1d": 1, "7d": 7, "30d": 30, "365d": 365}
 DEFAULT_EXPORT_LIMIT = 100
+# The read of an export whose account leaves records out: as far as needed to fill its limit.
+UNBOUNDED_READ = 2**31 - 1
 Progress = Callable[[int], None]
 
 
@@ -81,14 +85,21 @@ class ExportRequest:
     filters: IocFilters = IocFilters()
     limit: int = DEFAULT_EXPORT_LIMIT
     saved: bool = False
+    # The requesting account's exclusions (its allowlist): rows left out after the store query.
+    exclusions: AccountExclusions | None = field(default=None, compare=False, hash=False)
 
     @property
     def standard(self) -> bool:
         """A precomputed parameter set: a named window, no filters (or a saved feed's), the default or the
         maximum limit."""
         limits = (DEFAULT_EXPORT_LIMIT, TIERS[self.tier].ioc_results_max)
-        plain = self.filters.empty or self.saved
+        plain = (self.filters.empty or self.saved) and not self.excludes
         return self.since is None and self.window is not None and plain and self.limit in limits
+
+    @property
+    def excludes(self) -> bool:
+        """Whether the account leaves some records out (its export is its own, not a shared build)."""
+        return self.exclusions is not None and not self.exclusions.empty
 
     def window_since(self, now: datetime) -> datetime:
         """The window's start at ``now``: ``since``, or exactly the named window's days before ``now``."""
@@ -99,7 +110,8 @@ class ExportRequest:
     def cache_key(self, data_version: int) -> str:
         """format, tier, window, normalised parameters and the data version (the start is checked by
         :func:`still_exact`, not keyed: a key per second would never be asked for twice)."""
-        params = orjson.dumps([*self.filters.normalised(), self.limit, self.since and iso(self.since)])
+        params = orjson.dumps([*self.filters.normalised(), self.limit, self.since and iso(self.since),
+                               *([self.exclusions.digest] if self.exclusions and self.excludes else [])])
         digest = hashlib.sha256(params).hexdigest()[:16]
         window = self.window or "custom"
         return f"ctiwire:export:{self.format}:{self.tier}:{window}:{digest}:v{data_version}"
@@ -120,18 +132,32 @@ class ExportRequest:
         return (*((name, ",".join(values)) for name, values in named.items()), ("limit", str(self.limit)))
 
     def query(self, now: datetime) -> IocQuery:
-        return self.filters.query(since=self.window_since(now), limit=self.limit)
+        """The records at ``now``: active ones by default (store.query.DEFAULT_STATUSES), every change for a
+        poll by date (``since``: expiries and revocations included)."""
+        return self.filters.query(poll=self.since is not None, since=self.window_since(now),
+                                  limit=self.limit, now=clock(now))
 
 
 async def collect_iocs(store: IocStore, query: IocQuery, progress: Progress | None = None,
-                       delay: float = 0.0) -> list[Ioc]:
+                       delay: float = 0.0, exclusions: AccountExclusions | None = None) -> list[Ioc]:
+    """The records of ``query``, ``query.limit`` at most; with ``exclusions``, the records they leave out are
+    skipped and reading goes on until the limit is reached or the records run out."""
     rows: list[Ioc] = []
-    async for batch in store.iter_iocs(query, batch_size=500):
-        rows.extend(batch)
-        if progress is not None:
-            progress(len(rows))
-        if delay:
-            await asyncio.sleep(delay)
+    skip = exclusions.excludes if exclusions is not None and not exclusions.empty else None
+    batches = store.iter_iocs(query if skip is None else replace(query, limit=UNBOUNDED_READ), batch_size=500)
+    try:
+        async for batch in batches:
+            rows.extend(batch if skip is None else (r for r in batch if not skip(r)))
+            if progress is not None:
+                progress(min(len(rows), query.limit))
+            if len(rows) >= query.limit:
+                return rows[: query.limit]
+            if delay:
+                await asyncio.sleep(delay)
+    finally:
+        close = getattr(batches, "aclose", None)  # an early return leaves the store's generator open
+        if close is not None:
+            await close()
     return rows
 
 
@@ -144,7 +170,7 @@ async def build_export(stores: Stores, request: ExportRequest, now: datetime, da
 
 async def _build_export(stores: Stores, request: ExportRequest, now: datetime, data_version: int,
                         progress: Progress | None, delay: float) -> Entry:
-    iocs = await collect_iocs(stores.iocs, request.query(now), progress, delay)
+    iocs = await collect_iocs(stores.iocs, request.query(now), progress, delay, request.exclusions)
     exporter = get_exporter(request.format)()
     # Dated by the second the window is computed at (a named window is exactly its days before it), so a
     # build at the same second, on any process, is byte-identical.

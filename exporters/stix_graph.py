@@ -6,7 +6,8 @@ families the galaxy says it runs, and the ``vulnerability`` and ``attack-pattern
 and ATT&CK techniques its articles name. Relationships (STIX 2.1 s. 5, Appendix B): an indicator
 ``indicates`` an intrusion set or an attack pattern; an intrusion set ``uses`` its malware (so the
 indicator reaches the malware through its actor); anything else is ``related-to`` (there is no
-indicator-to-vulnerability type). What one record adds that no earlier record brought, its own object
+indicator-to-vulnerability type). An indicator that accounts reported seen brings its ``sighting`` first.
+What one record adds that no earlier record brought, its own object
 included, is held to ``STIX_BYTES_PER_RECORD``, so the bundle's size follows its record count however
 much the records' articles mention.
 """
@@ -37,6 +38,7 @@ from exporters.stix_objects import (
     malware_object,
     relationship_object,
     report_object,
+    sighting_object,
 )
 from exporters.stix_objects import vulnerability_object as _vulnerability
 from store.galaxy import actor_families, display_name, threat_actor
@@ -86,11 +88,17 @@ class Graph:
         self.relationships: dict[tuple[str, str, str], tuple[str, str]] = {}
         self.reports: dict[str, list[str]] = {}  # article id -> the primary objects it brought
         self.report_dates: dict[str, str] = {}  # article id -> a date for a report published when unknown
+        self.sightings: list[dict[str, Any]] = []
 
     def collect(self, ioc: Ioc, primary: dict[str, Any]) -> None:
         """Add what ``ioc`` brings (its primary object, ``primary``, is already in the bundle)."""
         primary_id, spending, when = primary["id"], _Spending(_size(primary)), dates(ioc)
-        indicates = "indicates" if mapping(ioc.type, "stix", Stix).object_type == "indicator" else "related-to"
+        is_indicator = mapping(ioc.type, "stix", Stix).object_type == "indicator"
+        indicates = "indicates" if is_indicator else "related-to"
+        if is_indicator and ioc.sightings:
+            sighting = sighting_object(ioc, primary_id)
+            if spending.afford(_size(sighting)):
+                self.sightings.append(sighting)
         cited = self.ctx.cited(ioc)
         self._reports(cited[:1], ioc, primary_id, spending)  # where it comes from first; more reports last
         for canonical in first_distinct(ioc.threat_actors, ACTORS_PER_RECORD, str.lower):
@@ -137,12 +145,13 @@ class Graph:
         return True
 
     def objects(self, emitted: set[str]) -> Iterator[dict[str, Any]]:
-        """The marking definition, then every collected object not already ``emitted``, the reports and
-        the relationships."""
+        """The marking definition, then every collected object not already ``emitted``, the sightings, the
+        reports and the relationships."""
         yield dict(TLP_CLEAR)
         for object_id, make in self.makers.items():
             if object_id not in emitted:
                 yield make(*self.spans[object_id])
+        yield from self.sightings
         for article_id, refs in self.reports.items():
             yield report_object(article_id, self.ctx.articles[article_id], refs, self.report_dates[article_id])
         for (source, kind, target), (created, modified) in self.relationships.items():

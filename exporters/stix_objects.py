@@ -7,12 +7,14 @@ the OASIS extension ``extension-definition--60a3c5c5-...``): the data is public 
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
 from exporters.base import ArticleRef, ExportContext, indicator_id
 from exporters.caps import SOURCES_NAMED, clip
+from store.decay import clock
 from store.ioctypes import Stix, mapping
-from store.records import Ioc, iso
+from store.records import Ioc, iso, utcnow
 from store.stixids import attack_pattern_id, named_id, stable_uuid, vulnerability_id
 
 # TLP 2.0 in STIX 2.1: the official TLP:CLEAR marking definition, fixed id and date, from the OASIS
@@ -93,7 +95,10 @@ def _external_refs(ioc: Ioc, ctx: ExportContext | None) -> list[dict[str, str]]:
 
 
 def _labels(ioc: Ioc) -> list[str]:
-    return list(dict.fromkeys([ioc.type, f"confidence-{ioc.confidence}", ioc.source_category, *ioc.industries]))
+    # A warninglisted record (exported only when asked for) says so in its labels, an open vocabulary (s. 4.1).
+    listed = ["warninglisted"] if ioc.warninglisted else []
+    return list(dict.fromkeys([ioc.type, f"confidence-{ioc.confidence}", ioc.source_category, *ioc.industries,
+                               *listed]))
 
 
 def _description(ioc: Ioc) -> str:
@@ -106,9 +111,25 @@ def _description(ioc: Ioc) -> str:
     )
 
 
-def indicator_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:
+def lifecycle(ioc: Ioc, now: datetime) -> tuple[str, dict[str, Any]]:
+    """(modified, lifecycle properties) of an indicator at ``now`` (store.ioctypes.LIFECYCLE_PLACES):
+    ``valid_until``, later than ``valid_from`` as STIX 2.1 s. 4.6 requires; ``revoked`` (``modified`` is
+    then the revocation). An expired record is a new version whose ``modified`` is its expiry, so
+    ``match[version]`` and date pollers see the change."""
     created, modified = dates(ioc)
+    until = max(ioc.valid_until, ioc.first_seen + timedelta(seconds=1))
+    if ioc.revoked:
+        return modified, {"valid_until": iso(until), "revoked": True}
+    if ioc.status(now) == "expired":
+        modified = max(modified, iso(until))
+    return modified, {"valid_until": iso(until)}
+
+
+def indicator_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:
+    created, _ = dates(ioc)
+    modified, life = lifecycle(ioc, clock(ctx.generated_at if ctx is not None else utcnow()))
     obj = _base("indicator", indicator_id(ioc), created, modified)
+    obj.update(life)
     obj.update(
         {
             "name": f"{ioc.type}: {ioc.value}",
@@ -190,6 +211,16 @@ def report_object(article_id: str, ref: ArticleRef, object_refs: list[str], fall
 def relationship_object(source: str, kind: str, target: str, created: str, modified: str) -> dict[str, Any]:
     obj = _base("relationship", named_id("relationship", f"{source}:{kind}:{target}"), created, modified)
     obj.update({"relationship_type": kind, "source_ref": source, "target_ref": target})
+    return obj
+
+
+def sighting_object(ioc: Ioc, indicator: str) -> dict[str, Any]:
+    """STIX 2.1 s. 5.3 ``sighting`` of a record's indicator: ``count`` is how many distinct accounts reported
+    the value seen (POST /api/v1/sightings), reported to and relayed by ctiwire (``where_sighted_refs``).
+    Its id follows the indicator's, so each build names the same sighting; ``modified`` moves with the count."""
+    created, modified = dates(ioc)
+    obj = _base("sighting", named_id("sighting", indicator), created, modified)
+    obj.update({"sighting_of_ref": indicator, "count": ioc.sightings, "where_sighted_refs": [IDENTITY_ID]})
     return obj
 
 

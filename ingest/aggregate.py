@@ -13,6 +13,7 @@ from dataclasses import replace
 from store.codec import merge_ioc, merged_confidence
 from store.indicators import detect_type, normalize
 from store.records import Article, ArticleIoc, Ioc
+from store.warninglists import warninglists
 
 
 def ioc_record(article: Article, mention: ArticleIoc, source_category: str) -> Ioc:
@@ -25,6 +26,7 @@ def ioc_record(article: Article, mention: ArticleIoc, source_category: str) -> I
         article_ids=[article.id], cves=[c for c in article.cve_ids if c != mention.value],
         techniques=[t.id for t in article.mitre_techniques], threat_actors=list(article.threat_actors),
         severity=article.severity_score,
+        warninglists=warninglists().names(mention.type, mention.value),
     )
     return replace(record, confidence=merged_confidence(record, record, 1))
 

@@ -23,6 +23,7 @@ from store.events import publish_changes
 from store.ports import Stores
 from store.query import ArticleQuery
 from store.records import Article, Ioc
+from store.sightings import count_onto_records
 
 BATCH = 200
 # Fields that record when or how, not what: they differ on every run and say nothing about a change.
@@ -86,6 +87,8 @@ async def reprocess(stores: Stores, categories: Mapping[str, str], now: datetime
             progress(len(batch))
     if report.changed:
         report.ioc_records = await stores.iocs.replace_iocs(records.values())
+        # The new records know no reports; the accounts' reports are kept apart and counted again.
+        await count_onto_records(stores.iocs, await stores.sightings.tallies(), now)
         await publish_changes(stores, (), touched)
     else:
         report.ioc_records = len(records)

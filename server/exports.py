@@ -7,6 +7,7 @@ current, else builds it once under the lock; Pro only, each with its scope.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from config.tiers import Tier
@@ -30,6 +31,7 @@ from server.openapi_parts import (
     per_tier,
 )
 from server.params import Params
+from store.exclusions import account_exclusions
 from store.ioctypes import POLICIES, specs
 from store.query import IocFilters
 from store.records import utcnow
@@ -105,7 +107,10 @@ async def answer_export(handler: BaseHandler, request: precompute.ExportRequest,
     await handler.charge_format()
     for name, value in headers.items():
         handler.set_header(name, value)
-    entry, status = await build_export(handler.ctx, request)
+    # The caller's account leaves out its allowlisted values and its false positives: its own build, under a
+    # key naming them.
+    exclusions = await account_exclusions(handler.ctx.stores, handler.principal.user.id)
+    entry, status = await build_export(handler.ctx, replace(request, exclusions=exclusions))
     await write_entry(handler, entry, status, attachment=True, fmt=request.format)
 
 

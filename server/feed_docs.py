@@ -11,6 +11,7 @@ from server.feed_params import NAME_MAX, VALUES_MAX
 from server.ioc_params import INDUSTRY_ALIASES, SINCE_PARAM
 from server.iocs import PAGE_PARAMS
 from server.openapi_parts import ERRORS, RATE_HEADERS, ok, operation, param, per_tier
+from store.decay import STATUSES
 from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SEVERITY_LABELS, SOURCE_CATEGORIES
 
 _ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
@@ -48,6 +49,9 @@ _FILTER_VALUES: dict[str, dict[str, Any]] = {
     "source": _values(),
     "threat_actor": _values(),
     "severity": _values(SEVERITY_LABELS),
+    "status": _values(STATUSES),
+    "min_score": {"type": "array", "maxItems": 1, "items": {"type": "string", "pattern": "^(100|[1-9]?[0-9])$"},
+                  "description": "One score from 0 to 100, as a string."},
 }
 
 OPENAPI_SCHEMAS: dict[str, Any] = {

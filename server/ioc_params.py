@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +12,7 @@ from server.openapi_parts import DATE_TIME_PARAM, csv_param, param, per_tier
 from server.params import Params, read_cursor
 from server.tokens import sign
 from server.windows import Window, cap_limit, clamp_since, window_headers
+from store.decay import STATUSES, clock
 from store.query import IocFilters, IocQuery
 from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SEVERITY_LABELS, SOURCE_CATEGORIES, iso, parse_stored
 
@@ -64,6 +65,8 @@ def ioc_filters(params: Params, types: tuple[str, ...] = IOC_TYPES) -> IocFilter
         sources=params.csv("source"),
         threat_actors=tuple(dict.fromkeys(v.lower() for v in params.csv("threat_actor"))),
         severities=params.csv("severity", SEVERITY_LABELS),
+        statuses=tuple(dict.fromkeys(params.csv("status", STATUSES))),
+        min_score=params.integer("min_score", None, minimum=0, maximum=100) or None,
     )
 
 
@@ -72,9 +75,11 @@ def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: 
                       secret: str | None = None) -> IocRequest:
     """The IOC list's filters (or a saved feed's ``filters``), since, limit and offset, clamped to ``tier``;
     with the server ``secret``, also the ``cursor`` of a list page (the exports take none)."""
-    window = clamp_since(params.timestamp("since"), tier.ioc_lookback_days, now)
+    asked = params.timestamp("since") or params.timestamp("modified_since")
+    window = clamp_since(asked, tier.ioc_lookback_days, now)
     limit, capped = cap_limit(params.limit(default_limit), tier.ioc_results_max)
     chosen = ioc_filters(params, types) if filters is None else filters
+    chosen = replace(chosen, include_warninglisted=bool(params.flag("include_warninglisted", False)))
     offset = params.integer("offset", 0, minimum=0) or 0
     after = None if secret is None else read_cursor(params, secret, CURSOR_KIND, _position, {})
     if after is not None and offset:
@@ -83,7 +88,8 @@ def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: 
             code="conflicting_parameters",
             details={"parameters": ["cursor", "offset"]},
         )
-    query = chosen.query(since=window.since, offset=offset, limit=limit, after=after)
+    query = chosen.query(poll=asked is not None, since=window.since, offset=offset, limit=limit, after=after,
+                         now=clock(now))
     strategy = params.text("count_strategy", DEFAULT_COUNT_STRATEGY, COUNT_STRATEGIES) or DEFAULT_COUNT_STRATEGY
     return IocRequest(query, window, capped, chosen, strategy)
 
@@ -100,6 +106,11 @@ def ioc_cursor(secret: str, position: Position) -> str:
 
 SINCE_PARAM = param("since", DATE_TIME_PARAM, f"IOCs added or updated at or after this time; clamped to the tier "
                     f"lookback ({per_tier('ioc_lookback_days', ' days')}).")
+INCLUDE_WARNINGLISTED_PARAM = param(
+    "include_warninglisted", {"type": "boolean", "default": False},
+    "Records whose value is on a MISP warninglist (known-benign values: public resolvers, cloud and CDN "
+    "ranges, top sites, documentation ranges) are left out by default; `true` puts them back, each naming its "
+    "lists in `warninglists`.")
 # The filters of the IOC list and of every IOC export, documented once (one parser serves them all).
 IOC_FILTER_PARAMS = [
     csv_param("type", "IOC types, comma-separated (any-match).", IOC_TYPES),
@@ -113,7 +124,15 @@ IOC_FILTER_PARAMS = [
     csv_param("severity", "Severity buckets of the record's `severity` (the highest severity score of the articles "
               "that reported it: critical 9-10, high 7-8.9, medium 4-6.9, low below 4), comma-separated.",
               SEVERITY_LABELS),
+    csv_param("status", "Lifecycle statuses, comma-separated (README, \"Indicator score and lifecycle\"). Default "
+              "`active`; with `since` (a poll for changes) every status: records revoked since then, and records "
+              "whose `valid_until` passed since then (their effective `modified` is `valid_until`), come back "
+              "with their new status.", STATUSES),
+    param("min_score", {"type": "integer", "minimum": 0, "maximum": 100},
+          "Only records whose `score` now is at least this (revoked records score 0)."),
     SINCE_PARAM,
+    param("modified_since", DATE_TIME_PARAM, "Alias of `since`."),
+    INCLUDE_WARNINGLISTED_PARAM,
 ]
 COUNT_STRATEGY_PARAM = param(
     "count_strategy", {"type": "string", "enum": list(COUNT_STRATEGIES), "default": DEFAULT_COUNT_STRATEGY},

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
@@ -30,9 +31,10 @@ from server.params import MAX_INTEGER
 from server.streaming import ChunkWriter, ClientGone
 from store.base import ioc_row_position
 from store.cache import NearMap, body_etag, near_map
+from store.decay import STATUSES
 from store.ports import IocStore
-from store.query import IocQuery
-from store.records import CONFIDENCES, IOC_TYPES, RECENT_LINKS, SEVERITY_LABELS, utcnow
+from store.query import IocQuery, status_clock
+from store.records import CONFIDENCES, IOC_TYPES, RECENT_LINKS, SEVERITY_LABELS, parse_stored, utcnow
 
 # The id under which the STIX export and TAXII carry the record, so a REST result leads straight to it.
 STIX_ID_DOC = ("Stable id of the record's STIX 2.1 object, as in the STIX export and TAXII: `indicator--` plus "
@@ -58,6 +60,20 @@ class KeptPage:
     since: datetime | None
     rows: int | None
     next: str | None
+    until: datetime | None = None  # read again from then on: scores and statuses move with the clock
+
+
+# A kept page's scores are at most this old (a point a day at the fastest default half-life), and it is
+# read again once one of its records reaches its valid_until (store.decay): a status never lags.
+SCORES_KEPT = timedelta(minutes=1)
+_VALID_UNTIL = re.compile(rb'"valid_until":"([^"]+)"')
+
+
+def keeps_until(body: bytes, now: datetime) -> datetime:
+    """When a page read at ``now`` must be read again: ``SCORES_KEPT`` on, or the first ``valid_until``
+    after ``now`` among its rows, whichever comes first."""
+    ahead = [t for t in map(parse_stored, (m.decode() for m in _VALID_UNTIL.findall(body))) if t > now]
+    return min([now + SCORES_KEPT, *ahead])
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +108,7 @@ def _page_key(version: int, request: IocRequest) -> tuple[Any, ...]:
     """A page bounded by the lookback floor is one key for as long as the data version holds, however the
     floor (:func:`store.records.lookback_floor`, which moves with the clock) has moved; a ``since`` the
     caller chose above the floor is part of the key."""
-    query, window = request.query, request.window
+    query, window = replace(request.query, now=None), request.window  # the clock is checked by KeptPage.until
     if query.since == window.floor:
         return version, replace(query, since=None), window.lookback_days, request.count_strategy
     return version, query, None, request.count_strategy
@@ -105,6 +121,9 @@ async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocReq
     whether another page follows."""
     query, key = request.query, _page_key(await store.data_version(), request)
     page, totals = pages.get(key), None
+    now = status_clock(query)
+    if page is not None and page.until is not None and now >= page.until:
+        page = None
     if page is not None and page.since != query.since:
         totals = await count_totals(store, query, request.count_strategy)
         same = totals.rows is not None and totals.rows == page.rows
@@ -115,7 +134,7 @@ async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocReq
                 for encoded in batch]
         following = ioc_cursor(secret, ioc_row_position(rows[query.limit - 1])) if len(rows) > query.limit else None
         body = _head(totals, query, following) + b",".join(rows[:query.limit]) + b"]}"
-        page = KeptPage(body, body_etag(body), query.since, totals.rows, following)
+        page = KeptPage(body, body_etag(body), query.since, totals.rows, following, keeps_until(body, now))
     pages.put(key, page)
     return page
 
@@ -242,8 +261,20 @@ WINDOW_HEADERS = {
     "X-Next-Cursor": header("Cursor of the next page (as meta.next_cursor); absent on the last page"),
 }
 
+SCORE_DOC = ("0-100 now: confidence, source kind, independent sources and sightings, halved every half-life of "
+             "its type since `last_seen` (README, \"Indicator score and lifecycle\"); 0 when revoked.")
+STATUS_DOC = ("`revoked` once revoked (ctiwire iocs revoke, false-positive consensus); `expired` from `valid_until` "
+              "on; else `active`. Lists, exports, TAXII and feeds show active records unless `status` asks.")
 _RECENT_DOC = (f"The {RECENT_LINKS} most recently {{what}} at most (sorted); `{{count}}` says how many there "
                f"are in all")
+# The report counts of a record (POST /api/v1/sightings), in the IOC resource and the lookups.
+SIGHTING_COUNT_FIELDS: dict[str, Any] = {
+    "sightings": {"type": "integer", "minimum": 0,
+                  "description": "Distinct accounts that reported it seen (POST /api/v1/sightings); raises the "
+                                 "score."},
+    "false_positives": {"type": "integer", "minimum": 0,
+                        "description": "Distinct accounts that reported it a false positive."},
+}
 OPENAPI_SCHEMAS: dict[str, Any] = {
     "Ioc": {"type": "object", "required": ["type", "value", "confidence", "source"], "properties": {
         "type": {"type": "string", "enum": list(IOC_TYPES)},
@@ -267,6 +298,7 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "cve_count": {"type": "integer", "minimum": 0, "description": "How many CVEs are reported with it."},
         "technique_count": {"type": "integer", "minimum": 0,
                             "description": "How many ATT&CK techniques are reported with it."},
+        **SIGHTING_COUNT_FIELDS,
         "stix_id": {"type": "string", "description": STIX_ID_DOC},
         "threat_actors": {"type": "array", "items": {"type": "string"},
                           "description": "Canonical names of the threat actors named beside it."},
@@ -274,6 +306,19 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
                      "description": "The highest severity score of the articles that reported it (the `severity` "
                                     "filter's buckets read it)."},
         "severity_label": {"type": "string", "enum": list(SEVERITY_LABELS)},
+        "score": {"type": "integer", "minimum": 0, "maximum": 100, "description": SCORE_DOC},
+        "status": {"type": "string", "enum": list(STATUSES), "description": STATUS_DOC},
+        "valid_until": {"type": "string", "format": "date-time",
+                        "description": "When `score` falls below the threshold (it may lie before `last_seen` "
+                                       "when the record starts below it); a new report moves it forward."},
+        "revoked": {"type": "boolean", "description": "Withdrawn for everyone (`revoked_reason` says why)."},
+        "revoked_at": {"type": "string", "format": "date-time", "nullable": True,
+                       "description": "When it was revoked; `modified` moved to it, so date pollers see it."},
+        "revoked_reason": {"type": "string", "nullable": True},
+        "warninglisted": {"type": "boolean", "description": "The value is on a MISP warninglist (known-benign): "
+                          "such records appear only with `include_warninglisted=true`."},
+        "warninglists": {"type": "array", "items": {"type": "string"},
+                         "description": "Names of the warninglists the value is on."},
     }},
     "IocList": {"type": "object", "required": ["meta", "data"], "properties": {
         "meta": {"type": "object", "properties": {
@@ -292,6 +337,8 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
         "by_type": {"type": "object", "additionalProperties": {"type": "integer"}},
         "by_confidence": {"type": "object", "additionalProperties": {"type": "integer"}},
         "by_category": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "warninglisted_excluded": {"type": "integer", "minimum": 0, "description": "Records of the window left "
+                                   "out of every count here because their value is on a MISP warninglist."},
         "top_sources": {"type": "array", "items": {"type": "object", "properties": {
             "source": {"type": "string"}, "count": {"type": "integer"}}}},
         "daily": {"type": "array", "description": "Records per UTC day of `modified`, zero-filled, from the day "

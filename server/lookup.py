@@ -11,10 +11,11 @@ from exporters.lookup import MAX_VALUE_CHARS, IndicatorError, bulk_lookup, looku
 from server.bodies import MAX_BODY_BYTES, JsonBodyHandler
 from server.context import AppContext
 from server.errors import BadRequest, bad_param
-from server.ioc_params import COUNT_STRATEGY_PARAM, parse_ioc_request
+from server.ioc_params import COUNT_STRATEGY_PARAM, INCLUDE_WARNINGLISTED_PARAM, parse_ioc_request
 from server.iocs import (
     CURSOR_PARAM,
     OFFSET_PARAM,
+    SIGHTING_COUNT_FIELDS,
     STIX_ID_DOC,
     WINDOW_HEADERS,
     IocListHandler,
@@ -128,10 +129,21 @@ _LOOKUP_FIELDS: dict[str, Any] = {
     "cves": {"type": "array", "items": {"type": "string"}},
     "mitre_techniques": {"type": "array", "items": {"type": "object", "properties": {
         "id": {"type": "string"}, "name": {"type": "string"}}}},
-    "risk": {"type": "object", "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 100},
-                                              "factors": {"type": "array", "items": {"type": "object"}}}},
+    **SIGHTING_COUNT_FIELDS,
+    "risk": {"type": "object", "description": "The record's `score` (as GET /api/v1/iocs gives it) explained: "
+             "its terms' points add up to it, the decay since the last report or a revocation negative.",
+             "properties": {"score": {"type": "integer", "minimum": 0, "maximum": 100},
+                            "factors": {"type": "array", "items": {"type": "object", "properties": {
+                                "factor": {"type": "string"}, "points": {"type": "integer"}}}}}},
     "hunting_queries": {"type": "object", "properties": {
         "splunk_spl": {"type": "string"}, "elastic_kql": {"type": "string"}, "sentinel_kql": {"type": "string"}}},
+    "warninglisted": {"type": "boolean", "description": "the value is on a MISP warninglist (known-benign), "
+                      "stored or not"},
+    "warninglists": {"type": "array", "description": "the warninglists the value is on", "items": {
+        "type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"}, "category": {"type": "string", "description": "where the list has one"}}}},
+    "note": {"type": "string", "description": "for a value not stored but warninglisted: "
+             "`not in our data; on the warninglist <names>`"},
 }
 _COUNT = {"type": "integer", "minimum": 0}
 OPENAPI_SCHEMAS: dict[str, Any] = {
@@ -176,13 +188,15 @@ OPENAPI_PATHS: dict[str, Any] = {
                "of no such type, such as `0`: 400 invalid_parameter). " + _TYPED_QUERY, required=True),
          csv_param("type", "Narrow to one IOC type (default: detected from q).", IOC_TYPES),
          limit_param("Page size (tier-capped).", 100),
-         OFFSET_PARAM, CURSOR_PARAM, COUNT_STRATEGY_PARAM],
+         OFFSET_PARAM, CURSOR_PARAM, COUNT_STRATEGY_PARAM, INCLUDE_WARNINGLISTED_PARAM],
         {"200": ok("Matches", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS),
          "400": bad_request(_NOT_AN_INDICATOR.format(name="q") + ", or not of the given `type`", LOOKBACK_HEADER)}),
     "/api/v1/lookup": {**operation(
         "iocs", "Enrich one indicator", "Scope read:iocs. The type is detected; reporting sources, first/last seen, "
         "related articles, CVEs, ATT&CK techniques, an explained 0-100 risk score and hunting queries for Splunk SPL, "
-        "Elastic KQL and Microsoft Sentinel KQL. Unknown values: 200 with found false; values of no known type: "
+        "Elastic KQL and Microsoft Sentinel KQL. Stored or not, the MISP warninglists the value is on "
+        "(`warninglists`). Unknown values: 200 with found false (and, when listed, a `note` naming the lists); "
+        "values of no known type: "
         f"400. {_WINDOW}",
         [param("value", {"type": "string"}, "The indicator: an IP, domain, URL, hash, e-mail or CVE, defanged "
                "forms accepted (a value of no such type, such as `0`: 400 invalid_parameter).", required=True)],

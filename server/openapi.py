@@ -103,7 +103,8 @@ in its description. `deep_paging_unsupported`, `q_invalid` and `invalid_cursor` 
 Rate limits are per key on rolling windows ({rate_limits_sentence()}).
 A request costs its format's multiplier (`X-Format-Cost-Multiplier`): {", ".join(f"{k} {v}" for k, v in
 format_costs().items())}. A bulk lookup (`POST /api/v1/lookup`) costs one unit per {LOOKUP_VALUES_PER_UNIT}
-values, rounded up (`X-RateLimit-Cost`).
+values, rounded up, and a list of sightings (`POST /api/v1/sightings`) one unit per {LOOKUP_VALUES_PER_UNIT}
+reports (`X-RateLimit-Cost`).
 """
 
 

@@ -108,3 +108,5 @@ class IocStats:
     # Records per UTC hour of ``modified`` ("YYYY-MM-DDTHH"): the same records as ``total``, so any series
     # summed from it adds up to the total, the window's partial first day and hour included.
     hourly: list[tuple[str, int]] = field(default_factory=list)
+    # Records of the window left out of everything above because their value is on a warninglist.
+    warninglisted: int = 0

@@ -22,6 +22,7 @@ from store.records import (
     Ioc,
     MitreTechnique,
     Session,
+    Sighting,
     Source,
     User,
     iso,
@@ -29,11 +30,11 @@ from store.records import (
     parse_iso,
 )
 
-R = TypeVar("R", Article, Ioc, Source, User, ApiKey, Session, Feed, Webhook, Delivery)
+R = TypeVar("R", Article, Ioc, Source, User, ApiKey, Session, Feed, Webhook, Delivery, Sighting)
 
 _DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
     Article: frozenset({"published_at", "fetched_at", "modified_at", "created_at", "categorized_at"}),
-    Ioc: frozenset({"first_seen", "last_seen", "modified"}),
+    Ioc: frozenset({"first_seen", "last_seen", "modified", "revoked_at"}),
     Source: frozenset({"last_attempt_at", "last_success_at"}),
     Session: frozenset({"created_at", "last_seen_at"}),
     User: frozenset({"created_at"}),
@@ -41,6 +42,7 @@ _DATETIME_FIELDS: dict[type[Any], frozenset[str]] = {
     Feed: frozenset({"created_at", "modified_at"}),
     Webhook: frozenset({"created_at", "next_attempt"}),
     Delivery: frozenset({"at"}),
+    Sighting: frozenset({"observed_at", "created_at"}),
 }
 
 
@@ -50,7 +52,8 @@ def _dt(value: Any) -> datetime | None:
     return parse_iso(str(value))
 
 
-def to_doc(record: Article | Ioc | Source | User | ApiKey | Session | Feed | Webhook | Delivery) -> dict[str, Any]:
+def to_doc(record: Article | Ioc | Source | User | ApiKey | Session | Feed | Webhook | Delivery | Sighting
+           ) -> dict[str, Any]:
     """A plain dict of every field (nested techniques and IOCs as dicts)."""
     doc = {f.name: getattr(record, f.name) for f in dataclasses.fields(record)}
     if isinstance(record, Feed):
@@ -61,7 +64,7 @@ def to_doc(record: Article | Ioc | Source | User | ApiKey | Session | Feed | Web
     if isinstance(record, Ioc):
         doc["link_seen"] = dict(record.link_seen)
     for name in ("tech_tags", "industry_tags", "threat_actors", "cve_ids", "tags", "severity_reasons",
-                 "sources", "industries", "article_ids", "cves", "techniques", "scopes"):
+                 "sources", "industries", "article_ids", "cves", "techniques", "scopes", "warninglists"):
         if name in doc:
             doc[name] = list(doc[name])
     return doc
@@ -91,7 +94,8 @@ def fold_iocs(incoming: Iterable[Ioc]) -> dict[tuple[str, str], Ioc]:
 def merge_ioc(old: Ioc, new: Ioc) -> Ioc:
     """Merge a stored record with an incoming one (IocStore.upsert_iocs): first_seen never moves later.
 
-    ``feed_name`` and ``source_category`` come from ``new`` (the latest report); lists are unioned
+    ``feed_name``, ``source_category`` and ``warninglists`` come from ``new`` (the latest report: its
+    lists were checked with the lists this process holds, which a recheck keeps stored records at); lists are unioned
     and sorted so merges are order-independent; confidence is recomputed over every reporting source.
     The linked lists are unioned as given (a stored record holds at most ``RECENT_LINKS`` of each, an
     incoming one what its batch reported); ``bounded`` keeps the most recent few before a store writes.
@@ -116,7 +120,42 @@ def merge_ioc(old: Ioc, new: Ioc) -> Ioc:
     modified = iso(merged.modified)
     merged.link_seen = {ref: at for ref, at in sorted(seen.items()) if at != modified}
     merged.confidence = merged_confidence(old, new, len(merged.sources))
+    _merge_lifecycle(merged, old, new)
     return merged
+
+
+def _merge_lifecycle(merged: Ioc, old: Ioc, new: Ioc) -> None:
+    """A revocation sticks through later reports (an operator's or the accounts' verdict on the value,
+    not the feeds'), the earliest one when both were revoked (merges commute); sighting counts only grow
+    (reports carry none of their own)."""
+    revokers = [r for r in (old, new) if r.revoked]
+    first = min(revokers, key=lambda r: (r.revoked_at or r.modified, r.revoked_reason)) if revokers else new
+    merged.revoked, merged.revoked_at, merged.revoked_reason = first.revoked, first.revoked_at, first.revoked_reason
+    merged.sightings = max(old.sightings, new.sightings)
+    merged.false_positives = max(old.false_positives, new.false_positives)
+
+
+def revoked(ioc: Ioc, reason: str, at: datetime) -> Ioc:
+    """``ioc`` revoked at ``at`` for ``reason`` (IocStore.revoke_ioc): a change pollers must see, so
+    ``modified`` becomes ``at``; its links keep the times they were reported at. Unchanged when it was
+    revoked already (the first verdict stands)."""
+    if ioc.revoked:
+        return ioc
+    return changed_at(ioc, at, revoked=True, revoked_at=ms(at), revoked_reason=reason)
+
+
+def with_sighting_counts(ioc: Ioc, sightings: int, false_positives: int, at: datetime) -> Ioc:
+    """``ioc`` with the accounts' report counts (POST /api/v1/sightings) as of ``at``."""
+    return changed_at(ioc, at, sightings=sightings, false_positives=false_positives)
+
+
+def changed_at(ioc: Ioc, at: datetime, **fields: Any) -> Ioc:
+    """``ioc`` with ``fields`` changed at ``at``: a change pollers must see, so ``modified`` moves to ``at``
+    (never back); its links keep the times they were reported at (``link_times``)."""
+    out = dataclasses.replace(ioc, **fields, modified=max(ioc.modified, ms(at)))
+    modified = iso(out.modified)
+    out.link_seen = {ref: seen for ref, seen in sorted(link_times(ioc).items()) if seen != modified}
+    return out
 
 
 def link_times(ioc: Ioc) -> dict[str, str]:

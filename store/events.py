@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 import orjson
 
 from store.base import StoreError
 from store.ports import Stores
 from store.ports.events import NewEvent
-from store.records import Article, Ioc
+from store.records import Article, Ioc, ms
 
 log = logging.getLogger("ctiwire.events")
 
@@ -42,3 +43,17 @@ async def publish_changes(stores: Stores, articles: Sequence[Article], records: 
         )
         return 0
     return len(events)
+
+
+async def revoke(stores: Stores, ioc_type: str, value: str, reason: str, at: datetime) -> Ioc | None:
+    """Revoke a record (``IocStore.revoke_ioc``) and, when that changed it, append an ``ioc-revoked`` event
+    with the record as GET /api/v1/iocs shows it now: what the CLI and the false-positive consensus call.
+    Like ``publish_changes``, a log that cannot be reached is logged; the revocation stands either way."""
+    record = await stores.iocs.revoke_ioc(ioc_type, value, reason, at)
+    if record is None or record.revoked_at != ms(at):
+        return record
+    try:
+        await stores.events.append([NewEvent("ioc-revoked", orjson.dumps(record.to_api()))])
+    except StoreError as exc:
+        log.error("could not append the revocation of %s %s to the event log: %s", ioc_type, value, exc)
+    return record

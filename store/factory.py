@@ -6,6 +6,7 @@ import dataclasses
 from datetime import timedelta
 
 from config.settings import Settings
+from store import decay
 from store.cache import Cache, MemoryCache, NullCache, RedisCache
 from store.ports import EventLog, Stores
 
@@ -18,6 +19,7 @@ def make_stores(settings: Settings) -> Stores:
     in an SQLite file in the data dir, so only the processes of this host share them.
     """
     retention = timedelta(days=settings.stream_retention_days)
+    decay.configure(decay.DecayModel.from_settings(settings))
     if settings.mongodb_uri:
         from pymongo import AsyncMongoClient
 

@@ -37,7 +37,10 @@ ESTIMATE_CAP = 10_000
 
 
 def contributions(ioc: Ioc) -> list[CounterKey]:
-    """The counters ``ioc`` adds one to."""
+    """The counters ``ioc`` adds one to: none when it is warninglisted, because the counters answer the
+    default lists and stats, which leave those records out (``IocQuery.include_warninglisted``)."""
+    if ioc.warninglisted:
+        return []
     stamp = iso(ioc.modified)
     day, hour = stamp[:10], stamp[:13]
     return [
@@ -100,10 +103,21 @@ def counter_span(since: datetime | None) -> Span:
 
 
 def countable(query: IocQuery) -> bool:
-    """Whether the counters can count ``query``: filters on type, confidence, category and ``since`` only."""
+    """Whether the counters can count ``query``: filters on type, confidence, category and ``since`` only.
+    They count records by when they changed, not by status or score (those move with the clock), so a
+    lifecycle filter (the lists' default ``status=active`` among them) is counted on the records, up to the
+    estimate's cap (``IocStore.estimate_iocs``)."""
     return not (
-        query.industries or query.values or query.value_contains or query.stix_ids or query.added_after is not None
-        or query.sources or query.threat_actors or query.severities  # the counters do not split by these
+        query.industries
+        or query.values
+        or query.value_contains
+        or query.stix_ids
+        or query.added_after is not None
+        or query.sources  # the counters do not split by sources, actors or severity
+        or query.threat_actors
+        or query.severities
+        or query.lifecycle
+        or query.include_warninglisted
     )
 
 

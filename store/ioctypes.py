@@ -175,6 +175,9 @@ class IocTypeSpec:
     # Spec, IOC search with ``type``: what a part of a value looks like, for a type searched by substring
     # (None: only a whole value, ``detect``, is a valid query).
     part: Callable[[str], bool] | None = None
+    # How fast its score decays (store.decay.DECAY_CLASSES): addresses change hands in days, names and URLs
+    # in weeks, a file's digest names that file for good.
+    decay: str = "name"
 
     def accepts_query(self, text: str) -> bool:
         """Whether ``text`` (refanged) is a search for this type: a whole value, or a part of one."""
@@ -184,6 +187,19 @@ class IocTypeSpec:
         """Why ``consumer`` cannot express the type ("" when it can)."""
         fact = getattr(self, consumer)
         return fact.reason if isinstance(fact, Unsupported) else ""
+
+
+# Where each format carries an indicator's lifecycle (store.decay: score, status, valid_until), or why it
+# cannot; the exporters read it here.
+LIFECYCLE_PLACES: dict[str, str | Unsupported] = {
+    "stix": "indicator valid_until, and revoked: true with a newer modified (STIX 2.1 s. 3.2, 4.6)",
+    "misp": "machine tags decay-score, status and valid-until (the event schema has no decay_score key), and "
+            "to_ids false once expired or revoked",
+    "cef": "cn1 (score) and deviceCustomDate1 (valid until)",
+    "openioc": Unsupported("OpenIOC 1.1 has no per-item validity; expired and revoked items are left out"),
+    "sigma": Unsupported("a rule groups many values and has no per-value validity; expired and revoked values "
+                         "are left out"),
+}
 
 
 # What each consumer does with an ``Unsupported`` type (see the module docstring).
@@ -218,7 +234,8 @@ def _ip(name: str, label: str, example: str, detect: Callable[[str], bool], cef_
         name, label, example, detect, v.normalize_ip, "ip", Stix("indicator", f"{name}-addr:value"),
         Misp("ip-src", "Network activity", True), Cef(f"Malicious {label}", cef_key),
         OpenIocTerm("PortItem/remoteIP", "mir", "IP"), Sigma(_SIGMA_IP), _IP_HUNT, "ip-addresses",
-        Blocklist("firewall address list"), _RPZ_NAMES_ONLY, _SURICATA_IP, Ecs(f"{name}-addr", ("ip",)))
+        Blocklist("firewall address list"), _RPZ_NAMES_ONLY, _SURICATA_IP, Ecs(f"{name}-addr", ("ip",)),
+        decay="address")
 
 
 def _hash(name: str, label: str, length: int, example: str, openioc: OpenIocTerm | Unsupported,
@@ -231,7 +248,7 @@ def _hash(name: str, label: str, length: int, example: str, openioc: OpenIocTerm
         Sigma(_SIGMA_HASH, f"{name.upper()}=") if sigma else Unsupported("Sysmon computes no SHA-512"),
         Hunting(("file_hash", "hash"), (f"file.hash.{name}", f"process.hash.{name}"), sentinel + " =~ {v}"),
         "file-hashes", Blocklist("endpoint or mail-gateway hash list"), _RPZ_NAMES_ONLY, _SURICATA_NO_HASH,
-        Ecs("file", (f"file.hash.{name}",)), length)
+        Ecs("file", (f"file.hash.{name}",)), length, decay="file")
 
 
 # Registration order is detection precedence (module docstring) and the order of IOC_TYPES.
@@ -288,7 +305,7 @@ _BUILT_IN: tuple[IocTypeSpec, ...] = (
         Unsupported("a CVE is no log value; rules carry their indicators' CVEs as cve.* tags"),
         Hunting(("cve", "signature"), ("vulnerability.id",), "DeviceTvmSoftwareVulnerabilities | where CveId =~ {v}"),
         "cves", _NOT_LISTED, _NOT_LISTED, Unsupported("a CVE is no network value; the rules name no CVE"),
-        _NO_ECS_CONTEXT),
+        _NO_ECS_CONTEXT, decay="vulnerability"),
     IocTypeSpec(
         # MISP has no attribute type for a technique: the id as analysis text.
         "mitre-attack", "ATT&CK technique", "T1566.001", v.is_technique, v.normalize_technique, _NO_SCAN_TECHNIQUE,
@@ -299,7 +316,7 @@ _BUILT_IN: tuple[IocTypeSpec, ...] = (
                 ("threat.technique.id", "threat.technique.subtechnique.id"),
                 "SecurityAlert | where Techniques has {v}"),
         "attack-patterns", _NOT_LISTED, _NOT_LISTED, Unsupported("a technique is no network value"),
-        _NO_ECS_CONTEXT),
+        _NO_ECS_CONTEXT, decay="vulnerability"),
 )
 REGISTRY: dict[str, IocTypeSpec] = {spec.name: spec for spec in _BUILT_IN}
 # Spec, IOC: the types of the API (the `type` parameter's enum, the records' `type`).

@@ -10,7 +10,8 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from store.records import severity_label
+from store.decay import STATUSES, clock, score_at
+from store.records import parse_stored, severity_label, utcnow
 
 # Spec, GET /api/v1/articles, parameter `sort`: name -> (record field, descending?).
 ARTICLE_SORTS: dict[str, tuple[str, bool]] = {
@@ -91,6 +92,13 @@ class IocQuery:
     ``first_seen`` (TAXII date_added) and ``after`` is the keyset position (first_seen, type, value).
     ``stix_ids`` keeps records whose STIX object id (``Ioc.stix_id``) is any of them, read by index.
     ``sources`` and ``threat_actors`` keep records any of whose reporting feeds or actors is named.
+
+    The lifecycle (store.decay), read at ``now`` (the status clock; None: now): ``statuses`` keeps records of
+    any of those statuses (empty: every status), ``min_score`` those scoring at least that much, both
+    through the stored ``valid_until`` and ``revoked``. ``status_changes`` makes ``since`` a poll for
+    changes: a record whose ``valid_until`` lies in (since, now] expired in the window, a change too.
+    ``include_warninglisted``: records whose value is on a warninglist (``Ioc.warninglisted``) are left out
+    unless it is set, so every list, export and TAXII page agrees by default.
     """
 
     types: tuple[str, ...] = ()
@@ -103,24 +111,56 @@ class IocQuery:
     values: tuple[str, ...] = ()
     value_contains: str | None = None
     stix_ids: tuple[str, ...] = ()
+    include_warninglisted: bool = False
     since: datetime | None = None
     added_after: datetime | None = None
     after: tuple[datetime, str, str] | None = None
     offset: int = 0
     limit: int = 100
+    statuses: tuple[str, ...] = ()
+    min_score: int | None = None
+    status_changes: bool = False
+    now: datetime | None = None
+
+    @property
+    def lifecycle(self) -> bool:
+        """Whether a lifecycle filter applies (the counters do not count by status or score)."""
+        return bool(self.statuses and set(self.statuses) != set(STATUSES)) or bool(self.min_score) or (
+            self.status_changes and self.since is not None)
+
+
+def status_clock(q: IocQuery) -> datetime:
+    """The time ``q``'s statuses and scores are read at."""
+    return q.now if q.now is not None else clock(utcnow())
 
 
 # The IOC list's filters by query parameter name (GET /api/v1/iocs): the one table the parser, the export
 # requests and saved feeds read, each name setting the IocQuery field of the same meaning.
 IOC_FILTER_FIELDS: dict[str, str] = {
     "type": "types", "confidence": "confidences", "category": "categories", "industry": "industries",
-    "source": "sources", "threat_actor": "threat_actors",
+    "source": "sources", "threat_actor": "threat_actors", "status": "statuses", "min_score": "min_score",
     "severity": "severities",
 }
 
 
-# Each IocFilters field -> the values a record's API form (``Ioc.to_api``) holds for it: the live stream checks
-# a saved feed on the records it delivers with these (``IocFilters.matches``). A new field needs its entry.
+def _form_status(form: Mapping[str, Any]) -> str:
+    """A record's status now, from its API form (``revoked`` and ``valid_until``; store.decay.status)."""
+    if form.get("revoked"):
+        return "revoked"
+    until = form.get("valid_until")
+    return "expired" if until and clock(utcnow()) >= parse_stored(until) else "active"
+
+
+def _form_score(form: Mapping[str, Any]) -> int:
+    """A record's score now, from its API form (store.decay.score)."""
+    until = form.get("valid_until")
+    if form.get("revoked") or not until:
+        return 0
+    return score_at(str(form.get("type")), parse_stored(until), clock(utcnow()))
+
+
+# Each list field of IocFilters -> the values a record's API form (``Ioc.to_api``) holds for it: the live stream
+# checks a saved feed on the records it delivers with these (``IocFilters.matches``). A new field needs its entry.
 FORM_VALUES: dict[str, Callable[[Mapping[str, Any]], list[Any]]] = {
     "types": lambda form: [form.get("type")],
     "confidences": lambda form: [form.get("confidence")],
@@ -129,15 +169,20 @@ FORM_VALUES: dict[str, Callable[[Mapping[str, Any]], list[Any]]] = {
     "sources": lambda form: list(form.get("sources") or ()),
     "threat_actors": lambda form: list(form.get("threat_actors") or ()),
     "severities": lambda form: [severity_label(float(form.get("severity") or 0))],
+    "statuses": lambda form: [_form_status(form)],
 }
+# Every list, export, TAXII collection and saved feed shows active indicators unless asked otherwise, so a
+# list and an export of the same filters agree; a poll by date (``since``, TAXII ``added_after``) shows
+# every change instead, expiries and revocations included.
+DEFAULT_STATUSES: tuple[str, ...] = ("active",)
 
 
 @dataclass(frozen=True, slots=True)
 class IocFilters:
     """The record filters of an IOC request, export or saved feed, each any-match, all ANDed.
 
-    Extension point: score and status filters join here (one field each, one entry in
-    :data:`IOC_FILTER_FIELDS`, one clause per backend) once the indicator lifecycle computes them.
+    ``statuses`` empty means the default (:data:`DEFAULT_STATUSES`, or every status for a poll);
+    ``min_score`` None or 0 keeps every score.
     """
 
     types: tuple[str, ...] = ()
@@ -147,32 +192,54 @@ class IocFilters:
     sources: tuple[str, ...] = ()
     threat_actors: tuple[str, ...] = ()
     severities: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()
+    min_score: int | None = None
+    include_warninglisted: bool = False  # a switch, not a list: outside IOC_FILTER_FIELDS
 
     @classmethod
     def from_params(cls, values: dict[str, list[str]]) -> IocFilters:
         """From lists by parameter name (a saved feed's stored form, already validated)."""
-        return cls(**{IOC_FILTER_FIELDS[name]: tuple(v) for name, v in values.items() if name in IOC_FILTER_FIELDS})
+        found: dict[str, Any] = {IOC_FILTER_FIELDS[name]: tuple(v) for name, v in values.items()
+                                 if name in IOC_FILTER_FIELDS}
+        if "min_score" in found:
+            found["min_score"] = int(found["min_score"][0]) if found["min_score"] else None
+        return cls(**found)
 
     def as_params(self) -> dict[str, list[str]]:
         """The lists by parameter name, empty ones left out (what a saved feed stores and shows)."""
-        return {name: list(getattr(self, field)) for name, field in IOC_FILTER_FIELDS.items() if getattr(self, field)}
+        out = {name: list(value) for name, value in self._lists().items() if value}
+        if self.min_score:
+            out["min_score"] = [str(self.min_score)]
+        return out
+
+    def _lists(self) -> dict[str, tuple[str, ...]]:
+        return {name: getattr(self, field) for name, field in IOC_FILTER_FIELDS.items() if field != "min_score"}
 
     def normalised(self) -> list[list[str]]:
-        """Every field's values sorted: equal filters in any order give one cache key."""
-        return [sorted(getattr(self, f.name)) for f in fields(self)]
+        """Every list's values sorted (equal filters in any order give one cache key), then the score and the
+        switch."""
+        return [*(sorted(v) for v in self._lists().values()), [str(self.min_score or 0)],
+                ["include_warninglisted"] if self.include_warninglisted else []]
 
     @property
     def empty(self) -> bool:
-        return not any(getattr(self, f.name) for f in fields(self))
+        return not any(self._lists().values()) and not self.min_score and not self.include_warninglisted
 
     def matches(self, form: Mapping[str, Any]) -> bool:
-        """Whether the record whose API form is ``form`` passes every filter (as the store's query would)."""
+        """Whether the record whose API form is ``form`` passes every filter (as the store's query would);
+        ``include_warninglisted`` is the caller's to apply (the stream leaves listed values out itself)."""
+        if self.min_score and _form_score(form) < self.min_score:
+            return False
         return all(
-            any(v in wanted for v in FORM_VALUES[f.name](form))
-            for f in fields(self)
-            if (wanted := getattr(self, f.name))
+            any(v in wanted for v in values(form))
+            for name, values in FORM_VALUES.items()
+            if (wanted := getattr(self, name))
         )
 
-    def query(self, **rest: Any) -> IocQuery:
-        """An IocQuery of these filters plus ``rest`` (window, paging, TAXII position)."""
-        return IocQuery(**{f.name: getattr(self, f.name) for f in fields(self)}, **rest)
+    def query(self, poll: bool = False, **rest: Any) -> IocQuery:
+        """An IocQuery of these filters plus ``rest`` (window, paging, TAXII position, ``now``). ``poll``: the
+        caller asked for changes since a date (:data:`DEFAULT_STATUSES`)."""
+        chosen = {f.name: getattr(self, f.name) for f in fields(self)}
+        chosen["statuses"] = self.statuses or (() if poll else DEFAULT_STATUSES)
+        chosen["min_score"] = self.min_score or None
+        return IocQuery(**chosen, status_changes=poll, **rest)

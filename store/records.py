@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from store import decay
 from store.ioctypes import IOC_TYPES as IOC_TYPES
 from store.stixids import CTIWIRE_NAMESPACE as CTIWIRE_NAMESPACE
 from store.stixids import object_id
@@ -129,8 +130,9 @@ def severity_label(score: float) -> str:
 # The shape of ``Article.list_form``, its CSV line (store.csvform) and ``Ioc.to_api``. Bump it with any
 # change: SQLite keeps the
 # encoded forms with each row and re-encodes every row when opened on an older version (store/sqlite/listforms.py).
-LIST_FORM_VERSION = 5  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts;
-# 5: IOC severity and threat actors
+LIST_FORM_VERSION = 7  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts;
+# 5: IOC lifecycle (valid_until, revocation, sighting and false-positive counts); 6: and warninglists;
+# 7: IOC severity and threat actors
 
 # An IOC's articles, CVEs and techniques grow with the data (an ATT&CK technique is reported by a large share
 # of all articles): the full lists live in the store's link relation (``IocStore.ioc_links``), and a record
@@ -292,6 +294,18 @@ class Ioc:
     # The highest severity score (0-10) of the articles that reported the value: merged as a maximum, so
     # it follows the reporting (store.codec.merge_ioc), and recomputed when records are rebuilt.
     severity: float = 0.0
+    # Lifecycle (store.decay): an operator's or the accounts' verdict; the score and valid_until follow from
+    # the record (properties below).
+    revoked: bool = False
+    revoked_at: datetime | None = None
+    revoked_reason: str = ""
+    # Distinct accounts that reported the value seen / a false positive (POST /api/v1/sightings); records
+    # stored before these existed read as 0.
+    sightings: int = 0
+    false_positives: int = 0
+    # The warninglists (store.warninglists) the value is on, by name: known-benign values, left out of lists,
+    # exports and TAXII unless asked for. Set at ingestion and by ``ctiwire iocs recheck``.
+    warninglists: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # A count is never below what the record lists: a record built from its lists counts them.
@@ -310,8 +324,23 @@ class Ioc:
         """TAXII 2.1 date_added: when the record was first stored."""
         return self.first_seen
 
-    def to_api(self) -> dict[str, Any]:
-        """The spec's IOC resource (type, value, confidence, source{feed_name, category}) plus dates."""
+    @property
+    def valid_until(self) -> datetime:
+        """When the score falls below the threshold (store.decay): stored and indexed by both stores."""
+        return decay.valid_until(self)
+
+    @property
+    def warninglisted(self) -> bool:
+        """On a warninglist: the flag both stores keep beside the record for their default filter."""
+        return bool(self.warninglists)
+
+    def status(self, now: datetime) -> str:
+        """``active``, ``expired`` (``now`` at or past ``valid_until``) or ``revoked``."""
+        return decay.status(self, now)
+
+    def stored_api(self) -> dict[str, Any]:
+        """The API form without what changes with the clock (``score``, ``status``): what stores keep
+        encoded; ``with_life`` completes it at read time."""
         return {
             "type": self.type,
             "value": self.value,
@@ -328,11 +357,53 @@ class Ioc:
             "article_count": self.article_count,
             "cve_count": self.cve_count,
             "technique_count": self.technique_count,
+            "sightings": self.sightings,
+            "false_positives": self.false_positives,
             "stix_id": self.stix_id,
             "threat_actors": list(self.threat_actors),
             "severity": self.severity,
             "severity_label": severity_label(self.severity),
+            "valid_until": iso(self.valid_until),
+            "revoked": self.revoked,
+            "revoked_at": iso(self.revoked_at) if self.revoked_at else None,
+            "revoked_reason": self.revoked_reason or None,
+            "warninglisted": self.warninglisted,
+            "warninglists": list(self.warninglists),
         }
+
+    def to_api(self, now: datetime | None = None) -> dict[str, Any]:
+        """The spec's IOC resource (type, value, confidence, source{feed_name, category}) plus dates, the
+        lifecycle and, read at ``now`` (default: the status clock now), ``score`` and ``status``."""
+        at = decay.clock(now or utcnow())
+        return {**self.stored_api(), "score": decay.score(self, at), "status": decay.status(self, at)}
+
+
+def with_life(encoded: bytes, ioc_type: str, valid_until: str, revoked: bool, now: datetime, now_iso: str) -> bytes:
+    """A stored API form (``Ioc.stored_api``) completed with ``score`` and ``status`` at ``now`` (``now_iso``
+    its ``iso``), from the stored ``valid_until`` alone: no record is decoded (store.decay)."""
+    if revoked:
+        return encoded[:-1] + b',"score":0,"status":"revoked"}'
+    score = decay.score_at(ioc_type, parse_stored(valid_until), now)
+    status = b"expired" if valid_until <= now_iso else b"active"
+    return b"%b,\"score\":%d,\"status\":\"%b\"}" % (encoded[:-1], score, status)
+
+
+SIGHTING_KINDS: tuple[str, ...] = ("seen", "false_positive")
+
+
+@dataclass(slots=True)
+class Sighting:
+    """One account's report about a value (POST /api/v1/sightings), kept for the audit
+    (``ctiwire sightings list``). It names the account, never the key or its secret."""
+
+    id: str
+    user_id: str
+    type: str
+    value: str
+    kind: str  # one of SIGHTING_KINDS
+    observed_at: datetime
+    created_at: datetime
+    note: str = ""
 
 
 @dataclass(slots=True)

@@ -20,6 +20,8 @@ from server.errors import NotFoundError
 from server.params import single_value
 from server.windows import Window, clamp_since, window_headers
 from store.cache import NearMap, near_map
+from store.decay import clock
+from store.exclusions import AccountExclusions, account_exclusions
 from store.query import IocFilters
 from store.records import iso, lookback_floor, utcnow
 from taxii.collections import TaxiiCollection
@@ -68,6 +70,7 @@ class PageHandler(TaxiiHandler):
     endpoint = "objects"
     fields = OBJECTS_FIELDS
     saved: IocFilters | None = None  # the collection's saved-feed filters, set by ``collection``
+    exclusions: AccountExclusions | None = None  # what the caller's account leaves out, set by ``answer``
 
     def position(self, token_scope: str, asked: Filters) -> tuple[Filters, Position | None]:
         """The request's filters and, on a follow-up page, the token's filters and position."""
@@ -88,9 +91,21 @@ class PageHandler(TaxiiHandler):
             window = Window(filters.added_after or _EPOCH, window.floor, False, window.lookback_days)
         nothing = effective.serves_nothing()
         types = () if nothing else store_types(collection.ioc_types, effective)
-        spec = PageSpec(types, window.since, after, limit, Matcher(effective), unique_ids=len(effective.ids),
-                        budget=UNBOUNDED if object_id else SCAN_BUDGET, records=collection.filters or IocFilters(),
-                        fixed=() if nothing else collection.fixed, stored=collection.stored)
+        spec = PageSpec(
+            types,
+            window.since,
+            after,
+            limit,
+            Matcher(effective),
+            unique_ids=len(effective.ids),
+            budget=UNBOUNDED if object_id else SCAN_BUDGET,
+            records=collection.filters or IocFilters(),
+            fixed=() if nothing else collection.fixed,
+            stored=collection.stored,
+            exclusions=self.exclusions,
+            poll=filters.added_after is not None or bool(filters.versions),
+            now=clock(now),
+        )
         return Plan(spec, filters, token_scope, window_headers(window, False))
 
     async def answer(self, plan_at: Callable[[datetime], Plan], render: Render) -> None:
@@ -99,7 +114,15 @@ class PageHandler(TaxiiHandler):
         now, tier = utcnow(), self.principal.tier
         pages = PageCache(self.ctx.cache, self.ctx.settings.cache_ttl_seconds)
         version = await self.ctx.iocs.data_version()
-        repeat = (version, tier.name, lookback_floor(tier.ioc_lookback_days, now), self.request.uri, self.saved_key())
+        self.exclusions = await account_exclusions(self.ctx.stores, self.principal.user.id)
+        repeat = (
+            version,
+            tier.name,
+            lookback_floor(tier.ioc_lookback_days, now),
+            self.request.uri,
+            self.saved_key(),
+            self.excluded_key(),
+        )
         answers: NearMap[tuple[str, dict[str, str]]] = near_map(self.ctx.cache, "taxii-answers", _ANSWERS)
         known = answers.get(repeat)
         cached = pages.near.get(known[0]) if known else None
@@ -129,9 +152,15 @@ class PageHandler(TaxiiHandler):
 
     def cache_parts(self, plan: Plan) -> dict[str, Any]:
         after = plan.spec.after
-        return {"s": plan.scope, "f": plan.filters.signature(), "n": plan.spec.limit,
-                "d": self.principal.tier.ioc_lookback_days, "q": self.saved_key(),
-                "p": [iso(after.date_added), after.ioc_type, after.value] if after else None}
+        return {
+            "s": plan.scope,
+            "f": plan.filters.signature(),
+            "n": plan.spec.limit,
+            "d": self.principal.tier.ioc_lookback_days,
+            "q": self.saved_key(),
+            "x": self.excluded_key(),
+            "p": [iso(after.date_added), after.ioc_type, after.value] if after else None,
+        }
 
     async def collection(self, collection_id: str) -> TaxiiCollection:
         found = await super().collection(collection_id)
@@ -141,6 +170,11 @@ class PageHandler(TaxiiHandler):
     def saved_key(self) -> tuple[tuple[str, ...], ...] | None:
         """A saved feed's filters, in the page's keys: an edited feed is another page at the same URI."""
         return None if self.saved is None else tuple(map(tuple, self.saved.normalised()))
+
+    def excluded_key(self) -> str | None:
+        """The account's exclusions, in the page's keys: accounts with other allowlists or false positives get
+        other pages."""
+        return None if self.exclusions is None or self.exclusions.empty else self.exclusions.digest
 
     async def read(self, plan: Plan) -> Page:
         tier = self.principal.tier.name
@@ -169,8 +203,10 @@ class ObjectsHandler(PageHandler):
     async def get(self, collection_id: str) -> None:
         collection = await self.collection(collection_id)
         token_scope = scope(self.endpoint, collection.id)
-        await self.answer(lambda now: self.plan(collection, token_scope, now),
-                          lambda plan, page: self.envelope(plan, page, "objects", [obj for _, obj in page.items]))
+        await self.answer(
+            lambda now: self.plan(collection, token_scope, now),
+            lambda plan, page: self.envelope(plan, page, "objects", [obj for _, obj in page.items]),
+        )
 
 
 class ManifestHandler(PageHandler):
@@ -181,10 +217,23 @@ class ManifestHandler(PageHandler):
     async def get(self, collection_id: str) -> None:
         collection = await self.collection(collection_id)
         token_scope = scope(self.endpoint, collection.id)
-        await self.answer(lambda now: self.plan(collection, token_scope, now),
-                          lambda plan, page: self.envelope(plan, page, "objects", [
-            {"id": obj["id"], "date_added": taxii_time(ioc.date_added), "version": version_of(obj),
-             "media_type": STIX_21} for ioc, obj in page.items]))
+        await self.answer(
+            lambda now: self.plan(collection, token_scope, now),
+            lambda plan, page: self.envelope(
+                plan,
+                page,
+                "objects",
+                [
+                    {
+                        "id": obj["id"],
+                        "date_added": taxii_time(ioc.date_added),
+                        "version": version_of(obj),
+                        "media_type": STIX_21,
+                    }
+                    for ioc, obj in page.items
+                ],
+            ),
+        )
 
 
 class ObjectHandler(PageHandler):
@@ -203,8 +252,10 @@ class ObjectHandler(PageHandler):
 
         def render(plan: Plan, page: Page) -> bytes:
             if not page.items and not page.more:
-                raise NotFoundError(f"no object {object_id!r} in collection {collection.id!r} matches",
-                                    details={"collection_id": collection.id, "object_id": object_id})
+                raise NotFoundError(
+                    f"no object {object_id!r} in collection {collection.id!r} matches",
+                    details={"collection_id": collection.id, "object_id": object_id},
+                )
             return self.envelope(plan, page, self.key, [self.item(obj) for _, obj in page.items])
 
         await self.answer(lambda now: self.plan(collection, token_scope, now, object_id), render)

@@ -23,13 +23,14 @@ positions, filters and tokens are the IOC collections' (TAXII 2.1 sections 3.4 a
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from exporters.base import ExportContext, load_context
 from exporters.stix import stix_object
 from exporters.stix_context import context_object
+from store.exclusions import AccountExclusions
 from store.ports import ArticleStore, IocStore
 from store.query import IocFilters
 from store.records import Ioc
@@ -62,15 +63,29 @@ class PageSpec:
     records: IocFilters = IocFilters()  # a saved feed's record filters (its types are in ``types``)
     fixed: tuple[dict[str, Any], ...] = ()  # a collection of fixed objects: read instead of the records
     stored: bool = False  # and of the stored context objects (the context collection)
+    # A poll (``added_after``) or a version match (``match[version]``): every status, revoked and expired
+    # versions included, instead of the active records alone (store.query.DEFAULT_STATUSES).
+    poll: bool = False
+    now: datetime | None = None
+    # The caller's account's exclusions (its allowlist): records left out after the store query.
+    exclusions: AccountExclusions | None = field(default=None, compare=False, hash=False)
 
     @property
     def ids(self) -> tuple[str, ...]:
         """The STIX ids the store filters on (``match[id]``, the object endpoints); () for any id."""
         return tuple(sorted(self.matcher.ids)) if self.matcher.ids else ()
 
+    @property
+    def narrows(self) -> bool:
+        """Whether some records read may not make the page: object filters, or the account's exclusions."""
+        return self.matcher.narrows or (self.exclusions is not None and not self.exclusions.empty)
+
+    def kept(self, ioc: Ioc, obj: dict[str, Any]) -> bool:
+        return self.matcher(obj) and not (self.exclusions is not None and self.exclusions.excludes(ioc))
+
     def scan_limit(self) -> int:
         """Rows to read: one past the page when every row matches, else the scan budget."""
-        return max(self.limit + 1, self.budget) if self.matcher.narrows else self.limit + 1
+        return max(self.limit + 1, self.budget) if self.narrows else self.limit + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +158,9 @@ async def read_page(store: IocStore, spec: PageSpec, contexts: Contexts) -> Page
         return Page([], False)
     scan = spec.scan_limit()
     query = replace(spec.records, types=spec.types or ()).query(
-        stix_ids=spec.ids, added_after=spec.lower, after=spec.after.key() if spec.after else None, limit=scan)
-    rows = store.iter_iocs(query, min(scan, _NARROW_BATCH if spec.matcher.narrows else scan))
+        poll=spec.poll, now=spec.now, stix_ids=spec.ids, added_after=spec.lower,
+        after=spec.after.key() if spec.after else None, limit=scan)
+    rows = store.iter_iocs(query, min(scan, _NARROW_BATCH if spec.narrows else scan))
     try:
         return await _fill(rows, spec, contexts, scan)
     finally:
@@ -165,7 +181,7 @@ async def _fill(rows: AsyncIterator[list[Ioc]], spec: PageSpec, contexts: Contex
     scanned = 0
     async for batch in rows:
         for ioc, obj in zip(batch, await _objects(batch, contexts), strict=True):
-            if spec.matcher(obj):
+            if spec.kept(ioc, obj):
                 if len(items) == spec.limit:  # one match past the page: there is more
                     return Page(items, True, Position.of(items[-1][0]))
                 items.append((ioc, obj))

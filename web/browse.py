@@ -10,6 +10,7 @@ and build), of the filters on screen at the tier's row cap.
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
@@ -24,6 +25,7 @@ from server.exports import build_export, export_allowed, export_request
 from server.ioc_params import parse_ioc_request
 from server.windows import within_lookback
 from store.base import NotFound
+from store.exclusions import account_exclusions
 from store.query import ARTICLE_SORTS
 from store.records import (
     CATEGORIES,
@@ -144,7 +146,8 @@ class IocDownloadHandler(ReadPage):
             return
         if not await self.charge_read(format_cost(fmt)):
             return
-        entry, status = await build_export(self.ctx, request)
+        exclusions = await account_exclusions(self.ctx.stores, self.user.id)  # as the API's exports
+        entry, status = await build_export(self.ctx, replace(request, exclusions=exclusions))
         await write_entry(self, entry, status, attachment=True, fmt=fmt)
 
 

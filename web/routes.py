@@ -8,6 +8,7 @@ from tornado.web import HTTPError, RedirectHandler, RequestHandler, StaticFileHa
 
 from server.context import AppContext
 from web.account import LandingHandler, SignInHandler, SignOutHandler, SignUpHandler
+from web.allowlist import AllowlistDeleteHandler, AllowlistPage
 from web.base import STATIC, PageHandler
 from web.browse import ArticlePageHandler, ArticlesHandler, IocDownloadHandler, IocsHandler
 from web.docs import SWAGGER_UI, DocsHandler
@@ -86,6 +87,8 @@ def pages(page: dict[str, Any]) -> list[Any]:
         (r"/account/keys/([^/]+)/rotate", KeyRotateHandler, page),
         (r"/account/keys/([^/]+)/edit", KeyEditHandler, page),
         (r"/account/feeds", FeedsHandler, page),
+        (r"/account/allowlist", AllowlistPage, page),
+        (r"/account/allowlist/([^/]+)/delete", AllowlistDeleteHandler, page),
         (r"/account/feeds/([^/]+)/edit", FeedEditHandler, page),
         (r"/account/feeds/([^/]+)/delete", FeedDeleteHandler, page),
         (r"/account/webhooks", WebhooksHandler, page),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import Celery
-from celery.signals import beat_init
+from celery.signals import beat_init, worker_ready
 
 from config.settings import Settings, load_settings
 
@@ -72,4 +72,11 @@ def precompute_at_start(sender: Any = None, **_: Any) -> None:
     app.send_task("ctiwire.precompute_all")
 
 
+def recheck_at_start(sender: Any = None, **_: Any) -> None:
+    """A worker starting on a new release may hold newer warninglists than the stored IOCs were checked
+    against: queue the check (the task returns at once when the versions agree)."""
+    app.send_task("ctiwire.recheck_warninglists")
+
+
 beat_init.connect(precompute_at_start)
+worker_ready.connect(recheck_at_start)

@@ -113,6 +113,22 @@ def ingest_source(name: str) -> int:
     return changed
 
 
+@app.task(name="ctiwire.recheck_warninglists", **RETRYING)
+def recheck_warninglists() -> int:
+    """Check the stored IOCs against the warninglists again when they were checked against others (an upgrade
+    of pymispwarninglists; queued at every worker start); queue the rebuild when records changed."""
+    from ingest.recheck import recheck_if_upgraded
+
+    async def job(stores: Stores, _cache: Cache) -> int:
+        report = await recheck_if_upgraded(stores.iocs)
+        return 0 if report is None else report.changed
+
+    changed = run(job)
+    if changed:
+        rebuild_after_ingest.delay()
+    return changed
+
+
 @app.task(name="ctiwire.deliver_webhooks", **RETRYING)
 def deliver_webhooks() -> int:
     """One round of webhook deliveries (beat runs it every ``webhook_interval_seconds``); each webhook is

@@ -142,6 +142,7 @@ class MongoAccounts(MongoUsage, AccountStore):
         await self._c("sessions").delete_many({"user_id": user_id})
         await self._c("mail_tokens").delete_many({"user_id": user_id})
         await self._c("feeds").delete_many({"user_id": user_id})  # as SQLite's foreign key cascade does
+        await self._c("allowlist").delete_many({"user_id": user_id})
         hooks = [d["_id"] async for d in self._c("webhooks").find({"user_id": user_id}, {"_id": 1})]
         await self._c("webhook_deliveries").delete_many({"webhook_id": {"$in": hooks}})
         await self._c("webhooks").delete_many({"user_id": user_id})

@@ -40,6 +40,7 @@ class MongoStore(Lifecycle):
         for spec in INDEXES:
             await self._c(spec.collection).create_index(spec.keys, **spec.options)
         await ioc_ops.backfill_stix_ids(self._c("iocs"))  # documents from before the field was written
+        await ioc_ops.backfill_lifecycle(self._c("iocs"))
         await ioc_ops.backfill_links(self._c("iocs"), self._c("ioc_links"))  # and before the link relation
         await ioc_counters.backfill(self._c("iocs"), self._c("ioc_counters"), self._c("meta"))  # and the counters
 

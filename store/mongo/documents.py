@@ -44,14 +44,25 @@ def from_keyed(kind: type[K], doc: Doc) -> K:
     return from_doc(kind, {**doc, "id": doc["_id"]})
 
 
+LISTED = "warninglisted"
+
+
 def ioc_doc(ioc: Ioc, version: str) -> Doc:
     """An IOC document; ``_v`` changes on every write, for compare-and-swap merges. ``stix_id`` is the
     record's STIX object id, indexed for TAXII ``match[id]`` and the object endpoints; ``grams`` the value's
     trigrams, indexed for substring searches."""
-    doc = {"_id": ioc_key(ioc.type, ioc.value), **to_doc(ioc), "stix_id": ioc.stix_id, "_v": version}
+    doc = {
+        "_id": ioc_key(ioc.type, ioc.value),
+        **to_doc(ioc),
+        "stix_id": ioc.stix_id,
+        "_v": version,
+        "valid_until": ioc.valid_until,
+    }  # derived (store.decay), stored for the lifecycle filters
     # As [ref, seen] pairs: technique ids such as T1059.001 hold a dot, which field names may not.
     doc["link_seen"] = [[ref, seen] for ref, seen in ioc.link_seen.items()]
     doc["grams"] = trigrams(ioc.value)  # the substring search's index (store.value_search)
+    if ioc.warninglisted:
+        doc[LISTED] = True  # absent on the others, older documents included (store.mongo.queries.LISTED_OUT)
     return doc
 
 

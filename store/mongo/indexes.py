@@ -45,9 +45,13 @@ INDEXES: tuple[IndexSpec, ...] = (
     _plain("mail_tokens", "user_id", "purpose"),
     _unique("feeds", "user_id", "name"),  # Conflict on a duplicate feed name (FeedStore.create_feed)
     _plain("feeds", "user_id", "created_at", "_id"),
+    _unique("allowlist", "user_id", "kind", "value"),  # one entry per value (AllowlistStore.add_allow_entries)
+    _plain("allowlist", "user_id", "created_at", "_id"),
     _plain("webhooks", "user_id", "created_at", "_id"),
     _plain("webhooks", "paused", "next_attempt"),  # WebhookStore.due_webhooks
     _plain("webhook_deliveries", "webhook_id", "at", "_id"),
+    _plain("sightings", "type", "value", "kind", "user_id"),  # SightingStore tallies and the audit list
+    _plain("sightings", "user_id", "kind", "type", "value"),  # SightingStore.false_positives_of
     *(_plain("articles", name, "_id") for name in (
         "published_at", "modified_at", "fetched_at", "created_at", "severity_score", "rank_score")),
     # Equality filters combined with the default sort: pages come off the index in order (as on SQLite).
@@ -65,6 +69,10 @@ INDEXES: tuple[IndexSpec, ...] = (
     _plain("iocs", "grams"),  # multikey: each value's trigrams, for substring searches (store.value_search)
     _plain("iocs", "value"),
     _plain("iocs", "stix_id"),  # TAXII match[id] and object lookups; a few records per id, then sorted
+    _plain("iocs", "valid_until"),  # polls for changes find the expiries of their window by it (store.decay)
+    # The few warninglisted records by modified: how many a window's default lists leave out (ioc_stats).
+    IndexSpec("iocs", [("modified", 1)], {"name": "iocs_warninglisted",
+                                          "partialFilterExpression": {"warninglisted": True}}),
     # A record's most recent links of one kind (IocStore.ioc_links), newest first off the index.
     IndexSpec("ioc_links", [("ioc", 1), ("kind", 1), ("seen", -1), ("ref", -1)]),
     _plain("ioc_counters", "k", "b"),  # a window's whole days of one kind of counter (store.ioc_counters)

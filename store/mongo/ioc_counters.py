@@ -104,6 +104,7 @@ async def rebuild(iocs: Collection, coll: Collection) -> None:
         "feed_name": 1,
         "first_seen": 1,
         "last_seen": 1,
+        "warninglists": 1,
     }
     async for doc in iocs.find({}, fields):
         tally(deltas, None, from_ioc(doc))

@@ -21,6 +21,7 @@ from store.records import RECENT_LINKS, Ioc, utcnow
 
 # Keys of one ``$in`` read: a bounded query document, whatever the caller asks for at once.
 KEYS_PER_QUERY = 1_000
+_LISTS_VERSION = "warninglists_version"  # meta document: the lists the records were last checked against
 
 
 class MongoIocs(MongoContext, IocStore):
@@ -43,6 +44,14 @@ class MongoIocs(MongoContext, IocStore):
             return await ioc_ops.replace_all(self._c("iocs"), self._c("ioc_links"), self._c("ioc_counters"), iocs)
         finally:
             await self._bump()
+
+    @guarded
+    async def revoke_ioc(self, ioc_type: str, value: str, reason: str, at: datetime) -> Ioc | None:
+        record, changed = await ioc_ops.revoke(self._c("iocs"), self._c("ioc_counters"), ioc_key(ioc_type, value),
+                                               reason, at)
+        if changed:
+            await self._bump()
+        return record
 
     async def _ioc_page(self, q: IocQuery, size: int) -> list[Ioc]:
         cursor = self._c("iocs").find(ioc_filter(q)).sort(ioc_sort(q)).skip(q.offset).limit(size)
@@ -90,6 +99,18 @@ class MongoIocs(MongoContext, IocStore):
         return await recent(self._c("ioc_links"), ioc_key(ioc_type, value), kind, limit)
 
     @guarded
+    async def warninglists_version(self) -> str | None:
+        doc = await self._c("meta").find_one({"_id": _LISTS_VERSION})
+        return None if doc is None else str(doc["value"])
+
+    @guarded
+    async def set_warninglists_version(self, version: str) -> None:
+        await self._c("meta").update_one({"_id": _LISTS_VERSION}, {"$set": {"value": version}}, upsert=True)
+
+    @guarded
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
         head = await ioc_ops.scan(self._c("iocs"), since, first_whole_hour(since), None)
-        return await ioc_counters.stats(self._c("ioc_counters"), head, since, top)
+        counted = await ioc_counters.stats(self._c("ioc_counters"), head, since, top)
+        # The warninglisted records of the window, by their partial index (they are few).
+        left_out = await self._c("iocs").count_documents({"warninglisted": True, "modified": {"$gte": since}})
+        return dataclasses.replace(counted, warninglisted=left_out)

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from pymongo import InsertOne, ReplaceOne, UpdateOne
@@ -25,11 +26,12 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
 from store.base import IocStats, StoreError
-from store.codec import bounded, counted, fold_iocs, merge_ioc
+from store.codec import bounded, counted, fold_iocs, merge_ioc, revoked
 from store.ioc_counters import CounterKey, tally
 from store.mongo import ioc_counters
 from store.mongo.documents import Doc, from_ioc, ioc_doc, ioc_key
 from store.mongo.ioc_links import Added, write_links
+from store.mongo.queries import LISTED_OUT
 from store.records import Ioc
 from store.stixids import object_id
 from store.value_search import trigrams
@@ -108,23 +110,64 @@ async def _round(coll: Collection, pending: dict[str, Ioc], added: Added, deltas
                  ) -> dict[str, Ioc]:
     """Merge and write ``pending``, tallying the counters of the writes that won; returns the records that
     lost a race and need another round."""
-    stored = {d["_id"]: d async for d in coll.find({"_id": {"$in": list(pending)}})}
+    lost, _ = await _swap(coll, list(pending), lambda stored: plan(pending, stored, added), deltas)
+    return {key: pending[key] for key in lost}
+
+
+async def _swap(coll: Collection, keys: list[str], planner: Callable[[dict[str, Doc]], list[Write]],
+                deltas: Counter[CounterKey]) -> tuple[set[str], list[Write]]:
+    """One compare-and-swap round: read ``keys``, write what ``planner`` makes of them, tally the writes
+    that won; (keys that lost a race, the writes that won)."""
+    stored = {d["_id"]: d async for d in coll.find({"_id": {"$in": keys}})}
     token = uuid.uuid4().hex
-    writes = plan(pending, stored, added)
+    writes = planner(stored)
     if not writes:
-        return {}
-    keys = [w.key for w in writes]
-    lost, matched = await _write(coll, [_op(w, stored, token) for w in writes], keys)
+        return set(), []
+    written = [w.key for w in writes]
+    lost, matched = await _write(coll, [_op(w, stored, token) for w in writes], written)
     replaced = [w.key for w in writes if w.held is not None]
     if matched < len(replaced):
         # A replace that won and was replaced again since also shows a moved ``_v``: its merge runs again
         # (merges commute), and its counter move is left to the writer that replaced it.
         moved = coll.find({"_id": {"$in": replaced}, "_v": {"$ne": token}}, {"_id": 1})
         lost |= {d["_id"] async for d in moved}
-    for w in writes:
-        if w.key not in lost:
-            tally(deltas, w.held, w.record)
-    return {key: pending[key] for key in lost}
+    won = [w for w in writes if w.key not in lost]
+    for w in won:
+        tally(deltas, w.held, w.record)
+    return lost, won
+
+
+Change = Callable[[str, Ioc], Ioc]  # (key, stored record) -> the record to store (the same one: no write)
+
+
+def _changes(change: Change, stored: dict[str, Doc]) -> list[Write]:
+    writes = []
+    for key, doc in stored.items():
+        held = from_ioc(doc)
+        record = change(key, held)
+        if record != held:
+            writes.append(Write(key, held, record))
+    return writes
+
+
+async def change_records(coll: Collection, counters: Collection, keys: Iterable[str], change: Change
+                         ) -> list[tuple[Ioc, Ioc]]:
+    """Store ``change`` of each stored record among ``keys`` by compare-and-swap rounds, as ``upsert`` writes
+    (a record that moved meanwhile is changed again from its new state), and move the counters; (stored,
+    changed) of each record written."""
+    pending = list(dict.fromkeys(keys))
+    deltas: Counter[CounterKey] = Counter()
+    changed: list[tuple[Ioc, Ioc]] = []
+    try:
+        for _ in range(MAX_ROUNDS):
+            if not pending:
+                return changed
+            lost, won = await _swap(coll, pending, partial(_changes, change), deltas)
+            changed += [(w.held, w.record) for w in won if w.held is not None]
+            pending = [key for key in pending if key in lost]
+        raise StoreError(f"{len(pending)} IOC records kept changing under concurrent writers; retry")
+    finally:
+        await ioc_counters.apply(counters, deltas)
 
 
 async def upsert(coll: Collection, links: Collection, counters: Collection, incoming: Iterable[Ioc]) -> None:
@@ -142,6 +185,18 @@ async def upsert(coll: Collection, links: Collection, counters: Collection, inco
         await ioc_counters.apply(counters, deltas)
 
 
+async def revoke(
+    coll: Collection, counters: Collection, key: str, reason: str, at: datetime
+) -> tuple[Ioc | None, bool]:
+    """Revoke the record under ``key`` (a concurrent merge keeps the revocation: ``codec.merge_ioc``); (the
+    record as stored now or None, whether this call changed it)."""
+    changed = await change_records(coll, counters, [key], lambda _, held: revoked(held, reason, at))
+    if changed:
+        return changed[0][1], True
+    doc = await coll.find_one({"_id": key})
+    return (None if doc is None else from_ioc(doc)), False
+
+
 async def backfill_stix_ids(coll: Collection) -> int:
     """Give documents written before ``stix_id`` and ``grams`` existed their STIX object id and value
     trigrams (run by ``open``).
@@ -154,6 +209,19 @@ async def backfill_stix_ids(coll: Collection) -> int:
     async for doc in coll.find(missing, {"type": 1, "value": 1}):
         derived = {"stix_id": object_id(doc["type"], doc["value"]), "grams": trigrams(doc["value"])}
         ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": derived}))
+        if len(ops) == BACKFILL_BATCH:
+            done, ops = done + (await coll.bulk_write(ops, ordered=False)).modified_count, []
+    if ops:
+        done += (await coll.bulk_write(ops, ordered=False)).modified_count
+    return done
+
+
+async def backfill_lifecycle(coll: Collection) -> int:
+    """Give documents written before the lifecycle their ``valid_until`` (run by ``open``); derived from the
+    document alone, so a concurrent merge writes the same value (as ``backfill_stix_ids``)."""
+    done, ops = 0, []
+    async for doc in coll.find({"valid_until": {"$exists": False}}):
+        ops.append(UpdateOne({"_id": doc["_id"]}, {"$set": {"valid_until": from_ioc(doc).valid_until}}))
         if len(ops) == BACKFILL_BATCH:
             done, ops = done + (await coll.bulk_write(ops, ordered=False)).modified_count, []
     if ops:
@@ -176,7 +244,8 @@ async def backfill_links(coll: Collection, links: Collection) -> int:
 
 
 def _bound(since: datetime, until: datetime | None) -> Doc:
-    return {"modified": {"$gte": since, **({"$lt": until} if until is not None else {})}}
+    """The default view's records modified in ``[since, until)``: the counters leave warninglisted ones out."""
+    return {"modified": {"$gte": since, **({"$lt": until} if until is not None else {})}, **LISTED_OUT}
 
 
 async def _grouped(coll: Collection, bound: Doc, key: str) -> dict[str, int]:

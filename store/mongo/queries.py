@@ -13,9 +13,10 @@ from datetime import datetime
 from typing import Any
 
 from store.article_filters import AnyOf, AtLeast, Generic, clauses
-from store.query import TIME_FIELDS, ArticleQuery, IocQuery, TextQuery
+from store.decay import STATUSES
+from store.query import TIME_FIELDS, ArticleQuery, IocQuery, TextQuery, status_clock
 from store.records import parse_iso, severity_range
-from store.sqlite.queries import walks_order, word_prefix_pattern
+from store.sqlite.queries import score_bounds, walks_order, word_prefix_pattern
 from store.value_search import prefix_end, prefix_only, trigrams
 
 Filter = dict[str, Any]
@@ -203,6 +204,34 @@ def _ioc_time(value: datetime | str) -> datetime:
     return parse_iso(value) if isinstance(value, str) else value
 
 
+def _since(q: IocQuery, since: datetime) -> Filter:
+    """As ``store.sqlite.queries._since``: a poll of changes also finds the expiries in (since, now]."""
+    if not q.status_changes:
+        return {"modified": {"$gte": since}}
+    return {"$or": [{"modified": {"$gte": since}}, {"valid_until": {"$gt": since, "$lte": status_clock(q)}}]}
+
+
+def _status(status: str, now: datetime) -> Filter:
+    if status == "revoked":
+        return {"revoked": True}
+    return {"revoked": {"$ne": True}, "valid_until": {"$gt": now} if status == "active" else {"$lte": now}}
+
+
+def lifecycle_filters(q: IocQuery) -> list[Filter]:
+    """As ``store.sqlite.queries.lifecycle_clauses``: statuses and ``min_score`` on the stored fields."""
+    now = status_clock(q)
+    clauses: list[Filter] = []
+    if q.statuses and set(q.statuses) != set(STATUSES):
+        clauses.append({"$or": [_status(s, now) for s in STATUSES if s in q.statuses]})
+    if q.min_score:
+        bounds = score_bounds(q, now)
+        clauses.append({"revoked": {"$ne": True}, "$or": [
+            {"type": {"$in": list(types)}, "valid_until": {"$gte": parse_iso(at)}} for types, at in bounds.items()]})
+    return clauses
+# The default filter: records on no warninglist (the flag is only stored on listed ones, store.mongo.documents).
+LISTED_OUT: Filter = {"warninglisted": {"$ne": True}}
+
+
 def ioc_filter(q: IocQuery) -> Filter:
     """Filter of an IOC query, keyset on (first_seen, type, value) included."""
     pairs: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -215,8 +244,11 @@ def ioc_filter(q: IocQuery) -> Filter:
         clauses += value_contains(q.value_contains)
     if q.severities:
         clauses.append(ioc_severities(q.severities))
+    if not q.include_warninglisted:
+        clauses.append(LISTED_OUT)
     if q.since is not None:
-        clauses.append({"modified": {"$gte": q.since}})
+        clauses.append(_since(q, q.since))
+    clauses += lifecycle_filters(q)
     if q.added_after is not None:
         clauses.append({"first_seen": {"$gt": q.added_after}})
     if q.after is not None:

@@ -1,6 +1,8 @@
 """The storage seam, one interface per concern (medallion's backend seam, without HTTP concerns or paging).
 
-``ArticleStore``, ``IocStore``, ``SourceStore``, ``FeedStore``, ``WebhookStore`` and ``AccountStore`` (itself
+``ArticleStore``, ``IocStore``, ``SourceStore``, ``FeedStore``, ``WebhookStore``, ``AllowlistStore``,
+``SightingStore`` and
+``AccountStore`` (itself
 ``UserStore``, ``KeyStore``, ``SessionStore``, ``TokenStore`` and ``AttemptStore``)
 each declare one method per operation;
 ``Lifecycle`` opens, closes and probes the connection they share. A backend (``store.sqlite``, ``store.mongo``)
@@ -18,16 +20,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from store.ports.accounts import AccountStore, AttemptStore, KeyStore, SessionStore, TokenStore, UserStore
+from store.ports.allowlist import AllowlistStore
 from store.ports.articles import ArticleStore
 from store.ports.events import EventLog
 from store.ports.feeds import FeedStore
 from store.ports.iocs import IocStore
 from store.ports.lifecycle import Lifecycle, Versioned
+from store.ports.sightings import SightingStore
 from store.ports.sources import SourceStore
 from store.ports.webhooks import WebhookStore
 
-__all__ = ["AccountStore", "ArticleStore", "AttemptStore", "EventLog", "FeedStore", "IocStore", "KeyStore", "Lifecycle",
-           "SessionStore", "SourceStore", "Stores", "TokenStore", "UserStore", "Versioned",
+__all__ = ["AccountStore", "AllowlistStore", "ArticleStore", "AttemptStore", "EventLog", "FeedStore", "IocStore",
+           "KeyStore", "Lifecycle", "SessionStore", "SightingStore", "SourceStore", "Stores", "TokenStore", "UserStore",
+           "Versioned",
            "WebhookStore"]
 
 
@@ -48,6 +53,8 @@ class Stores:
     accounts: AccountStore
     feeds: FeedStore
     webhooks: WebhookStore
+    sightings: SightingStore
+    allowlist: AllowlistStore
     events: EventLog = field(default_factory=_in_process_log)
 
     @property

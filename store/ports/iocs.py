@@ -11,7 +11,7 @@ import orjson
 from store.base import IocStats
 from store.ioc_counters import ESTIMATE_CAP
 from store.ports.lifecycle import Versioned
-from store.query import IocQuery
+from store.query import IocQuery, status_clock
 from store.records import RECENT_LINKS, Ioc
 from store.stix_context import ContextFact, ContextObject, ContextQuery
 
@@ -29,14 +29,21 @@ class IocStore(Versioned):
         value no article presents any more disappears). Bumps the data version."""
 
     @abc.abstractmethod
+    async def revoke_ioc(self, ioc_type: str, value: str, reason: str, at: datetime) -> Ioc | None:
+        """Revoke one record (``store.codec.revoked``: its ``modified`` becomes ``at``) and bump the data
+        version; the record as stored now, or None when there is none. Revoking a revoked record changes
+        nothing. ``store.events.revoke`` also tells the live feed (an ``ioc-revoked`` event)."""
+
+    @abc.abstractmethod
     def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
         """Records matching ``query`` ordered by (first_seen, type, value), ``query.limit`` at most."""
 
     async def iter_ioc_rows(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[bytes]]:
         """Like ``iter_iocs``, as API forms encoded as JSON: the list and search pages stream the bytes
         without decoding records. Backends that keep the encoding stored override this."""
+        now = status_clock(query)
         async for batch in self.iter_iocs(query, batch_size):
-            yield [orjson.dumps(i.to_api()) for i in batch]
+            yield [orjson.dumps(i.to_api(now)) for i in batch]
 
     @abc.abstractmethod
     async def count_iocs(self, query: IocQuery) -> int:
@@ -83,6 +90,15 @@ class IocStore(Versioned):
     @abc.abstractmethod
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
         """Totals of records modified since ``since``, with an hourly series of those records."""
+
+    @abc.abstractmethod
+    async def warninglists_version(self) -> str | None:
+        """The version of the warninglists (``store.warninglists``) the stored records were last checked
+        against (``ctiwire iocs recheck``); None before any check."""
+
+    @abc.abstractmethod
+    async def set_warninglists_version(self, version: str) -> None:
+        """Remember that every stored record was checked against the warninglists of ``version``."""
 
     async def all_iocs(self, query: IocQuery) -> list[Ioc]:
         """Every record of ``query`` in one list."""

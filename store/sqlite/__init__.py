@@ -6,11 +6,13 @@ from pathlib import Path
 from store.ports import Stores
 from store.ports.events import DEFAULT_RETENTION
 from store.sqlite.accounts import SqliteAccounts
+from store.sqlite.allowlist import SqliteAllowlist
 from store.sqlite.articles import SqliteArticles
 from store.sqlite.backend import SqliteStore
 from store.sqlite.events import SqliteEventLog
 from store.sqlite.feeds import SqliteFeeds
 from store.sqlite.iocs import SqliteIocs
+from store.sqlite.sightings import SqliteSightings
 from store.sqlite.sources import SqliteSources
 from store.sqlite.webhooks import SqliteWebhooks
 
@@ -18,8 +20,10 @@ __all__ = [
     "SqliteAccounts",
     "SqliteArticles",
     "SqliteEventLog",
+    "SqliteAllowlist",
     "SqliteFeeds",
     "SqliteIocs",
+    "SqliteSightings",
     "SqliteSources",
     "SqliteStore",
     "SqliteWebhooks",
@@ -38,5 +42,7 @@ def sqlite_stores(path: Path, retention: timedelta = DEFAULT_RETENTION) -> Store
         SqliteAccounts(conn),
         SqliteFeeds(conn),
         SqliteWebhooks(conn),
+        SqliteSightings(conn),
+        SqliteAllowlist(conn),
         SqliteEventLog(conn, retention),
     )

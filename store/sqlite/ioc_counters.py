@@ -7,6 +7,7 @@ databases from before the month and hour counters get them the same way.
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections import Counter
 from datetime import datetime
@@ -80,6 +81,7 @@ def scan(db: sqlite3.Connection, since: str, until: str | None, top: int | None)
     """Stats counted from the records modified in ``[since, until)`` (no upper bound when None): the
     partial first day of a window, and the reference the counters are tested against."""
     bound, params = ("modified >= ? AND modified < ?", (since, until)) if until else ("modified >= ?", (since,))
+    bound += f" AND {queries.LISTED_OUT}"  # the default view's records, as the counters count them
 
     def grouped(column: str) -> dict[str, int]:
         rows = db.execute(
@@ -127,13 +129,20 @@ def stats(db: sqlite3.Connection, since: datetime, top: int) -> IocStats:
     """Totals of records modified since ``since``: its partial first hour from the records, then counters."""
     head = scan(db, iso(since), iso(first_whole_hour(since)), None)
     span = counter_span(since)
-    return combine(
+    counted = combine(
         head,
         _window_groups(db, since),
         db.execute(_SOURCES, (span.hour, span.hour_end, span.day)).fetchall(),
         db.execute("SELECT hour, n FROM ioc_hour_counts WHERE hour >= ?", (span.hour,)).fetchall(),
         top,
     )
+    return dataclasses.replace(counted, warninglisted=left_out(db, since))
+
+
+def left_out(db: sqlite3.Connection, since: datetime) -> int:
+    """Warninglisted records modified since ``since``, by their partial index (they are few)."""
+    sql = "SELECT count(*) FROM iocs WHERE warninglisted = 1 AND modified >= ?"
+    return int(db.execute(sql, (iso(since),)).fetchone()[0])
 
 
 def count(db: sqlite3.Connection, query: IocQuery) -> int:

@@ -137,6 +137,6 @@ def _move(db: sqlite3.Connection, rows: list[tuple[int, bytes]]) -> None:
         record = linked_record(db, rowid, ioc, None, ioc)
         db.execute(
             "UPDATE iocs SET doc = ?, api_json = ? WHERE rowid = ?",
-            (orjson.dumps(to_doc(record)), orjson.dumps(record.to_api()), rowid),
+            (orjson.dumps(to_doc(record)), orjson.dumps(record.stored_api()), rowid),
         )
     _set_meta(db, RESUME_KEY, rows[-1][0])

@@ -13,21 +13,23 @@ import orjson
 
 from store.base import IocStats, ioc_row_position, keyset_pages
 from store.cache import NearMap
-from store.codec import fold_iocs, from_doc, merge_ioc, to_doc
+from store.codec import fold_iocs, from_doc, merge_ioc, revoked, to_doc
 from store.ioc_counters import ESTIMATE_CAP, CounterKey, countable, tally
 from store.ports import IocStore
-from store.query import IocQuery
-from store.records import RECENT_LINKS, Ioc, iso, utcnow
+from store.query import IocQuery, status_clock
+from store.records import RECENT_LINKS, Ioc, iso, utcnow, with_life
 from store.sqlite import ioc_counters, queries, value_index
 from store.sqlite.backend import SqliteStore
 from store.sqlite.ioc_links import LinkRow, insert_links, linked_record, new_record, recent_links
 from store.sqlite.part import _json, _rows_in, _tuples
 from store.sqlite.stix_context import SqliteContext
 
+_LISTS_VERSION = "warninglists_version"
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
 _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confidence", "feed_name",
-                "source_category", "industries", "doc", "stix_id", "api_json")
+                "source_category", "industries", "doc", "stix_id", "api_json", "valid_until", "revoked",
+                "warninglisted")
 
 
 # A new record is inserted as the row after the last (its links are then appended to ``ioc_refs``, see
@@ -35,12 +37,14 @@ _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confide
 # (iocs_values) and the link relation refer to.
 _INSERT_ROW = f"INSERT INTO iocs (rowid, {', '.join(_IOC_COLUMNS)}) VALUES (?, {', '.join('?' * len(_IOC_COLUMNS))})"
 _UPDATE_ROW = f"UPDATE iocs SET {', '.join(f'{c} = ?' for c in _IOC_COLUMNS[2:])} WHERE rowid = ?"
+_REWRITE_ROW = f"UPDATE iocs SET {', '.join(f'{c} = ?' for c in _IOC_COLUMNS[2:])} WHERE type = ? AND value = ?"
 Held = dict[tuple[str, str], tuple[int, Ioc]]  # (type, value) -> (rowid, stored record)
 
 
 def _ioc_row(i: Ioc) -> tuple[Any, ...]:
     return (i.type, i.value, iso(i.first_seen), iso(i.last_seen), iso(i.modified), i.confidence, i.feed_name,
-            i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.to_api()))
+            i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.stored_api()),
+            iso(i.valid_until), int(i.revoked), 1 if i.warninglisted else None)
 
 
 def _held(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> Held:
@@ -77,6 +81,19 @@ def _store(db: sqlite3.Connection, folded: dict[tuple[str, str], Ioc], stored: H
     ioc_counters.apply(db, deltas)  # in the same transaction: the counters never disagree with the rows
 
 
+def _rewrite(db: sqlite3.Connection, changes: list[tuple[Ioc, Ioc]]) -> None:
+    """Write each (stored, changed) record in place with its counter move; the data version moves only when
+    one did."""
+    if not changes:
+        return
+    deltas: Counter[CounterKey] = Counter()
+    for held, record in changes:
+        tally(deltas, held, record)
+    db.executemany(_REWRITE_ROW, [(*_ioc_row(record)[2:], record.type, record.value) for _, record in changes])
+    ioc_counters.apply(db, deltas)
+    db.execute("UPDATE meta SET value = value + 1 WHERE key = 'data_version'")
+
+
 class SqliteIocs(SqliteContext, IocStore):
     """IOC records in the ``iocs`` table, and the STIX context objects around them (``stix_context``)."""
 
@@ -110,6 +127,18 @@ class SqliteIocs(SqliteContext, IocStore):
 
         return await self._run(lambda db: self._write(db, replace, bump=True))
 
+    async def revoke_ioc(self, ioc_type: str, value: str, reason: str, at: datetime) -> Ioc | None:
+        def revoke(db: sqlite3.Connection) -> Ioc | None:
+            found = _held(db, [(ioc_type, value)]).get((ioc_type, value))
+            held = None if found is None else found[1]
+            record = None if held is None else revoked(held, reason, at)
+            if held is None or record is None or record is held:
+                return held
+            _rewrite(db, [(held, record)])
+            return record
+
+        return await self._run(lambda db: self._write(db, revoke))
+
     async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
         return await self._run(lambda db: recent_links(db, ioc_type, value, kind, limit))
 
@@ -136,12 +165,16 @@ class SqliteIocs(SqliteContext, IocStore):
     def _ioc_row_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[bytes]]:
         def fetch(db: sqlite3.Connection) -> list[bytes]:
             where, params = self._where(db, q, page=True)
-            # The pre-encoded API form alone (the keyset position is read from the last one); the document
-            # only for rows written before the column existed.
-            sql = (f"SELECT api_json, CASE WHEN api_json IS NULL THEN doc END FROM iocs "
-                   f"WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?")
-            return [encoded if encoded is not None else orjson.dumps(from_doc(Ioc, orjson.loads(doc)).to_api())
-                    for encoded, doc in _tuples(db, sql, [*params, size, q.offset])]
+            # The pre-encoded API form, completed with score and status from the stored valid_until (the
+            # keyset position is read from the last one); the document only for rows written before the
+            # columns existed.
+            sql = (f"SELECT api_json, type, valid_until, revoked, CASE WHEN valid_until IS NULL THEN doc END "
+                   f"FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?")
+            now = status_clock(q)
+            now_iso = iso(now)
+            return [with_life(encoded, ioc_type, until, revoked, now, now_iso) if until is not None
+                    else orjson.dumps(from_doc(Ioc, orjson.loads(doc)).to_api(now))
+                    for encoded, ioc_type, until, revoked, doc in _tuples(db, sql, [*params, size, q.offset])]
 
         return fetch
 
@@ -195,3 +228,11 @@ class SqliteIocs(SqliteContext, IocStore):
 
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
         return await self._run(lambda db: ioc_counters.stats(db, since, top))
+
+    async def warninglists_version(self) -> str | None:
+        row = await self._one("SELECT value FROM settings WHERE key = ?", (_LISTS_VERSION,))
+        return None if row is None else str(row[0])
+
+    async def set_warninglists_version(self, version: str) -> None:
+        sql = "INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)"
+        await self._run(lambda db: self._write(db, lambda d: d.execute(sql, (_LISTS_VERSION, version))))

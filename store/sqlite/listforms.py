@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from typing import Any
 
 import orjson
 
 from store.codec import from_doc
 from store.csvform import csv_line
-from store.records import LIST_FORM_VERSION, Article, Ioc
+from store.records import LIST_FORM_VERSION, Article, Ioc, iso
 
 META_KEY = "list_form_version"
 BATCH = 2000
@@ -41,12 +42,21 @@ def _csv_form(doc: bytes) -> bytes:
 
 
 def _ioc_form(doc: bytes) -> bytes:
-    return orjson.dumps(from_doc(Ioc, orjson.loads(doc)).to_api())
+    return orjson.dumps(from_doc(Ioc, orjson.loads(doc)).stored_api())
 
 
-# (table, column of the encoded form, encoder from the stored document)
-FORMS: tuple[tuple[str, str, Callable[[bytes], bytes]], ...] = (
-    ("articles", "list_json", _article_form), ("articles", "csv_line", _csv_form), ("iocs", "api_json", _ioc_form))
+def _ioc_valid_until(doc: bytes) -> str:
+    return iso(from_doc(Ioc, orjson.loads(doc)).valid_until)
+
+
+def _ioc_revoked(doc: bytes) -> int:
+    return int(from_doc(Ioc, orjson.loads(doc)).revoked)
+
+
+# (table, column of the encoded form, encoder from the stored document); the IOC lifecycle columns too.
+FORMS: tuple[tuple[str, str, Callable[[bytes], Any]], ...] = (
+    ("articles", "list_json", _article_form), ("articles", "csv_line", _csv_form), ("iocs", "api_json", _ioc_form),
+    ("iocs", "valid_until", _ioc_valid_until), ("iocs", "revoked", _ioc_revoked))
 
 
 def rebuild(db: sqlite3.Connection, progress: Progress | None = None) -> int:
@@ -67,7 +77,7 @@ def rebuild(db: sqlite3.Connection, progress: Progress | None = None) -> int:
     return done
 
 
-def _update(db: sqlite3.Connection, sql: str, rows: list[tuple[bytes, int]]) -> None:
+def _update(db: sqlite3.Connection, sql: str, rows: list[tuple[Any, int]]) -> None:
     db.execute("BEGIN IMMEDIATE")
     try:
         db.executemany(sql, rows)

@@ -8,7 +8,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from store.article_filters import AnyOf, Equals, Generic, IsTrue, clauses
-from store.query import ArticleQuery, IocQuery, TextQuery
+from store.decay import STATUSES, until_score
+from store.ioctypes import IOC_TYPES
+from store.query import ArticleQuery, IocQuery, TextQuery, status_clock
 from store.records import iso, severity_range
 from store.value_search import prefix_end, prefix_only
 
@@ -178,6 +180,47 @@ def by_trigrams(q: IocQuery) -> bool:
     return q.value_contains is not None and not prefix_only(q.value_contains)
 
 
+def _since(q: IocQuery, off: str) -> Clause:
+    """``modified`` at or after ``since``; for a poll of changes (``status_changes``) also an expiry in
+    (since, now]: its effective modified is its ``valid_until`` (store.decay)."""
+    assert q.since is not None
+    if not q.status_changes:
+        return f"{off}modified >= ?", [iso(q.since)]
+    return (f"({off}modified >= ? OR ({off}valid_until > ? AND {off}valid_until <= ?))",
+            [iso(q.since), iso(q.since), iso(status_clock(q))])
+
+
+_STATUS_SQL = {"active": "(+revoked = 0 AND +valid_until > ?)", "expired": "(+revoked = 0 AND +valid_until <= ?)",
+               "revoked": "(+revoked = 1)"}
+
+
+def lifecycle_clauses(q: IocQuery) -> list[Clause]:
+    """``statuses`` and ``min_score`` on the stored ``revoked`` and ``valid_until`` (store.decay), kept off
+    the indexes (unary ``+``): the page order's walk stays the plan."""
+    clauses: list[Clause] = []
+    now = status_clock(q)
+    if q.statuses and set(q.statuses) != set(STATUSES):
+        chosen = [s for s in STATUSES if s in q.statuses]
+        clauses.append(("(" + " OR ".join(_STATUS_SQL[s] for s in chosen) + ")",
+                        [iso(now) for s in chosen if s != "revoked"]))
+    if q.min_score:
+        bounds = score_bounds(q, now)
+        sql = " OR ".join(f"(+type IN ({', '.join('?' * len(types))}) AND +valid_until >= ?)" for types in bounds)
+        clauses.append((f"(+revoked = 0 AND ({sql}))", [p for types, at in bounds.items() for p in (*types, at)]))
+    return clauses
+
+
+def score_bounds(q: IocQuery, now: datetime) -> dict[tuple[str, ...], str]:
+    """``min_score`` as the least ``valid_until`` (ISO) per group of types of one half-life."""
+    assert q.min_score
+    groups: dict[str, list[str]] = {}
+    for ioc_type in q.types or IOC_TYPES:
+        groups.setdefault(iso(until_score(ioc_type, q.min_score, now)), []).append(ioc_type)
+    return {tuple(types): at for at, types in groups.items()}
+# The default filter: records on no warninglist (the column is NULL on rows from before it, and on unlisted ones).
+LISTED_OUT = "warninglisted IS NULL"
+
+
 def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None) -> Clause:
     """WHERE clause for an IOC query, keyset on (first_seen, type, value) included. ``walk_order`` keeps
     the ``since`` bound off the ``modified`` indexes (SQLite's unary ``+``, sqlite.org/optoverview.html
@@ -200,8 +243,11 @@ def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None) -
         clauses += _value_contains(q.value_contains, match)
     if q.severities:
         clauses.append(("(" + " OR ".join(_bucket_sql(s, _IOC_SEVERITY) for s in q.severities) + ")", []))
+    if not q.include_warninglisted:
+        clauses.append((LISTED_OUT, []))
     if q.since is not None:
-        clauses.append(("+modified >= ?" if walk_order or trigrams else "modified >= ?", [iso(q.since)]))
+        clauses.append(_since(q, "+" if walk_order or trigrams else ""))
+    clauses += lifecycle_clauses(q)
     if q.added_after is not None:
         clauses.append((f"{off}first_seen > ?", [iso(q.added_after)]))
     if q.after is not None:

@@ -152,6 +152,9 @@ CREATE TABLE IF NOT EXISTS stix_context (
 );
 CREATE INDEX IF NOT EXISTS stix_context_added ON stix_context (date_added, id);
 CREATE INDEX IF NOT EXISTS stix_context_type_added ON stix_context (type, date_added, id);
+-- Named text settings of the stored data (the warninglists version the IOC records were checked against).
+CREATE TABLE IF NOT EXISTS settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
 CREATE TABLE IF NOT EXISTS sources (name TEXT PRIMARY KEY, doc BLOB NOT NULL);
 -- Saved feeds (store.ports.feeds): one account's named IOC filters, the record as JSON.
 CREATE TABLE IF NOT EXISTS feeds (
@@ -159,6 +162,13 @@ CREATE TABLE IF NOT EXISTS feeds (
     name TEXT NOT NULL, created_at TEXT NOT NULL, doc BLOB NOT NULL, UNIQUE (user_id, name)
 );
 CREATE INDEX IF NOT EXISTS feeds_user ON feeds (user_id, created_at, id);
+-- Allowlists (store.ports.allowlist): values, networks and domains an account keeps out of its exports.
+CREATE TABLE IF NOT EXISTS allowlist (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, created_at TEXT NOT NULL, note TEXT NOT NULL,
+    UNIQUE (user_id, kind, value)
+);
+CREATE INDEX IF NOT EXISTS allowlist_user ON allowlist (user_id, created_at, id);
 -- Webhooks (store.ports.webhooks): the record as JSON, what the due query and the claim read as columns.
 CREATE TABLE IF NOT EXISTS webhooks (
     id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
@@ -170,6 +180,13 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
     webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE, at TEXT NOT NULL, id TEXT NOT NULL,
     doc BLOB NOT NULL, PRIMARY KEY (webhook_id, at, id)
 ) WITHOUT ROWID;
+-- Sightings (store.ports.sightings): every report kept; distinct accounts per value and kind are counted.
+CREATE TABLE IF NOT EXISTS sightings (
+    id TEXT PRIMARY KEY, user_id TEXT NOT NULL, type TEXT NOT NULL, value TEXT NOT NULL, kind TEXT NOT NULL,
+    created_at TEXT NOT NULL, doc BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sightings_value ON sightings (type, value, kind, user_id);
+CREATE INDEX IF NOT EXISTS sightings_user ON sightings (user_id, kind, type, value);
 -- Usage history (store.usage): requests and 429s per key (or web budget) and UTC day.
 CREATE TABLE IF NOT EXISTS key_usage (
     key_id TEXT NOT NULL, day TEXT NOT NULL, requests INTEGER NOT NULL, refused INTEGER NOT NULL,
@@ -189,11 +206,19 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("api_keys", "previous_hash", "TEXT"),  # a rotated key's former secret, valid during its grace
     ("api_keys", "previous_expires_at", "TEXT"),
     ("users", "unverified", "INTEGER"),  # 1 until the sign-up's e-mail link is followed; NULL = verified
+    # An IOC's lifecycle (store.decay): filled by the list-form rebuild for older rows (store/sqlite/listforms.py)
+    ("iocs", "valid_until", "TEXT"),
+    ("iocs", "revoked", "INTEGER"),
+    ("iocs", "warninglisted", "INTEGER"),  # 1 when the value is on a warninglist; NULL (older rows) = not
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """
 CREATE INDEX IF NOT EXISTS iocs_stix_id ON iocs (stix_id);
 CREATE INDEX IF NOT EXISTS api_keys_previous_hash ON api_keys (previous_hash);
+-- Polls for changes find the records that expired in their window by it (store.decay).
+CREATE INDEX IF NOT EXISTS iocs_valid_until ON iocs (valid_until);
+-- The few warninglisted records by modified: how many a window's default lists leave out (IocStore.ioc_stats).
+CREATE INDEX IF NOT EXISTS iocs_warninglisted ON iocs (modified) WHERE warninglisted = 1;
 """
 # The function the backfill calls; registered on the writing connection only.
 STIX_ID_FUNCTION = "ctiwire_stix_id"

@@ -92,17 +92,20 @@ def test_ioc_filter_by_parameters() -> None:
                      after=(at(2), "ipv4", "10.0.0.1"), value_contains="a.b")
     assert ioc_filter(query) == {"$and": [
         {"type": {"$in": ["ipv4"]}}, {"industries": {"$in": ["energy"]}}, {"grams": "a.b"},
-        {"value": re.compile(r"a\.b")},
+        {"value": re.compile(r"a\.b")}, {"warninglisted": {"$ne": True}},
         {"modified": {"$gte": BASE}}, {"first_seen": {"$gt": at(1)}},
         keyset([("first_seen", at(2)), ("type", "ipv4"), ("value", "10.0.0.1")], False),
     ]}
+    assert ioc_filter(IocQuery(types=("ipv4",), include_warninglisted=True)) == {"type": {"$in": ["ipv4"]}}
     assert keyset([("a", 1), ("b", 2), ("c", 3)], False) == {"$or": [
         {"a": {"$gt": 1}}, {"a": 1, "b": {"$gt": 2}}, {"a": 1, "b": 2, "c": {"$gt": 3}}]}
-    assert ioc_filter(IocQuery()) == {}
-    assert ioc_filter(IocQuery(value_contains="evil.c")) == {"$and": [  # every trigram, then the substring
+    assert ioc_filter(IocQuery()) == {"warninglisted": {"$ne": True}}
+    assert ioc_filter(IocQuery(include_warninglisted=True)) == {}
+    assert ioc_filter(IocQuery(value_contains="evil.c", include_warninglisted=True)) == {"$and": [
         {"grams": "evi"}, {"grams": "il."}, {"grams": "l.c"}, {"grams": "vil"}, {"value": re.compile(r"evil\.c")}]}
-    assert ioc_filter(IocQuery(value_contains="ev")) == {"value": {"$gte": "ev", "$lt": "ev\U0010ffff"}}
-    assert ioc_filter(IocQuery(stix_ids=("indicator--a", "indicator--b"))) == {
+    assert ioc_filter(IocQuery(value_contains="ev", include_warninglisted=True)) == {
+        "value": {"$gte": "ev", "$lt": "ev\U0010ffff"}}
+    assert ioc_filter(IocQuery(stix_ids=("indicator--a", "indicator--b"), include_warninglisted=True)) == {
         "stix_id": {"$in": ["indicator--a", "indicator--b"]}}
     assert and_([]) == {}
 

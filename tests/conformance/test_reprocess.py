@@ -9,6 +9,7 @@ from ingest.aggregate import aggregate
 from ingest.reprocess import every_article, reprocess
 from store.ports import Stores
 from store.query import IocQuery
+from store.records import Sighting
 from store.stix_context import ContextQuery
 from store.stixids import object_id
 
@@ -57,3 +58,16 @@ async def test_reprocess_applies_the_current_rules_and_a_second_run_writes_nothi
     assert again.changed == 0 and await stores.iocs.data_version() == version  # idempotent: nothing written
     assert (await stores.articles.get_article(stale.id)).modified_at == NOW
     assert await stores.articles.count_articles(every_article(), exact=True) == 2
+
+
+async def test_reprocess_keeps_the_accounts_report_counts(stores: Stores) -> None:
+    stale = article(3, title="New implant found", content=TEXT, iocs=[mention("lindqvistlabs.com")],
+                    severity_score=2.0, severity_reasons=["old rules"])
+    await stores.articles.upsert_articles([stale])
+    await stores.iocs.upsert_iocs(aggregate([stale], {}))
+    reports = [Sighting(str(n), user, "ipv4", "45.61.137.12", kind, BASE, BASE)
+               for n, (user, kind) in enumerate([("ana", "seen"), ("bob", "seen"), ("cy", "false_positive")])]
+    await stores.sightings.add_sightings(reports)  # reported before re-enrichment finds the value
+    await reprocess(stores, {"Example News": "commercial"}, NOW)
+    record = await stores.iocs.get_ioc("ipv4", "45.61.137.12")
+    assert record is not None and (record.sightings, record.false_positives) == (2, 1)

@@ -16,6 +16,7 @@ from store.ports import (
     KeyStore,
     Lifecycle,
     SessionStore,
+    SightingStore,
     SourceStore,
     Stores,
     TokenStore,
@@ -25,11 +26,11 @@ from store.ports import (
 from store.usage import UsageHistory
 
 CONCERNS: dict[str, type[abc.ABC]] = {"articles": ArticleStore, "iocs": IocStore, "sources": SourceStore,
-                                      "accounts": AccountStore, "feeds": FeedStore}
+                                      "accounts": AccountStore, "feeds": FeedStore, "sightings": SightingStore}
 # The interfaces callers name; AccountStore is UserStore + KeyStore + SessionStore + TokenStore + AttemptStore
 # + UsageHistory.
 INTERFACES = (Lifecycle, ArticleStore, IocStore, SourceStore, FeedStore, UserStore, KeyStore, SessionStore, TokenStore,
-              AttemptStore, UsageHistory)
+              AttemptStore, UsageHistory, SightingStore)
 MOST_OPERATIONS = 15
 
 

@@ -11,7 +11,9 @@ import pytest
 from exporters import precompute
 from exporters.registry import EXPORTERS
 from ingest.demo import seed_store
+from store.decay import STATUSES
 from store.ports import Stores
+from store.query import IocFilters
 from store.sqlite import SqliteStore
 
 DEMO_ARTICLES = 400
@@ -50,7 +52,11 @@ async def test_every_cef_line_of_the_whole_demo_export_passes_cefp_and_cefevent_
 
     articles = Settings().seed_articles  # what `ctiwire seed` loads
     _articles, records = await seed_store(stores, articles, now)
-    entry = await precompute.build_export(stores, precompute.ExportRequest("cef", "pro", "365d", limit=records), now, 1)
+    # Every record: expired and revoked demo records too, and the documentation-range addresses (on a
+    # warninglist).
+    every = IocFilters(statuses=STATUSES, include_warninglisted=True)
+    request = precompute.ExportRequest("cef", "pro", "365d", filters=every, limit=records)
+    entry = await precompute.build_export(stores, request, now, 1)
     assert len(check.cef(entry.body)) == entry.meta.rows > records * 0.9  # all within Pro's year
     # Records list at most their RECENT_LINKS most recent CVEs and techniques, so cs6 stays within 4,000
     # characters on this data; the cut of a longer list (whole ids, then "(+N more)") is tested in test_cef.

@@ -104,9 +104,10 @@ def check_cef(check: Any, records: list[Ioc], ctx: ExportContext, url: str, feed
     lines = check.cef(body)
     assert [line["extension"]["cs1"] for line in lines] == [url, "h.example", "a" * 64]
     assert [line["extension"].get("cs2", "") for line in lines] == [feed, feed, source]
-    expected_keys = {"cat", "start", "end", "rt"} | {f"cs{n}{s}" for n in (1, 3, 4, 5) for s in ("", "Label")}
+    expected_keys = {"cat", "start", "end", "rt", "deviceCustomDate1", "deviceCustomDate1Label"} | {
+        f"cs{n}{s}" for n in (1, 3, 4, 5) for s in ("", "Label")}
     for line in lines:
-        keys = set(line["extension"]) - {"request", "dhost", "fileHash", "cs2", "cs2Label"}
+        keys = set(line["extension"]) - {"request", "dhost", "fileHash", "cs2", "cs2Label", "cn1", "cn1Label"}
         assert keys == expected_keys
 
 

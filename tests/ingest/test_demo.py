@@ -67,5 +67,5 @@ async def test_seeding_fills_the_store_idempotently(stores: Stores) -> None:
     again = await seed_store(stores, 700)
     stored = await stores.articles.count_articles(ArticleQuery(include_archived=True), exact=True)
     assert articles == stored == 700 and again[0] == 700
-    assert await stores.iocs.count_iocs(IocQuery()) == iocs > 0
+    assert await stores.iocs.count_iocs(IocQuery(include_warninglisted=True)) == iocs > 0
     assert len(await stores.sources.list_sources()) >= 30

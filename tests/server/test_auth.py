@@ -89,7 +89,7 @@ async def test_free_key_on_pro_route_is_insufficient_scope(server) -> None:
     error = _error(response)
     assert error["code"] == "insufficient_scope"
     assert error["details"]["required_scope"] == "read:stats"
-    assert error["details"]["your_scopes"] == ["read:articles", "read:iocs", "feeds"]
+    assert error["details"]["your_scopes"] == ["read:articles", "read:iocs", "feeds", "sightings"]
     assert error["details"]["upgrade_url"].startswith("https://")
 
 

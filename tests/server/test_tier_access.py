@@ -23,6 +23,7 @@ from config.tiers import (
     SCOPE_FEEDS,
     SCOPE_IOCS,
     SCOPE_MISP,
+    SCOPE_SIGHTINGS,
     SCOPE_STATS,
     SCOPE_STIX,
     SCOPE_STREAM,
@@ -39,7 +40,8 @@ from taxii.media import TAXII_21
 COLLECTION = "/api/taxii2/api/collections/ctiwire-indicators"
 FEED = "/api/v1/feeds/00000000-0000-4000-8000-000000000000"
 # (example request, the scope it needs, whether the spec keeps it to Pro). The example values need not
-# exist: a request that passes the gates may answer 404, never 401 or 403.
+# exist: a request that passes the gates may answer 404, never 401 or 403. A request is a GET unless its
+# method leads it ("POST /path").
 ROUTES: list[tuple[str, str, bool]] = [
     ("/api/v1/articles", SCOPE_ARTICLES, False),
     ("/api/v1/articles?format=ndjson", SCOPE_ARTICLES_EXPORT, True),
@@ -49,6 +51,7 @@ ROUTES: list[tuple[str, str, bool]] = [
     ("/api/v1/iocs", SCOPE_IOCS, False),
     ("/api/v1/iocs/search?q=example", SCOPE_IOCS, False),
     ("/api/v1/lookup?value=198.51.100.7", SCOPE_IOCS, False),
+    ("POST /api/v1/sightings", SCOPE_SIGHTINGS, False),
     ("/api/v1/iocs/stats", SCOPE_STATS, True),
     ("/api/v1/iocs/stix", SCOPE_STIX, True),
     ("/api/v1/iocs/misp", SCOPE_MISP, True),
@@ -93,7 +96,7 @@ def _keyed_patterns(rules: list[Any]) -> Iterator[str]:
 def test_the_table_lists_every_keyed_route(server) -> None:
     app = make_app(server.ctx)
     patterns = set(_keyed_patterns(app.wildcard_router.rules))
-    paths = {url.split("?")[0] for url, _, _ in ROUTES}
+    paths = {url.split("?")[0].split(" ")[-1] for url, _, _ in ROUTES}
     unlisted = {p for p in patterns if not any(re.fullmatch(p.rstrip("$"), path) for path in paths)}
     unserved = {path for path in paths if not any(re.fullmatch(p.rstrip("$"), path) for p in patterns)}
     assert unlisted == set() and unserved == set()
@@ -108,8 +111,9 @@ def _error(response: Any) -> tuple[str, dict[str, Any]]:
 
 
 async def _get(server: Any, key: str, url: str) -> Any:
+    method, _, path = url.rpartition(" ")
     async with server.client(key) as http:
-        return await http.get(url, headers={"Accept": TAXII_21})
+        return await http.request(method or "GET", path, headers={"Accept": TAXII_21})
 
 
 async def _key(server: Any, email: str, scopes: list[str]) -> str:

@@ -1,0 +1,151 @@
+"""An indicator's life: a 0-100 score that decays from its last report, ``valid_until`` and ``status``.
+
+The model follows MISP's decaying models (a base score lowered by time since the last sighting) and
+OpenCTI's indicator decay (``valid_until`` when the score crosses a threshold)::
+
+    base  = min(100, 100 * c * k + 10 * log2(sources) + 5 * log2(1 + sightings))
+    score(t) = base * 2 ** (-(t - last_seen) / half_life(type))
+    valid_until = last_seen + half_life(type) * log2(base / threshold)
+
+``c`` weighs the confidence (high 0.8, medium 0.6, low 0.4), ``k`` the kind of the reporting source
+(government 1.0, commercial 0.9, community 0.75). ``valid_until`` depends on the record alone, so the
+stores keep it as an indexed column computed at every write: a new report moves ``last_seen`` and with it
+``valid_until``, and nothing is rewritten as time passes. Read at ``t`` the score is
+``threshold * 2 ** ((valid_until - t) / half_life)`` (the same number for ``t >= last_seen``): one stored
+time and the type suffice, so a page of stored API forms gets its scores without decoding a record.
+A revoked record scores 0. ``valid_until`` may lie before ``last_seen``: a base below the threshold.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from store.ioctypes import REGISTRY
+
+if TYPE_CHECKING:
+    from config.settings import Settings
+    from store.records import Ioc
+
+STATUSES: tuple[str, ...] = ("active", "expired", "revoked")
+# Decay classes (``IocTypeSpec.decay``) and their default half-lives in days.
+DECAY_CLASSES: dict[str, float] = {"address": 10.0, "name": 30.0, "file": 180.0, "vulnerability": 365.0}
+CONFIDENCE_WEIGHTS: dict[str, float] = {"high": 0.8, "medium": 0.6, "low": 0.4}
+KIND_WEIGHTS: dict[str, float] = {"government": 1.0, "commercial": 0.9, "community": 0.75}
+OTHER_KIND = 0.75
+DEFAULT_THRESHOLD = 25.0
+_DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class DecayModel:
+    """The half-lives by decay class (days) and the threshold below which an indicator is expired."""
+
+    threshold: float = DEFAULT_THRESHOLD
+    half_lives: dict[str, float] = field(default_factory=lambda: dict(DECAY_CLASSES))
+
+    def half_life(self, ioc_type: str) -> float:
+        """Days, for the type's decay class (unknown types decay as names)."""
+        spec = REGISTRY.get(ioc_type)
+        return self.half_lives[spec.decay if spec is not None else "name"]
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> DecayModel:
+        return cls(
+            settings.decay_threshold,
+            {
+                "address": settings.decay_half_life_address_days,
+                "name": settings.decay_half_life_name_days,
+                "file": settings.decay_half_life_file_days,
+                "vulnerability": settings.decay_half_life_vulnerability_days,
+            },
+        )
+
+
+_ACTIVE: list[DecayModel] = [DecayModel()]
+
+
+def configure(model: DecayModel) -> None:
+    """Use ``model`` in this process (``store.factory.make_stores``, from the settings). One model per
+    process: stored ``valid_until`` and the scores read from it must agree."""
+    _ACTIVE[0] = model
+
+
+def model() -> DecayModel:
+    return _ACTIVE[0]
+
+
+def base_parts(ioc: Ioc) -> list[tuple[str, float]]:
+    """The base score's terms, explained: (what, points)."""
+    kind = KIND_WEIGHTS.get(ioc.source_category, OTHER_KIND)
+    parts = [
+        (
+            f"confidence {ioc.confidence} from a {ioc.source_category} source",
+            100 * CONFIDENCE_WEIGHTS.get(ioc.confidence, 0.4) * kind,
+        )
+    ]
+    sources = max(1, len(ioc.sources))
+    if sources > 1:
+        parts.append((f"reported by {sources} independent sources", 10 * math.log2(sources)))
+    if ioc.sightings:
+        parts.append((f"seen by {ioc.sightings} account(s)", 5 * math.log2(1 + ioc.sightings)))
+    return parts
+
+
+def base_score(ioc: Ioc) -> float:
+    return min(100.0, sum(points for _, points in base_parts(ioc)))
+
+
+def valid_until(ioc: Ioc, m: DecayModel | None = None) -> datetime:
+    """When the score falls below the threshold (before ``last_seen`` when it starts below)."""
+    m = m or model()
+    base = max(base_score(ioc), 0.01)
+    return ioc.last_seen + timedelta(days=m.half_life(ioc.type) * math.log2(base / m.threshold))
+
+
+def clock(now: datetime) -> datetime:
+    """The time statuses are read at: ``now`` to the whole second, so a page, its count and its
+    cached copy agree within a second."""
+    return now.replace(microsecond=0)
+
+
+def score_at(ioc_type: str, until: datetime, now: datetime, m: DecayModel | None = None) -> int:
+    """The score at ``now`` of a record of ``ioc_type`` valid until ``until`` (module docstring)."""
+    m = m or model()
+    exponent = (until - now).total_seconds() / (_DAY * m.half_life(ioc_type))
+    return min(100, int(round(m.threshold * 2 ** min(exponent, 8.0))))  # 2**8 * threshold is past any cap
+
+
+def score(ioc: Ioc, now: datetime) -> int:
+    return 0 if ioc.revoked else score_at(ioc.type, valid_until(ioc), now)
+
+
+def status(ioc: Ioc, now: datetime) -> str:
+    if ioc.revoked:
+        return "revoked"
+    return "expired" if now >= valid_until(ioc) else "active"
+
+
+def until_score(ioc_type: str, minimum: float, now: datetime, m: DecayModel | None = None) -> datetime:
+    """The earliest ``valid_until`` of a record of ``ioc_type`` that scores at least ``minimum`` at ``now``:
+    the ``min_score`` filter as a bound on the stored column."""
+    m = m or model()
+    return now + timedelta(days=m.half_life(ioc_type) * math.log2(max(minimum - 0.5, 0.01) / m.threshold))
+
+
+def explain(ioc: Ioc, now: datetime) -> tuple[int, list[tuple[str, int]]]:
+    """(score, factors whose points add up to it): the base's terms, the cap, the decay since the last
+    report, a revocation. What GET /api/v1/lookup shows as the score's explanation."""
+    factors = [(what, int(round(points))) for what, points in base_parts(ioc)]
+    total = score(ioc, now)
+    if ioc.revoked:
+        factors.append((f"revoked: {ioc.revoked_reason}", -sum(p for _, p in factors)))
+        return total, factors
+    days = (now - ioc.last_seen).total_seconds() / _DAY
+    half = model().half_life(ioc.type)
+    factors.append(
+        (f"last reported {days:.0f} day(s) ago; {ioc.type} half-life {half:g} days", total - sum(p for _, p in factors))
+    )
+    return total, factors

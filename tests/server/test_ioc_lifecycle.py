@@ -1,0 +1,111 @@
+"""Indicators with a life, through real HTTP on every backend: a score that decays with time since the last
+report, expiry out of the default lists and exports, a re-report that revives, and a revocation that
+reaches a date poller, a TAXII client asking for every version (taxii2-client, strict STIX validator,
+stix2.parse) and the live stream."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import uuid
+from datetime import timedelta
+from typing import Any
+
+import orjson
+import requests
+from conformance.factories import ioc
+from stix_support import validate_stix
+from stream_support import StreamReader
+from support import RunningServer
+from taxii2client.v21 import Collection, as_pages
+
+from store import events
+from store.records import Ioc, iso, utcnow
+
+OLD, FRESH = "stale-c2.example", "fresh-c2.example"
+
+
+def _record(value: str, days_ago: float) -> Ioc:
+    at = utcnow() - timedelta(days=days_ago)
+    return ioc(value, first_seen=at, last_seen=at, modified=at)
+
+
+async def _rows(server: RunningServer, **params: Any) -> dict[str, dict[str, Any]]:
+    async with server.client(server.pro_key) as http:
+        answer = await http.get("/api/v1/iocs", params={"limit": 100, **params})
+    assert answer.status_code == 200, answer.text
+    return {row["value"]: row for row in answer.json()["data"]}
+
+
+async def _export_values(server: RunningServer, fmt: str) -> str:
+    async with server.client(server.pro_key) as http:
+        answer = await http.get(f"/api/v1/iocs/{fmt}")
+    assert answer.status_code == 200, answer.text
+    return answer.text
+
+
+async def test_an_old_report_scores_lower_expires_and_leaves_the_defaults(server: RunningServer) -> None:
+    await server.ctx.iocs.upsert_iocs([_record(OLD, 40), _record(FRESH, 0)])
+    every = await _rows(server, status="active,expired,revoked")
+    old, fresh = every[OLD], every[FRESH]
+    assert old["score"] < fresh["score"] and fresh["status"] == "active" and old["status"] == "expired"
+    assert old["valid_until"] < iso(utcnow()) < fresh["valid_until"]
+    assert set(await _rows(server)) == {FRESH}  # the default: active records
+    assert set(await _rows(server, status="expired")) == {OLD}
+    assert set(await _rows(server, min_score=fresh["score"])) == {FRESH}
+    for fmt in ("stix", "misp", "cef", "openioc"):
+        body = await _export_values(server, fmt)
+        assert FRESH in body and OLD not in body, fmt
+
+
+async def test_a_new_report_revives_an_expired_record(server: RunningServer) -> None:
+    await server.ctx.iocs.upsert_iocs([_record(OLD, 40)])
+    before = (await _rows(server, status="expired"))[OLD]
+    await server.ctx.iocs.upsert_iocs([dataclasses.replace(_record(OLD, 0), sources=["Another feed"])])
+    after = (await _rows(server))[OLD]
+    assert after["status"] == "active" and after["score"] > before["score"]
+    assert after["valid_until"] > before["valid_until"]
+    assert OLD in await _export_values(server, "stix")
+
+
+async def test_an_expiry_reaches_a_date_poller(server: RunningServer) -> None:
+    # valid 33 days from its last report: expired within the poll's window, without a write since
+    await server.ctx.iocs.upsert_iocs([_record(OLD, 34)])
+    polled = await _rows(server, since=iso(utcnow() - timedelta(days=2)))
+    assert polled[OLD]["status"] == "expired"
+    assert OLD not in await _rows(server, since=iso(utcnow() - timedelta(hours=1)))
+
+
+async def test_a_revocation_reaches_pollers_taxii_and_the_stream(server: RunningServer) -> None:
+    await server.ctx.iocs.upsert_iocs([_record(FRESH, 3)])
+    since = iso(utcnow())
+    async with (
+        server.client(server.pro_key) as client,
+        client.stream("GET", "/api/v1/stream", params={"kinds": "ioc-revoked"}) as response,
+    ):
+        assert response.status_code == 200
+        stream = StreamReader(response)
+        await asyncio.sleep(0.2)
+        revoked = await events.revoke(server.ctx.stores, "domain", FRESH, "sinkholed", utcnow())
+        event = await stream.next()
+    assert revoked is not None
+    assert event.event == "ioc-revoked" and event.data["value"] == FRESH and event.data["status"] == "revoked"
+    polled = await _rows(server, modified_since=since)
+    assert polled[FRESH]["status"] == "revoked" and polled[FRESH]["score"] == 0
+    assert polled[FRESH]["revoked_reason"] == "sinkholed" and polled[FRESH]["modified"] >= since
+    assert FRESH not in await _rows(server)
+    objects = await asyncio.to_thread(_taxii_every_version, server)
+    found = [o for o in objects if o.get("name") == f"domain: {FRESH}"]
+    assert len(found) == 1 and found[0]["revoked"] is True and found[0]["modified"] >= since
+    # stix2-validator strict and stix2.parse, on the served object
+    validate_stix(orjson.dumps({"type": "bundle", "id": f"bundle--{uuid.uuid4()}", "objects": found}))
+
+
+def _taxii_every_version(server: RunningServer) -> list[dict[str, Any]]:
+    def bearer(request: requests.PreparedRequest) -> requests.PreparedRequest:
+        request.headers["Authorization"] = f"Bearer {server.pro_key}"
+        return request
+
+    collection = Collection(f"{server.url}/api/taxii2/api/collections/all-iocs/", auth=bearer)
+    return [o for page in as_pages(collection.get_objects, per_request=100, version="all")
+            for o in page.get("objects", [])]
