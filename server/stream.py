@@ -21,6 +21,7 @@ from config.tiers import SCOPE_STREAM, Tier
 from server.base import BaseHandler
 from server.context import AppContext
 from server.errors import RateLimited
+from server.ioc_params import INCLUDE_WARNINGLISTED_PARAM
 from server.openapi_parts import csv_param, ok, operation, param, per_tier
 from server.stream_hub import SLOT_TTL, Frame, Hub, Subscriber, control_frame
 from server.stream_params import CATEGORY_VALUES, last_event_id, parse_stream_filter
@@ -236,6 +237,7 @@ OPENAPI_PATHS: dict[str, Any] = {
                 "Articles scoring at least this (article events); exclusive with severity.",
             ),
             csv_param("source", "Exact source names: an article's source, any source of an IOC record."),
+            INCLUDE_WARNINGLISTED_PARAM,
             param(
                 "last_event_id",
                 {"type": "string", "pattern": "^[0-9]{1,15}-[0-9]{1,15}$"},

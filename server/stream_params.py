@@ -41,6 +41,7 @@ KNOWN_PARAMETERS = frozenset(
         "category",
         "severity",
         "min_severity",
+        "include_warninglisted",
     }
 )
 
@@ -85,7 +86,8 @@ def parse_stream_filter(params: Params, args: Mapping[str, Any], tier: Tier, now
     }
     kinds = _kinds(params, any(v not in (None, ()) for v in article.values()), any(ioc.values()))
     sources = tuple(read_filter(params, by_name("source")))
-    return StreamFilter(kinds=kinds, sources=sources, **article, **ioc)  # type: ignore[arg-type]
+    listed = bool(params.flag("include_warninglisted", False))
+    return StreamFilter(kinds=kinds, sources=sources, include_warninglisted=listed, **article, **ioc)  # type: ignore[arg-type]
 
 
 def last_event_id(params: Params, header: str | None) -> EventId | None:

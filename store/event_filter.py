@@ -28,6 +28,8 @@ class StreamFilter:
     confidences: tuple[str, ...] = ()
     source_categories: tuple[str, ...] = ()
     industries: tuple[str, ...] = ()
+    # IOC records whose value is on a warninglist are left out unless asked for, as in every IOC list.
+    include_warninglisted: bool = False
 
     def matches(self, kind: str, data: Mapping[str, Any]) -> bool:
         if kind not in self.kinds:
@@ -50,6 +52,7 @@ class StreamFilter:
             and _within(self.source_categories, source.get("category"))
             and _overlaps(self.industries, i.get("industries"))
             and _overlaps(self.sources, i.get("sources"))
+            and (self.include_warninglisted or not i.get("warninglisted"))
         )
 
     def to_doc(self) -> dict[str, Any]:
