@@ -90,8 +90,9 @@ class PageHandler(TaxiiHandler):
             window = Window(filters.added_after or _EPOCH, window.floor, False, window.lookback_days)
         nothing = effective.serves_nothing()
         types = () if nothing else store_types(collection.ioc_types, effective)
+        records = dataclasses.replace(collection.filters or IocFilters(), include_warninglisted=self.listed())
         spec = PageSpec(types, window.since, after, limit, Matcher(effective), unique_ids=len(effective.ids),
-                        budget=UNBOUNDED if object_id else SCAN_BUDGET, records=collection.filters or IocFilters(),
+                        budget=UNBOUNDED if object_id else SCAN_BUDGET, records=records,
                         fixed=() if nothing else collection.fixed, exclusions=self.exclusions)
         return Plan(spec, filters, token_scope, window_headers(window, False))
 
@@ -135,6 +136,7 @@ class PageHandler(TaxiiHandler):
         after = plan.spec.after
         return {"s": plan.scope, "f": plan.filters.signature(), "n": plan.spec.limit,
                 "d": self.principal.tier.ioc_lookback_days, "q": self.saved_key(), "x": self.excluded_key(),
+                "w": self.listed(),
                 "p": [iso(after.date_added), after.ioc_type, after.value] if after else None}
 
     async def collection(self, collection_id: str) -> TaxiiCollection:
@@ -145,6 +147,11 @@ class PageHandler(TaxiiHandler):
     def saved_key(self) -> tuple[tuple[str, ...], ...] | None:
         """A saved feed's filters, in the page's keys: an edited feed is another page at the same URI."""
         return None if self.saved is None else tuple(map(tuple, self.saved.normalised()))
+
+    def listed(self) -> bool:
+        """``include_warninglisted``: records whose value is on a warninglist, left out by default as in every
+        IOC list and export (not a TAXII filter, so the ``next`` token does not carry it)."""
+        return bool(self.params.flag("include_warninglisted", False))
 
     def excluded_key(self) -> str | None:
         """The account's exclusions, in the page's keys: accounts with other allowlists get other pages."""
