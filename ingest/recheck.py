@@ -10,7 +10,7 @@ lists changed is written again with a newer ``modified``, so pollers (``/iocs?si
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -21,6 +21,9 @@ from store.warninglists import Warninglists, warninglists
 
 BATCH = 1_000
 Progress = Callable[[int, int], None]  # (records checked, records in all)
+# Called with each batch's newly listed records once they are written: what else a listing sets off (the
+# indicator lifecycle revokes such an indicator).
+OnListed = Callable[[list[Ioc]], Awaitable[object]]
 
 
 @dataclass
@@ -46,7 +49,10 @@ def rechecked(ioc: Ioc, lists: Warninglists, now: datetime) -> Ioc | None:
 
 
 async def recheck(
-    store: IocStore, progress: Progress | None = None, lists: Warninglists | None = None
+    store: IocStore,
+    progress: Progress | None = None,
+    lists: Warninglists | None = None,
+    on_listed: OnListed | None = None,
 ) -> RecheckReport:
     """Check every stored record, write the changed ones, then remember the lists' version."""
     lists = lists or warninglists()
@@ -58,8 +64,11 @@ async def recheck(
         changed = [new for ioc in batch if (new := rechecked(ioc, lists, now)) is not None]
         if changed:
             await store.upsert_iocs(changed)
-        for new in changed:
-            (report.listed if new.warninglisted else report.unlisted).append(new)
+        listed = [new for new in changed if new.warninglisted]
+        report.listed += listed
+        report.unlisted += [new for new in changed if not new.warninglisted]
+        if listed and on_listed is not None:
+            await on_listed(listed)
         report.checked += len(batch)
         if progress is not None:
             progress(report.checked, total)
@@ -67,10 +76,12 @@ async def recheck(
     return report
 
 
-async def recheck_if_upgraded(store: IocStore, lists: Warninglists | None = None) -> RecheckReport | None:
+async def recheck_if_upgraded(
+    store: IocStore, lists: Warninglists | None = None, on_listed: OnListed | None = None
+) -> RecheckReport | None:
     """Recheck when the stored records were checked against other lists than this process holds (an upgrade
     of ``pymispwarninglists``, or a database from before the lists); None when they are current."""
     lists = lists or warninglists()
     if await store.warninglists_version() == lists.version:
         return None
-    return await recheck(store, lists=lists)
+    return await recheck(store, lists=lists, on_listed=on_listed)

@@ -16,7 +16,7 @@ from config.tiers import SCOPE_FEEDS, TIERS
 from server.base import BaseHandler
 from server.bodies import JsonBodyHandler
 from server.context import AppContext
-from server.errors import BadRequest, NotFoundError, QuotaError
+from server.errors import BadRequest, NotFoundError, plan_quota
 from server.openapi_parts import RATE_HEADERS, bad_request, error_response, ok, operation, param, per_tier
 from store.base import NotFound, QuotaExceeded
 from store.exclusions import EntryError, parse_entry
@@ -77,10 +77,8 @@ async def add_entries(
     try:
         return await store.add_allow_entries(entries, tier.max_allowlist)
     except QuotaExceeded as exc:
-        raise QuotaError(
-            f"the {tier.name.capitalize()} plan's allowlist holds at most {tier.max_allowlist:,} entries",
-            details={"limit": tier.max_allowlist, "tier": tier.name, "upgrade_url": upgrade_url},
-        ) from exc
+        raise plan_quota(f"the {tier.name.capitalize()} plan's allowlist holds at most {tier.max_allowlist:,} entries",
+                         tier.max_allowlist, tier.name, upgrade_url) from exc
 
 
 class AllowlistHandler(JsonBodyHandler):

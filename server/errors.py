@@ -82,6 +82,11 @@ class QuotaError(ApiError):
     code = "quota_exceeded"
 
 
+def plan_quota(message: str, limit: int, tier: str, upgrade_url: str) -> QuotaError:
+    """403 quota_exceeded: the plan's ``limit`` of something is used up; the details say how to get more."""
+    return QuotaError(message, details={"limit": limit, "tier": tier, "upgrade_url": upgrade_url})
+
+
 class Unavailable(ApiError):
     status = 503
     code = "service_unavailable"

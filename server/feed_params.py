@@ -14,7 +14,7 @@ from typing import Any
 
 from config.tiers import TIERS, Tier
 from exporters.registry import EXPORTERS
-from server.errors import BadRequest, ConflictError, QuotaError, bad_param
+from server.errors import BadRequest, ConflictError, bad_param, plan_quota
 from server.ioc_params import ioc_filters
 from server.params import Params
 from store.base import Conflict, QuotaExceeded
@@ -100,10 +100,8 @@ async def create_feed(store: FeedStore, user: User, name: str, filters: IocFilte
     try:
         return await store.create_feed(feed, tier.max_feeds)
     except QuotaExceeded as exc:
-        raise QuotaError(
-            f"the {tier.name.capitalize()} plan allows at most {tier.max_feeds} saved feeds",
-            details={"limit": tier.max_feeds, "tier": tier.name, "upgrade_url": upgrade_url},
-        ) from exc
+        raise plan_quota(f"the {tier.name.capitalize()} plan allows at most {tier.max_feeds} saved feeds",
+                         tier.max_feeds, tier.name, upgrade_url) from exc
     except Conflict as exc:
         raise _name_taken(name) from exc
 

@@ -22,6 +22,7 @@ from server.base import BaseHandler
 from server.context import AppContext
 from server.errors import RateLimited, bad_param
 from server.feed_params import valid_id
+from server.ioc_params import INCLUDE_WARNINGLISTED_PARAM
 from server.openapi_parts import csv_param, ok, operation, param, per_tier
 from server.stream_hub import SLOT_TTL, Frame, Hub, Subscriber, control_frame
 from server.stream_params import CATEGORY_VALUES, last_event_id, parse_stream_filter
@@ -250,6 +251,7 @@ OPENAPI_PATHS: dict[str, Any] = {
                 "Articles scoring at least this (article events); exclusive with severity.",
             ),
             csv_param("source", "Exact source names: an article's source, any source of an IOC record."),
+            INCLUDE_WARNINGLISTED_PARAM,
             param(
                 "feed",
                 {

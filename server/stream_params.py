@@ -44,6 +44,7 @@ KNOWN_PARAMETERS = frozenset(
         "severity",
         "min_severity",
         "feed",
+        "include_warninglisted",
     }
 )
 
@@ -91,7 +92,9 @@ def parse_stream_filter(
     }
     kinds = _kinds(params, any(v not in (None, ()) for v in article.values()), any(ioc.values()) or feed is not None)
     sources = tuple(read_filter(params, by_name("source")))
-    return StreamFilter(kinds=kinds, sources=sources, feed=feed, **article, **ioc)  # type: ignore[arg-type]
+    listed = bool(params.flag("include_warninglisted", False))
+    return StreamFilter(kinds=kinds, sources=sources, feed=feed, include_warninglisted=listed,
+                        **article, **ioc)  # type: ignore[arg-type]
 
 
 def last_event_id(params: Params, header: str | None) -> EventId | None:

@@ -30,6 +30,8 @@ class StreamFilter:
     source_categories: tuple[str, ...] = ()
     industries: tuple[str, ...] = ()
     feed: IocFilters | None = None  # a saved feed's filters, checked on IOC records besides the others
+    # IOC records whose value is on a warninglist are left out unless asked for, as in every IOC list.
+    include_warninglisted: bool = False
 
     def matches(self, kind: str, data: Mapping[str, Any]) -> bool:
         if kind not in self.kinds:
@@ -53,6 +55,7 @@ class StreamFilter:
             and _overlaps(self.industries, i.get("industries"))
             and _overlaps(self.sources, i.get("sources"))
             and (self.feed is None or self.feed.matches(i))
+            and (self.include_warninglisted or not i.get("warninglisted"))
         )
 
     def to_doc(self) -> dict[str, Any]:

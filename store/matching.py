@@ -64,19 +64,17 @@ class NetIndex:
     """IP networks by prefix length: an address is masked once per length present and looked up."""
 
     def __init__(self) -> None:
-        self._by_length: dict[tuple[int, int], _Labels] = {}
+        self._by_shift: dict[int, dict[int, _Labels]] = {4: {}, 6: {}}  # version -> host bits -> networks
 
     def add_network(self, network: IpNetwork, label: str) -> None:
         shift = network.max_prefixlen - network.prefixlen
-        key = (network.version, network.prefixlen)
-        self._by_length.setdefault(key, _Labels()).add(int(network.network_address) >> shift, label)
+        self._by_shift[network.version].setdefault(shift, _Labels()).add(int(network.network_address) >> shift, label)
 
     def match(self, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> tuple[str, ...]:
         found: tuple[str, ...] = ()
         number = int(address)
-        for (version, length), labels in self._by_length.items():
-            if version == address.version:
-                found += labels.index.get(number >> (address.max_prefixlen - length), ())
+        for shift, labels in self._by_shift[address.version].items():
+            found += labels.index.get(number >> shift, ())
         return tuple(dict.fromkeys(found))
 
 

@@ -94,28 +94,29 @@ class _HashIndex:
 
 
 class _SubstringIndex:
-    """Entries found anywhere in a value: every slice of the value of an entry's length is probed."""
+    """Entries found anywhere in a value, indexed by their first five characters: each position of the value
+    costs one dict probe, then a ``startswith`` per entry sharing that head (a few), whatever the lists' size."""
+
+    HEAD = 5
 
     def __init__(self) -> None:
-        self.entries: dict[str, list[int]] = {}
-        self.lengths: dict[int, set[int]] = {}  # list id -> its entries' lengths
+        self.by_head: dict[str, list[tuple[str, int]]] = {}
+        self.short: list[tuple[str, int]] = []  # entries shorter than a head, checked one by one
 
     def add(self, entries: list[str], list_id: int) -> None:
-        for entry in entries:
-            self.entries.setdefault(entry.lower(), []).append(list_id)
-            self.lengths.setdefault(list_id, set()).add(len(entry))
+        for entry in (e.lower() for e in entries if e):
+            if len(entry) >= self.HEAD:
+                self.by_head.setdefault(entry[: self.HEAD], []).append((entry, list_id))
+            else:
+                self.short.append((entry, list_id))
 
-    def lengths_of(self, ids: Iterable[int]) -> frozenset[int]:
-        return frozenset().union(*(self.lengths.get(i, ()) for i in ids))
-
-    def match(self, value: str, lengths: frozenset[int]) -> list[int]:
-        """Lists with an entry in ``value``, probing slices of ``lengths`` only (the applicable lists')."""
-        return [
-            i
-            for length in lengths
-            for start in range(len(value) - length + 1)
-            for i in self.entries.get(value[start : start + length], ())
-        ]
+    def match(self, value: str) -> list[int]:
+        found = [i for entry, i in self.short if entry in value]
+        for start in range(len(value) - self.HEAD + 1):
+            for entry, i in self.by_head.get(value[start : start + self.HEAD], ()):
+                if value.startswith(entry, start):
+                    found.append(i)
+        return found
 
 
 def _regex(entry: str) -> re.Pattern[str] | None:
@@ -145,7 +146,6 @@ class Warninglists:
         }
         # The list types that apply to each IOC type: the others' indexes are not probed at all.
         self._kinds = {t: frozenset(self.infos[i].type for i in ids) for t, ids in self._applies.items()}
-        self._lengths = {t: self._substrings.lengths_of(ids) for t, ids in self._applies.items()}
         digest = hashlib.sha256(json.dumps(sorted((i.name, i.version) for i in self.infos)).encode())
         self.version = f"{package_version}:{digest.hexdigest()[:16]}"
 
@@ -186,13 +186,15 @@ class Warninglists:
         if "string" in kinds:
             found += self._exact.match(lowered)
         if "substring" in kinds:
-            found += self._substrings.match(lowered, self._lengths[ioc_type])
-        if "hostname" in kinds:
+            found += self._substrings.match(lowered)
+        # A URL is judged by its host only when it names a whole site (``names``), not by every dotted part.
+        if "hostname" in kinds and ioc_type != "url":
             found += [i for domain in parent_domains(lowered) for i in self._hosts.match(domain)]
         if "cidr" in kinds and (address := parse_address(value)) is not None:
             found += [int(i) for i in self._nets.match(address)]
         if "regex" in kinds:
-            found += [i for pattern, i in self._regexes if pattern.search(value)]
+            applies = self._applies[ioc_type]
+            found += [i for pattern, i in self._regexes if i in applies and pattern.search(value)]
         return found
 
     def describe(self, names: Iterable[str]) -> list[dict[str, str]]:

@@ -91,6 +91,7 @@ class PageHandler(TaxiiHandler):
             window = Window(filters.added_after or _EPOCH, window.floor, False, window.lookback_days)
         nothing = effective.serves_nothing()
         types = () if nothing else store_types(collection.ioc_types, effective)
+        records = dataclasses.replace(collection.filters or IocFilters(), include_warninglisted=self.listed())
         spec = PageSpec(
             types,
             window.since,
@@ -99,7 +100,7 @@ class PageHandler(TaxiiHandler):
             Matcher(effective),
             unique_ids=len(effective.ids),
             budget=UNBOUNDED if object_id else SCAN_BUDGET,
-            records=collection.filters or IocFilters(),
+            records=records,
             fixed=() if nothing else collection.fixed,
             stored=collection.stored,
             exclusions=self.exclusions,
@@ -159,6 +160,7 @@ class PageHandler(TaxiiHandler):
             "d": self.principal.tier.ioc_lookback_days,
             "q": self.saved_key(),
             "x": self.excluded_key(),
+            "w": self.listed(),
             "p": [iso(after.date_added), after.ioc_type, after.value] if after else None,
         }
 
@@ -170,6 +172,11 @@ class PageHandler(TaxiiHandler):
     def saved_key(self) -> tuple[tuple[str, ...], ...] | None:
         """A saved feed's filters, in the page's keys: an edited feed is another page at the same URI."""
         return None if self.saved is None else tuple(map(tuple, self.saved.normalised()))
+
+    def listed(self) -> bool:
+        """``include_warninglisted``: records whose value is on a warninglist, left out by default as in every
+        IOC list and export (not a TAXII filter, so the ``next`` token does not carry it)."""
+        return bool(self.params.flag("include_warninglisted", False))
 
     def excluded_key(self) -> str | None:
         """The account's exclusions, in the page's keys: accounts with other allowlists or false positives get

@@ -10,6 +10,7 @@ from typing import Any
 
 from config.tiers import TIERS
 from server.context import AppContext
+from server.ioc_params import INCLUDE_WARNINGLISTED_PARAM
 from server.openapi_parts import DATE_TIME_PARAM, SECURITY_WITH_BASIC, header, limit_param, list_pattern, param
 from taxii.collections import COLLECTIONS, CONTEXT
 from taxii.filters import (
@@ -82,6 +83,8 @@ _PAGING = [
                 DEFAULT_PAGE),
     param("next", {"type": "string"}, "Opaque token from the previous page's `next`; the filters may be "
           "repeated (they must then be the same) or omitted."),
+    INCLUDE_WARNINGLISTED_PARAM | {"description": INCLUDE_WARNINGLISTED_PARAM["description"] + " Not a TAXII "
+                                   "filter: send it with every page of a walk (the `next` token does not carry it)."},
 ]
 # Each filter's pattern is the one taxii.filters checks its values against (a value that does not match: 400
 # naming the parameter), as a comma-separated list.

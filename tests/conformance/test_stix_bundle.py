@@ -28,7 +28,7 @@ from store.query import IocQuery
 from store.records import Article
 
 ARTICLES = 240
-HOT = ("198.51.100.7", "198.51.100.8", "198.51.100.9")  # named by every article
+HOT = ("45.153.160.7", "45.153.160.8", "45.153.160.9")  # named by every article (on no warninglist)
 TECHNIQUES = [f"T{1000 + n}" for n in range(12)]
 LIMIT = 100
 BOUND = 500_000

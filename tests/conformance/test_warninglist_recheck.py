@@ -8,6 +8,7 @@ from conformance.factories import at, ioc
 from ingest.recheck import recheck, recheck_if_upgraded
 from store.ports import IocStore
 from store.query import IocQuery
+from store.records import Ioc
 from store.warninglists import Warninglists
 
 LISTS = Warninglists(
@@ -46,7 +47,12 @@ async def test_recheck_updates_the_changed_records_only(iocs: IocStore) -> None:
 
 async def test_recheck_runs_once_per_lists_version(iocs: IocStore) -> None:
     await iocs.upsert_iocs([ioc("8.8.8.8", "ipv4")])
-    first = await recheck_if_upgraded(iocs, LISTS)
-    assert first is not None and first.changed == 1
+    told: list[str] = []
+
+    async def listed(records: list[Ioc]) -> None:
+        told.extend(r.value for r in records)
+
+    first = await recheck_if_upgraded(iocs, LISTS, on_listed=listed)
+    assert first is not None and first.changed == 1 and told == ["8.8.8.8"]
     assert await recheck_if_upgraded(iocs, LISTS) is None
     assert (await recheck_if_upgraded(iocs, Warninglists([], "next"))) is not None

@@ -216,3 +216,14 @@ async def test_a_client_that_stops_reading_is_sent_overflow_and_disconnected(tmp
         assert overflow.data["last_event_id"] == got[-2].id
     finally:
         await stop_server(server)
+
+
+async def test_warninglisted_records_are_left_out_unless_asked_for(live: RunningServer) -> None:
+    listed = ioc("8.8.8.8", "ipv4", warninglists=["List of known IPv4 public DNS resolvers"])
+    async with opened(live, "?kinds=ioc") as default, opened(live, "?kinds=ioc&include_warninglisted=true") as every:
+        await _store(live.ctx.stores, 1, listed, ioc("evil.example"))
+        got = await default.next()
+        assert got.data["value"] == "evil.example" and await default.nothing_within(0.3)
+        both = await every.take(2)
+        shown = [(e.data["value"], e.data["warninglisted"]) for e in both]
+        assert shown == [("8.8.8.8", True), ("evil.example", False)]

@@ -78,6 +78,8 @@ ROUTES: list[tuple[str, str, bool]] = [
     ("/api/v1/feeds", SCOPE_FEEDS, False),
     (FEED, SCOPE_FEEDS, False),
     (f"{FEED}/iocs", SCOPE_IOCS, False),
+    ("/api/v1/allowlist", SCOPE_FEEDS, False),
+    ("/api/v1/allowlist/no-such-entry", SCOPE_FEEDS, False),
     *((f"{FEED}/export/{fmt}", exporter.scope, True) for fmt, exporter in EXPORTERS.items()),
 ]
 PRO_ROUTES = [(url, scope) for url, scope, pro in ROUTES if pro]

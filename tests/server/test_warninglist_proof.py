@@ -69,6 +69,11 @@ async def test_taxii_leaves_listed_values_out(reported: Any) -> None:
     assert response.status_code == 200, response.text
     objects = response.json()["objects"]
     assert [o["pattern"] for o in objects if o["type"] == "indicator"] == [f"[ipv4-addr:value = '{C2}']"]
+    async with reported.client(reported.pro_key) as http:
+        every = await http.get("/api/taxii2/api/collections/all-iocs/objects/", headers={"Accept": TAXII_21},
+                               params={"include_warninglisted": "true"})
+    labelled = [o for o in every.json()["objects"] if "warninglisted" in o.get("labels", [])]
+    assert len(every.json()["objects"]) == 3 and len(labelled) == 2
 
 
 async def test_stats_say_how_many_were_left_out(reported: Any) -> None:

@@ -23,6 +23,7 @@ from web_support import PASSWORD, browser, form_token, sign_up
 
 from store import accounts, mail
 from store.base import NotFound
+from store.ports.allowlist import AllowEntry
 from store.ports.webhooks import Webhook
 from store.records import Feed, utcnow
 from web import sessions
@@ -31,6 +32,7 @@ from web.routes import routes
 VICTIM, ATTACKER, NEWCOMER = "victim@corp.example", "mallory@corp.example", "newcomer@corp.example"
 FEED = "/account/feeds/00000000-0000-4000-8000-0000000000fe"  # the victim's saved feed (``_accounts``)
 HOOK = "/account/webhooks/" + "e" * 32  # the victim's paused webhook (``_accounts``)
+ALLOW = "/account/allowlist/00000000-0000-4000-8000-0000000000ae"  # the victim's allowlist entry (``_accounts``)
 NEW_PASSWORD = "a brand new passphrase"
 
 
@@ -77,6 +79,8 @@ FORMS = [
     Form("/account/webhooks", "/account/webhooks", {"url": "http://127.0.0.1:9/hook", "kinds": "ioc"}),
     Form(f"{HOOK}/resume", "/account/webhooks", {}),
     Form(f"{HOOK}/delete", "/account/webhooks", {}),
+    Form("/account/allowlist", "/account/allowlist", {"entries": "corp.example"}),
+    Form(f"{ALLOW}/delete", "/account/allowlist", {}),
 ]
 
 
@@ -149,6 +153,8 @@ async def _accounts(site: RunningServer, victim: httpx.AsyncClient, attacker: ht
     await site.ctx.stores.feeds.create_feed(Feed(FEED.rsplit("/", 1)[1], owner, "kept", {}, now, now), 50)
     hook = Webhook(HOOK.rsplit("/", 1)[1], owner, "http://127.0.0.1:9/kept", {}, "whsec_x", now, paused=True)
     await site.ctx.stores.webhooks.create_webhook(hook, 10)
+    entry = AllowEntry(ALLOW.rsplit("/", 1)[1], owner, "cidr", "ipv4", "10.20.0.0/16", now)
+    await site.ctx.stores.allowlist.add_allow_entries([entry], 10)
 
 
 async def _wrong_tokens(site: RunningServer, attacker: httpx.AsyncClient, form: Form, before_sign_in: str
@@ -186,6 +192,7 @@ async def _state(site: RunningServer, client: httpx.AsyncClient) -> tuple[Any, .
         password: str | None = victim.password_hash
         feeds = [(f.name, f.filters) for f in await site.ctx.stores.feeds.list_feeds(victim.id)]
         feeds += [(h.url, h.paused) for h in await site.ctx.stores.webhooks.list_webhooks(victim.id)]
+        feeds += [(e.kind, e.value) for e in await site.ctx.stores.allowlist.list_allow_entries(victim.id)]
     except NotFound:
         keys, password, feeds = [], None, []
     outbox = mail.outbox(site.ctx.settings)
