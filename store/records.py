@@ -360,16 +360,6 @@ class Ioc:
         return {**self.stored_api(), "score": decay.score(self, at), "status": decay.status(self, at)}
 
 
-def with_life(encoded: bytes, ioc_type: str, valid_until: str, revoked: bool, now: datetime, now_iso: str) -> bytes:
-    """A stored API form (``Ioc.stored_api``) completed with ``score`` and ``status`` at ``now`` (``now_iso``
-    its ``iso``), from the stored ``valid_until`` alone: no record is decoded (store.decay)."""
-    if revoked:
-        return encoded[:-1] + b',"score":0,"status":"revoked"}'
-    score = decay.score_at(ioc_type, parse_stored(valid_until), now)
-    status = b"expired" if valid_until <= now_iso else b"active"
-    return b"%b,\"score\":%d,\"status\":\"%b\"}" % (encoded[:-1], score, status)
-
-
 @dataclass(slots=True)
 class User:
     """A signed-in account holder; the tier decides limits and default scopes."""

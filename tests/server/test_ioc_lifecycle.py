@@ -107,5 +107,6 @@ def _taxii_every_version(server: RunningServer) -> list[dict[str, Any]]:
         return request
 
     collection = Collection(f"{server.url}/api/taxii2/api/collections/all-iocs/", auth=bearer)
-    return [o for page in as_pages(collection.get_objects, per_request=100, version="all")
-            for o in page.get("objects", [])]
+    return [
+        o for page in as_pages(collection.get_objects, per_request=100, version="all") for o in page.get("objects", [])
+    ]
