@@ -30,8 +30,10 @@ def test_the_score_halves_every_half_life_and_expires_at_valid_until() -> None:
     assert decay.score(fresh, fresh.valid_until) == round(decay.model().threshold)
 
 
-@pytest.mark.parametrize("ioc_type, value", [("ipv4", "45.1.2.3"), ("domain", "c2.bad-host.net"),
-                                             ("sha256", "a" * 64), ("cve", "CVE-2024-3400")])
+@pytest.mark.parametrize(
+    "ioc_type, value",
+    [("ipv4", "45.1.2.3"), ("domain", "c2.bad-host.net"), ("sha256", "a" * 64), ("cve", "CVE-2024-3400")],
+)
 def test_half_lives_grow_from_addresses_to_files(ioc_type: str, value: str) -> None:
     days = {"ipv4": 10, "domain": 30, "sha256": 180, "cve": 365}[ioc_type]
     assert decay.score(_ioc(ioc_type, value, days=days), NOW) == 40
@@ -46,8 +48,11 @@ def test_corroboration_and_sightings_raise_the_score_and_move_valid_until() -> N
 
 
 def test_completed_stored_forms_agree_with_the_record() -> None:
-    records = [_ioc(t, v, days=d) for d in (0, 3.3, 9.99, 12, 40, 400)
-               for t, v in (("ipv4", "45.1.2.3"), ("md5", "b" * 32), ("domain", "x.bad-host.net"))]
+    records = [
+        _ioc(t, v, days=d)
+        for d in (0, 3.3, 9.99, 12, 40, 400)
+        for t, v in (("ipv4", "45.1.2.3"), ("md5", "b" * 32), ("domain", "x.bad-host.net"))
+    ]
     records.append(dataclasses.replace(records[0], revoked=True))
     scores = decay.Scores(NOW, decay.model())
     rows = [(orjson.dumps(r.stored_api()), r.type, iso(r.valid_until), r.revoked) for r in records]
