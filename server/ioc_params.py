@@ -72,7 +72,8 @@ def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: 
     limit, capped = cap_limit(params.limit(default_limit), tier.ioc_results_max)
     chosen = ioc_filters(params, types) if filters is None else filters
     offset = params.integer("offset", 0, minimum=0) or 0
-    query = chosen.query(poll=asked is not None, since=window.since, offset=offset, limit=limit, now=clock(now))
+    query = chosen.query(poll=asked is not None, since=window.since, offset=offset, limit=limit, now=clock(now),
+                         floor=window.floor)
     strategy = params.text("count_strategy", DEFAULT_COUNT_STRATEGY, COUNT_STRATEGIES) or DEFAULT_COUNT_STRATEGY
     return IocRequest(query, window, capped, chosen, strategy)
 

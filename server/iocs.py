@@ -99,10 +99,11 @@ def _page_key(version: int, request: IocRequest) -> tuple[Any, ...]:
     """A page bounded by the lookback floor is one key for as long as the data version holds, however the
     floor (:func:`store.records.lookback_floor`, which moves with the clock) has moved; a ``since`` the
     caller chose above the floor is part of the key."""
-    query, window = replace(request.query, now=None), request.window  # the clock is checked by KeptPage.until
+    # The clock is checked by KeptPage.until, the floor by the lookback's days and the kept page's ``since``.
+    query, window = replace(request.query, now=None, floor=None), request.window
     if query.since == window.floor:
         return version, replace(query, since=None), window.lookback_days, request.count_strategy
-    return version, query, None, request.count_strategy
+    return version, query, window.lookback_days, request.count_strategy
 
 
 async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocRequest) -> KeptPage:
