@@ -281,7 +281,12 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
 
 OPENAPI_PATHS: dict[str, Any] = {
     "/api/v1/iocs": operation(
-        "iocs", "List IOC records", "Scope read:iocs. Ordered by first seen, then type and value.", _LIST_PARAMS,
+        "iocs", "List IOC records",
+        "Scope read:iocs. Ordered by first seen, then type and value. Each record has its `score` now, `status` and "
+        "`valid_until` (README, \"Indicator score and lifecycle\"); active records unless `status` says "
+        "otherwise. A poll with `since` (or `modified_since`) returns every change: records revoked since then "
+        "(revocation sets `modified` to its time; `ctiwire iocs revoke` or false-positive consensus) and records "
+        "whose `valid_until` passed since then, with their new status.", _LIST_PARAMS,
         {"200": ok("IOC page", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS),
          "400": bad_request(headers=LOOKBACK_HEADER)}),
     "/api/v1/iocs/stats": operation(

@@ -169,16 +169,19 @@ class Scores:
         bounds, suffixes, _ = self.steps(ioc_type)
         return suffixes[bisect_right(bounds, valid_until)]
 
-    def complete(self, rows: Iterable[tuple[bytes, str, str, bool]]) -> list[bytes]:
+    def complete(self, rows: Iterable[tuple[bytes, str, str, bool, str]]) -> list[bytes]:
         """Stored API forms (``Ioc.stored_api``, encoded) with their score and status, from rows of (form,
-        type, stored valid_until, revoked). One loop with its lookups bound locally: this runs per row of
-        every page."""
-        steps, build, revoked_end, out = self._steps, self.steps, self.REVOKED, []
-        for encoded, ioc_type, until, revoked in rows:
+        type, stored valid_until, revoked, stored modified). An expired form's ``modified`` becomes its
+        ``valid_until`` when that is later (:func:`effective_modified`). One loop with its lookups bound
+        locally: this runs per row of every page."""
+        steps, build, revoked_end, now_iso, out = self._steps, self.steps, self.REVOKED, self.now_iso, []
+        for encoded, ioc_type, until, revoked, modified in rows:
             if revoked:
                 out.append(encoded[:-1] + revoked_end)
                 continue
             bounds, suffixes, _ = steps.get(ioc_type) or build(ioc_type)
+            if until <= now_iso and until > modified:
+                encoded = encoded.replace(b'"modified":"' + modified.encode(), b'"modified":"' + until.encode(), 1)
             out.append(encoded[:-1] + suffixes[bisect_right(bounds, until)])
         return out
 
@@ -205,6 +208,14 @@ def status(ioc: Ioc, now: datetime) -> str:
     if ioc.revoked:
         return "revoked"
     return "expired" if now >= valid_until(ioc) else "active"
+
+
+def effective_modified(ioc: Ioc, now: datetime) -> datetime:
+    """When the record last changed as a poller sees it: expiry is a change at ``valid_until``."""
+    until = valid_until(ioc)
+    if not ioc.revoked and now >= until > ioc.modified:
+        return until.replace(microsecond=until.microsecond // 1000 * 1000)
+    return ioc.modified
 
 
 def until_score(ioc_type: str, minimum: float, now: datetime, m: DecayModel | None = None) -> datetime:

@@ -357,7 +357,9 @@ class Ioc:
         """The spec's IOC resource (type, value, confidence, source{feed_name, category}) plus dates, the
         lifecycle and, read at ``now`` (default: the status clock now), ``score`` and ``status``."""
         at = decay.clock(now or utcnow())
-        return {**self.stored_api(), "score": decay.score(self, at), "status": decay.status(self, at)}
+        api = self.stored_api()
+        api["modified"] = iso(decay.effective_modified(self, at))  # an expiry is a change (store.decay)
+        return {**api, "score": decay.score(self, at), "status": decay.status(self, at)}
 
 
 @dataclass(slots=True)

@@ -150,7 +150,7 @@ class SqliteIocs(SqlitePart, IocStore):
             # The pre-encoded API form, completed with score and status from the stored valid_until (the
             # keyset position is read from the last one). Every row has both: the list-form rebuild at open
             # fills them for rows written before they existed (store/sqlite/listforms.py).
-            sql = (f"SELECT api_json, type, valid_until, revoked FROM iocs "
+            sql = (f"SELECT api_json, type, valid_until, revoked, modified FROM iocs "
                    f"WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?")
             return scores_at(status_clock(q)).complete(_tuples(db, sql, [*params, size, q.offset]))
 

@@ -72,7 +72,7 @@ async def test_an_expiry_reaches_a_date_poller(server: RunningServer) -> None:
     # valid 33 days from its last report: expired within the poll's window, without a write since
     await server.ctx.iocs.upsert_iocs([_record(OLD, 34)])
     polled = await _rows(server, since=iso(utcnow() - timedelta(days=2)))
-    assert polled[OLD]["status"] == "expired"
+    assert polled[OLD]["status"] == "expired" and polled[OLD]["modified"] == polled[OLD]["valid_until"]
     assert OLD not in await _rows(server, since=iso(utcnow() - timedelta(hours=1)))
 
 

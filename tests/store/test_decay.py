@@ -55,8 +55,11 @@ def test_completed_stored_forms_agree_with_the_record() -> None:
     ]
     records.append(dataclasses.replace(records[0], revoked=True))
     scores = decay.Scores(NOW, decay.model())
-    rows = [(orjson.dumps(r.stored_api()), r.type, iso(r.valid_until), r.revoked) for r in records]
-    assert [orjson.loads(b) for b in scores.complete(rows)] == [r.to_api(NOW) for r in records]
+    rows = [(orjson.dumps(r.stored_api()), r.type, iso(r.valid_until), r.revoked, iso(r.modified)) for r in records]
+    completed = [orjson.loads(b) for b in scores.complete(rows)]
+    assert completed == [r.to_api(NOW) for r in records]
+    # an expiry is a change at valid_until: the expired records' modified moved to it
+    assert [c["modified"] == c["valid_until"] for c in completed] == [c["status"] == "expired" for c in completed]
 
 
 def test_min_score_bounds_select_exactly_the_records_scoring_that_much() -> None:
