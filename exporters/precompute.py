@@ -134,8 +134,9 @@ class ExportRequest:
     def query(self, now: datetime) -> IocQuery:
         """The records at ``now``: active ones by default (store.query.DEFAULT_STATUSES), every change for a
         poll by date (``since``: expiries and revocations included)."""
-        return self.filters.query(poll=self.since is not None, since=self.window_since(now),
-                                  limit=self.limit, now=clock(now))
+        floor = lookback_floor(TIERS[self.tier].ioc_lookback_days, now)
+        return self.filters.query(poll=self.since is not None, since=self.window_since(now), limit=self.limit,
+                                  now=clock(now), floor=floor)
 
 
 async def collect_iocs(store: IocStore, query: IocQuery, progress: Progress | None = None,

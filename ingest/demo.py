@@ -3,8 +3,10 @@
 ``scripts/serve`` loads it into an empty database so that every endpoint answers with data
 offline. It exercises every filter of GET /api/v1/articles (sources of each type and tier, every
 category and industry, severities across the buckets, archived rows, community submissions, articles
-with and without AI summaries, audio and IOCs). IOC values are synthetic: addresses come from the
-RFC 5737 / RFC 3849 documentation ranges so that no real host is ever named as malicious.
+with and without AI summaries, audio and IOCs). IOC values are synthetic: addresses come from a few
+networks that no MISP warninglist names (not from the documentation ranges, which the lists name and the
+extractor drops), and their last reports spread over 400 days, so the demo shows active, expired and
+revoked indicators while the default lists and exports still hold every type.
 """
 
 from __future__ import annotations
@@ -53,6 +55,14 @@ THREATS = ("ransomware", "phishing campaign", "botnet", "supply-chain attack", "
            "zero-day exploitation", "credential theft")
 TLDS = ("top", "xyz", "info", "net", "ru", "online", "site", "biz")
 WORDS = ("update", "secure", "login", "cdn", "sync", "portal", "verify", "cloud", "mail", "files")
+# Addresses outside the documentation ranges (RFC 5737, RFC 3849), which the MISP warninglists name (and the
+# extractor drops): networks no list of pymispwarninglists 1.7.0 names, so the demo's addresses stay listed.
+IPV4_NETS = ("45.137.21", "91.215.85", "176.113.115")
+IPV6_NET = "2a0e:97c0"
+# Every REVOKED_EVERY-th record (by type and value) is revoked at seeding: the demo shows revoked records
+# beside the active ones and those whose score expired (their last reports spread over 400 days).
+REVOKED_EVERY = 97
+REVOKED_REASON = "demo: reported benign"
 
 
 def _pick(rng: random.Random, options: tuple[str, ...], k: int) -> list[str]:
@@ -80,7 +90,7 @@ def _iocs(rng: random.Random, cves: list[str]) -> list[ArticleIoc]:
     def conf() -> str:
         return rng.choice(("high", "medium", "low"))
 
-    address = f"{rng.choice(('192.0.2', '198.51.100', '203.0.113'))}.{rng.randrange(1, 255)}"
+    address = f"{rng.choice(IPV4_NETS)}.{rng.randrange(1, 255)}"
     found = [ArticleIoc("domain", domain, conf()), ArticleIoc("ipv4", address, conf()),
              ArticleIoc("sha256", hashlib.sha256(f"{domain}{rng.random()}".encode()).hexdigest(), conf())]
     if rng.random() < 0.5:
@@ -88,7 +98,7 @@ def _iocs(rng: random.Random, cves: list[str]) -> list[ArticleIoc]:
     if rng.random() < 0.3:
         found.append(ArticleIoc("md5", hashlib.md5(domain.encode(), usedforsecurity=False).hexdigest(), conf()))
     if rng.random() < 0.15:
-        found.append(ArticleIoc("ipv6", f"2001:db8:{rng.randrange(65536):x}::{rng.randrange(1, 65536):x}", conf()))
+        found.append(ArticleIoc("ipv6", f"{IPV6_NET}:{rng.randrange(65536):x}::{rng.randrange(1, 65536):x}", conf()))
     if rng.random() < 0.1:
         found.append(ArticleIoc("sha1", hashlib.sha1(domain.encode(), usedforsecurity=False).hexdigest(), conf()))
     if rng.random() < 0.05:
@@ -172,8 +182,8 @@ async def seed_store(stores: Stores, n: int, now: datetime | None = None,
     for s in sources:
         await stores.sources.upsert_source(Source.configured(s))
     categories = {s.name: s.category for s in sources}
-    done, keys = 0, set[tuple[str, str]]()
-    for batch in generate(n, now or utcnow()):
+    done, keys, now = 0, set[tuple[str, str]](), now or utcnow()
+    for batch in generate(n, now):
         await stores.articles.upsert_articles(batch)
         records = aggregate(batch, categories)
         await stores.iocs.upsert_iocs(records)
@@ -182,4 +192,6 @@ async def seed_store(stores: Stores, n: int, now: datetime | None = None,
         done += len(batch)
         if progress is not None:
             progress(done)
+    for ioc_type, value in sorted(keys)[::REVOKED_EVERY]:
+        await stores.iocs.revoke_ioc(ioc_type, value, REVOKED_REASON, now)
     return done, len(keys)

@@ -7,7 +7,9 @@ In one run, with N synthetic IOC records (default 50,000) in the embedded SQLite
      stored: the fastest way to the same bytes, the stored forms of the same rows read and joined;
   2. a 100-row page under wrk (requests/s, p50), against a bare Tornado handler serving the same bytes
      (``--skip-load`` leaves this out, where wrk is not installed);
-  3. POST /api/v1/lookup with 1,000 stored values (values/s answered through HTTP, median of repeats), against
+  3. the score's cost: the 10,000-row page read as the list handler streams it, with score and status,
+     against the same page of stored forms alone (as before the lifecycle), alternated in one process;
+  4. POST /api/v1/lookup with 1,000 stored values (values/s answered through HTTP, median of repeats), against
      the store's own point reads of the same values in one process (``IocStore.get_ioc``, one per value).
 Prints a markdown table, the command, and the ratios as the last lines.
 """
@@ -24,7 +26,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
@@ -35,9 +39,12 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 import benchlib  # noqa: E402
 from support import cli_env, free_port, spawn_server  # noqa: E402
 
+from server.iocs import STREAM_BATCH  # noqa: E402
+from store.base import ioc_row_position, keyset_pages  # noqa: E402
 from store.query import IocQuery  # noqa: E402
 from store.records import Ioc  # noqa: E402
 from store.sqlite import sqlite_stores  # noqa: E402
+from store.sqlite.queries import ioc_where  # noqa: E402
 
 # The ceiling of the small page: the same bytes from memory (argv: port, file holding the body).
 BARE_SERVER = r'''
@@ -95,6 +102,41 @@ def stored_ceiling(path: Path, limit: int, repeats: int) -> float:
             b'{"data":[' + b",".join(row[0] for row in rows) + b"]}"
             rates.append(len(rows) / (time.perf_counter() - start))
     return statistics.median(rates)
+
+
+async def score_overhead(path: Path, limit: int, repeats: int) -> tuple[float, float]:
+    """(rows/s with score and status, rows/s without) of the same ``limit``-row page read the way the list
+    handler streams it (``IocStore.iter_ioc_rows``: keyset batches of STREAM_BATCH, read ahead on the store's
+    thread), alternated in one process: as the page is now, each stored form completed from its row's
+    stored ``valid_until`` (``store.decay.Scores``), against the stored forms alone, as it was before."""
+    stores = sqlite_stores(path)
+    await stores.open()
+    iocs: Any = stores.iocs
+    plain = "SELECT api_json FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?"
+
+    def before(q: IocQuery, size: int) -> Awaitable[list[bytes]]:
+        def fetch(db: sqlite3.Connection) -> list[bytes]:
+            where, params = ioc_where(q, True)
+            return [row[0] for row in db.execute(plain.format(where=where), [*params, size, q.offset])]
+
+        return iocs._run(fetch)
+
+    async def rate(pages: AsyncIterator[list[bytes]]) -> float:
+        start, rows = time.perf_counter(), 0
+        async for batch in pages:
+            b",".join(batch)
+            rows += len(batch)
+        return rows / (time.perf_counter() - start)
+
+    query = IocQuery(limit=limit)  # every status: both read the same rows
+    rates: dict[str, list[float]] = {"with": [], "without": []}
+    try:
+        for _ in range(repeats):
+            rates["without"].append(await rate(keyset_pages(query, STREAM_BATCH, before, ioc_row_position)))
+            rates["with"].append(await rate(stores.iocs.iter_ioc_rows(query, STREAM_BATCH)))
+    finally:
+        await stores.close()
+    return statistics.median(rates["with"]), statistics.median(rates["without"])
 
 
 BULK_VALUES = 1_000
@@ -188,6 +230,8 @@ def main() -> None:
     ceiling_load = None if args.skip_load else bare_load(work / "page100.json", args)
     results["ceiling_10k"] = asyncio.run(ceiling(work / "ctiwire.sqlite3", 10_000, args.repeats))
     results["stored_10k"] = stored_ceiling(work / "ctiwire.sqlite3", 10_000, args.repeats)
+    results["scored_10k"], results["unscored_10k"] = asyncio.run(
+        score_overhead(work / "ctiwire.sqlite3", 10_000, max(args.repeats, 9)))
     results["bulk_points"] = asyncio.run(point_read_rate(work / "ctiwire.sqlite3", sample, args.repeats))
     report(results, load, ceiling_load, len(small), args)
 
@@ -212,6 +256,9 @@ def report(r: dict[str, float], load: dict[str, float] | None, bare: dict[str, f
     print(f"| issue's ceiling: same rows read as records + orjson, one process, rows/s | {r['ceiling_10k']:,.0f} |")
     print(f"| ceiling: stored API forms of the same rows read and joined, one process, rows/s | "
           f"{r['stored_10k']:,.0f} |")
+    print(f"| 10,000-row page as the list streams it, with score and status, one process, rows/s | "
+          f"{r['scored_10k']:,.0f} |")
+    print(f"| the same page without them (the stored forms alone, as before), rows/s | {r['unscored_10k']:,.0f} |")
     print(f"| 100-row page p50 requested one at a time, ms | {r['p50_alone']:.2f} |")
     if load is not None and bare is not None:
         print(f"| 100-row page ({size:,} bytes), requests/s at {args.connections} connections | {load['rps']:,.0f} |")
@@ -226,6 +273,7 @@ def report(r: dict[str, float], load: dict[str, float] | None, bare: dict[str, f
     if load is not None and bare is not None:
         print(f"ratio iocs_page_100 = {load['rps'] / bare['rps']:.2f} (target >= 0.6)")
     print(f"ratio bulk_lookup = {r['bulk_http'] / r['bulk_points']:.2f} (target >= 0.5)")
+    print(f"ratio ioc_score_overhead = {r['scored_10k'] / r['unscored_10k']:.2f} (target >= 0.9)")
 
 
 if __name__ == "__main__":

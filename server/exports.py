@@ -49,14 +49,15 @@ def export_request(params: Params, tier: Tier, fmt: str,
     default_limit = tier.ioc_results_max if fmt == "misp" else precompute.DEFAULT_EXPORT_LIMIT
     parsed = parse_ioc_request(params, tier, utcnow(), default_limit, filters=saved)
     window = params.text("window", None, precompute.known_windows())
-    if window and params.has("since"):
+    asked_since = params.has("since") or params.has("modified_since")
+    if window and asked_since:
         raise BadRequest("give either 'window' or 'since', not both", code="conflicting_parameters",
                          details={"parameters": ["window", "since"]})
     if window and window not in precompute.tier_windows(tier):
         raise BadRequest(f"window {window} exceeds the {tier.name} lookback", details={"parameter": "window"})
     q = parsed.query
     # A since clamped to the lookback asks for the whole lookback: the default window, cached as one entry.
-    explicit = params.has("since") and not parsed.window.clamped
+    explicit = asked_since and not parsed.window.clamped
     since = q.since if explicit else None
     if saved is not None:
         return precompute.feed_export(fmt, tier, saved, window, q.limit, since), parsed.headers

@@ -89,7 +89,7 @@ def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: 
             details={"parameters": ["cursor", "offset"]},
         )
     query = chosen.query(poll=asked is not None, since=window.since, offset=offset, limit=limit, after=after,
-                         now=clock(now))
+                         now=clock(now), floor=window.floor)
     strategy = params.text("count_strategy", DEFAULT_COUNT_STRATEGY, COUNT_STRATEGIES) or DEFAULT_COUNT_STRATEGY
     return IocRequest(query, window, capped, chosen, strategy)
 

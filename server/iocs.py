@@ -108,10 +108,11 @@ def _page_key(version: int, request: IocRequest) -> tuple[Any, ...]:
     """A page bounded by the lookback floor is one key for as long as the data version holds, however the
     floor (:func:`store.records.lookback_floor`, which moves with the clock) has moved; a ``since`` the
     caller chose above the floor is part of the key."""
-    query, window = replace(request.query, now=None), request.window  # the clock is checked by KeptPage.until
+    # The clock is checked by KeptPage.until, the floor by the lookback's days and the kept page's ``since``.
+    query, window = replace(request.query, now=None, floor=None), request.window
     if query.since == window.floor:
         return version, replace(query, since=None), window.lookback_days, request.count_strategy
-    return version, query, None, request.count_strategy
+    return version, query, window.lookback_days, request.count_strategy
 
 
 async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocRequest, secret: str) -> KeptPage:
@@ -354,9 +355,13 @@ OPENAPI_SCHEMAS: dict[str, Any] = {
 
 OPENAPI_PATHS: dict[str, Any] = {
     "/api/v1/iocs": operation(
-        "iocs", "List IOC records", "Scope read:iocs. Ordered by first seen, then type and value. Walk every "
-        "page with `cursor` (X-Next-Cursor): each record once, in order, at the same cost per page at any depth.",
-        _LIST_PARAMS,
+        "iocs", "List IOC records",
+        "Scope read:iocs. Ordered by first seen, then type and value. Walk every page with `cursor` "
+        "(X-Next-Cursor): each record once, in order, at the same cost per page at any depth. Each record has its "
+        "`score` now, `status` and `valid_until` (README, \"Indicator score and lifecycle\"); active records unless "
+        "`status` says otherwise. A poll with `since` (or `modified_since`) returns every change: records revoked "
+        "since then (revocation sets `modified` to its time; `ctiwire iocs revoke` or false-positive consensus) and "
+        "records whose `valid_until` passed since then, with their new status.", _LIST_PARAMS,
         {"200": ok("IOC page", {"application/json": {"$ref": "#/components/schemas/IocList"}}, WINDOW_HEADERS),
          "400": bad_request(headers=LOOKBACK_HEADER)}),
     "/api/v1/iocs/stats": operation(

@@ -18,7 +18,10 @@ A revoked record scores 0. ``valid_until`` may lie before ``last_seen``: a base 
 
 from __future__ import annotations
 
+import functools
 import math
+from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -71,6 +74,7 @@ def configure(model: DecayModel) -> None:
     """Use ``model`` in this process (``store.factory.make_stores``, from the settings). One model per
     process: stored ``valid_until`` and the scores read from it must agree."""
     _ACTIVE[0] = model
+    scores_at.cache_clear()
 
 
 def model() -> DecayModel:
@@ -111,11 +115,89 @@ def clock(now: datetime) -> datetime:
     return now.replace(microsecond=0)
 
 
-def score_at(ioc_type: str, until: datetime, now: datetime, m: DecayModel | None = None) -> int:
-    """The score at ``now`` of a record of ``ioc_type`` valid until ``until`` (module docstring)."""
-    m = m or model()
-    exponent = (until - now).total_seconds() / (_DAY * m.half_life(ioc_type))
-    return min(100, int(round(m.threshold * 2 ** min(exponent, 8.0))))  # 2**8 * threshold is past any cap
+def _iso(value: datetime) -> str:
+    """``store.records.iso`` of an aware UTC time (records import this module)."""
+    return value.isoformat(timespec="milliseconds")[:-6] + "Z"
+
+
+class Scores:
+    """Every score and status at one instant, as steps over the stored ``valid_until`` text.
+
+    A record of half-life ``H`` scores at least ``s`` exactly when its ``valid_until`` is at or after
+    ``now + H * log2((s - 0.5) / threshold)`` (the score rounded half up), and is expired when it is at or
+    before ``now``. So a score is the count of those bounds at or before the stored text (one bisection of
+    ISO strings, which sort as times), and a page completes each stored form with a prepared suffix:
+    no time is parsed and no power computed per row, which keeps the score's cost within the page's
+    budget (``ratio ioc_score_overhead`` in scripts/bench_iocs.py).
+    """
+
+    REVOKED = b',"score":0,"status":"revoked"}'
+
+    def __init__(self, now: datetime, m: DecayModel) -> None:
+        self.now, self.model, self.now_iso = now, m, _iso(now)
+        self._steps: dict[str, tuple[list[str], list[bytes], list[str]]] = {}
+
+    def steps(self, ioc_type: str) -> tuple[list[str], list[bytes], list[str]]:
+        """(bounds, suffix of each interval between them, the score bounds alone) for ``ioc_type``."""
+        found = self._steps.get(ioc_type)
+        if found is None:
+            found = self._steps[ioc_type] = self._build(self.model.half_life(ioc_type))
+        return found
+
+    def _build(self, half_life: float) -> tuple[list[str], list[bytes], list[str]]:
+        scores = [
+            (_iso(self.now + timedelta(days=half_life * math.log2((s - 0.5) / self.model.threshold))), s)
+            for s in range(1, 101)
+        ]
+        # "now" itself is a bound: at or before it, expired (a text one character longer sorts after it).
+        cuts = sorted([*scores, (self.now_iso + "\0", -1)])
+        bounds, suffixes, score, status = [], [self._suffix(0, "expired")], 0, "expired"
+        for bound, step in cuts:
+            score, status = (score, "active") if step < 0 else (max(score, step), status)
+            bounds.append(bound)
+            suffixes.append(self._suffix(score, status))
+        return bounds, suffixes, [bound for bound, _ in scores]
+
+    @staticmethod
+    def _suffix(score: int, status: str) -> bytes:
+        return b',"score":%d,"status":"%b"}' % (score, status.encode())
+
+    def suffix(self, ioc_type: str, valid_until: str, revoked: bool) -> bytes:
+        """The end of a stored form: ``,"score":N,"status":"..."}``."""
+        if revoked:
+            return self.REVOKED
+        bounds, suffixes, _ = self.steps(ioc_type)
+        return suffixes[bisect_right(bounds, valid_until)]
+
+    def complete(self, rows: Iterable[tuple[bytes, str, str, bool, str]]) -> list[bytes]:
+        """Stored API forms (``Ioc.stored_api``, encoded) with their score and status, from rows of (form,
+        type, stored valid_until, revoked, stored modified). An expired form's ``modified`` becomes its
+        ``valid_until`` when that is later (:func:`effective_modified`). One loop with its lookups bound
+        locally: this runs per row of every page."""
+        steps, build, revoked_end, now_iso, out = self._steps, self.steps, self.REVOKED, self.now_iso, []
+        for encoded, ioc_type, until, revoked, modified in rows:
+            if revoked:
+                out.append(encoded[:-1] + revoked_end)
+                continue
+            bounds, suffixes, _ = steps.get(ioc_type) or build(ioc_type)
+            if until <= now_iso and until > modified:
+                encoded = encoded.replace(b'"modified":"' + modified.encode(), b'"modified":"' + until.encode(), 1)
+            out.append(encoded[:-1] + suffixes[bisect_right(bounds, until)])
+        return out
+
+    def score(self, ioc_type: str, valid_until: datetime) -> int:
+        return bisect_right(self.steps(ioc_type)[2], _iso(valid_until))
+
+
+@functools.lru_cache(maxsize=8)
+def scores_at(now: datetime) -> Scores:
+    """The step tables at ``now`` (kept for the few instants a process reads at, a second apart)."""
+    return Scores(now, model())
+
+
+def score_at(ioc_type: str, until: datetime, now: datetime) -> int:
+    """The score at ``now`` of a record of ``ioc_type`` valid until ``until`` (:class:`Scores`)."""
+    return scores_at(now).score(ioc_type, until)
 
 
 def score(ioc: Ioc, now: datetime) -> int:
@@ -126,6 +208,14 @@ def status(ioc: Ioc, now: datetime) -> str:
     if ioc.revoked:
         return "revoked"
     return "expired" if now >= valid_until(ioc) else "active"
+
+
+def effective_modified(ioc: Ioc, now: datetime) -> datetime:
+    """When the record last changed as a poller sees it: expiry is a change at ``valid_until``."""
+    until = valid_until(ioc)
+    if not ioc.revoked and now >= until > ioc.modified:
+        return until.replace(microsecond=until.microsecond // 1000 * 1000)
+    return ioc.modified
 
 
 def until_score(ioc_type: str, minimum: float, now: datetime, m: DecayModel | None = None) -> datetime:

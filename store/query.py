@@ -96,7 +96,8 @@ class IocQuery:
     The lifecycle (store.decay), read at ``now`` (the status clock; None: now): ``statuses`` keeps records of
     any of those statuses (empty: every status), ``min_score`` those scoring at least that much, both
     through the stored ``valid_until`` and ``revoked``. ``status_changes`` makes ``since`` a poll for
-    changes: a record whose ``valid_until`` lies in (since, now] expired in the window, a change too.
+    changes: a record whose ``valid_until`` lies in (since, now] expired in the window, a change too, as long
+    as its ``modified`` is within ``floor`` (the lookback).
     ``include_warninglisted``: records whose value is on a warninglist (``Ioc.warninglisted``) are left out
     unless it is set, so every list, export and TAXII page agrees by default.
     """
@@ -121,6 +122,7 @@ class IocQuery:
     min_score: int | None = None
     status_changes: bool = False
     now: datetime | None = None
+    floor: datetime | None = None  # the tier lookback on ``modified``, which a poll's expiries keep to too
 
     @property
     def lifecycle(self) -> bool:

@@ -375,17 +375,9 @@ class Ioc:
         """The spec's IOC resource (type, value, confidence, source{feed_name, category}) plus dates, the
         lifecycle and, read at ``now`` (default: the status clock now), ``score`` and ``status``."""
         at = decay.clock(now or utcnow())
-        return {**self.stored_api(), "score": decay.score(self, at), "status": decay.status(self, at)}
-
-
-def with_life(encoded: bytes, ioc_type: str, valid_until: str, revoked: bool, now: datetime, now_iso: str) -> bytes:
-    """A stored API form (``Ioc.stored_api``) completed with ``score`` and ``status`` at ``now`` (``now_iso``
-    its ``iso``), from the stored ``valid_until`` alone: no record is decoded (store.decay)."""
-    if revoked:
-        return encoded[:-1] + b',"score":0,"status":"revoked"}'
-    score = decay.score_at(ioc_type, parse_stored(valid_until), now)
-    status = b"expired" if valid_until <= now_iso else b"active"
-    return b"%b,\"score\":%d,\"status\":\"%b\"}" % (encoded[:-1], score, status)
+        api = self.stored_api()
+        api["modified"] = iso(decay.effective_modified(self, at))  # an expiry is a change (store.decay)
+        return {**api, "score": decay.score(self, at), "status": decay.status(self, at)}
 
 
 SIGHTING_KINDS: tuple[str, ...] = ("seen", "false_positive")

@@ -25,6 +25,7 @@ from server.exports import build_export, export_allowed, export_request
 from server.ioc_params import parse_ioc_request
 from server.windows import within_lookback
 from store.base import NotFound
+from store.decay import STATUSES, clock, score
 from store.exclusions import account_exclusions
 from store.query import ARTICLE_SORTS
 from store.records import (
@@ -49,7 +50,11 @@ SORT_LABELS = {"published:desc": "Newest first", "published:asc": "Oldest first"
 ARTICLE_CHOICES = {"category": [(c, c) for c in CATEGORIES], "severity": [(s, s) for s in SEVERITY_LABELS],
                    "sort": [(s, SORT_LABELS.get(s, s)) for s in ARTICLE_SORTS]}
 IOC_CHOICES = {name: [(v, v) for v in values] for name, values in (
-    ("type", IOC_TYPES), ("confidence", CONFIDENCES), ("category", SOURCE_CATEGORIES), ("industry", INDUSTRY_TAGS))}
+    ("type", IOC_TYPES), ("confidence", CONFIDENCES), ("category", SOURCE_CATEGORIES), ("industry", INDUSTRY_TAGS),
+    ("status", STATUSES))}
+# The IOCs page shows active records unless the status select says otherwise ("any": every status), as the
+# API's lists and exports do (store.query.DEFAULT_STATUSES).
+DEFAULT_STATUS = "active"
 
 
 class ArticlesHandler(ReadPage):
@@ -102,12 +107,15 @@ class IocsHandler(ReadPage):
         asked = args.get("window", "")
         window = asked if asked in windows else next(iter(windows))  # the most recent day by default
         args["window"] = window
+        status = args.setdefault("status", DEFAULT_STATUS)
+        now = clock(utcnow())
         values: dict[str, Any] = {"args": args, "choices": IOC_CHOICES, "windows": windows, "rows": [], "total": 0,
                                   "offset": 0, "size": IOC_PAGE, "formats": _formats(self.tier), "error": None,
-                                  "download": ""}
+                                  "download": "", "life": lambda ioc: (score(ioc, now), ioc.status(now))}
         since = iso(utcnow() - timedelta(days=windows[window]))
+        given = {"since": since, **({"status": status} if status else {})}
         try:
-            query = parse_ioc_request(self.params(IOC_FIXED, since=since), self.tier, utcnow(), IOC_PAGE).query
+            query = parse_ioc_request(self.params(IOC_FIXED, **given), self.tier, now, IOC_PAGE).query
         except ApiError as exc:
             self.refuse("iocs.html", exc, **{k: v for k, v in values.items() if k != "error"})
             return

@@ -208,7 +208,10 @@ def _since(q: IocQuery, since: datetime) -> Filter:
     """As ``store.sqlite.queries._since``: a poll of changes also finds the expiries in (since, now]."""
     if not q.status_changes:
         return {"modified": {"$gte": since}}
-    return {"$or": [{"modified": {"$gte": since}}, {"valid_until": {"$gt": since, "$lte": status_clock(q)}}]}
+    expired = {"valid_until": {"$gt": since, "$lte": status_clock(q)}}
+    if q.floor is not None:
+        expired["modified"] = {"$gte": q.floor}
+    return {"$or": [{"modified": {"$gte": since}}, expired]}
 
 
 def _status(status: str, now: datetime) -> Filter:

@@ -14,10 +14,11 @@ import orjson
 from store.base import IocStats, ioc_row_position, keyset_pages
 from store.cache import NearMap
 from store.codec import fold_iocs, from_doc, merge_ioc, revoked, to_doc
+from store.decay import scores_at
 from store.ioc_counters import ESTIMATE_CAP, CounterKey, countable, tally
 from store.ports import IocStore
 from store.query import IocQuery, status_clock
-from store.records import RECENT_LINKS, Ioc, iso, utcnow, with_life
+from store.records import RECENT_LINKS, Ioc, iso, utcnow
 from store.sqlite import ioc_counters, queries, value_index
 from store.sqlite.backend import SqliteStore
 from store.sqlite.ioc_links import LinkRow, insert_links, linked_record, new_record, recent_links
@@ -166,15 +167,11 @@ class SqliteIocs(SqliteContext, IocStore):
         def fetch(db: sqlite3.Connection) -> list[bytes]:
             where, params = self._where(db, q, page=True)
             # The pre-encoded API form, completed with score and status from the stored valid_until (the
-            # keyset position is read from the last one); the document only for rows written before the
-            # columns existed.
-            sql = (f"SELECT api_json, type, valid_until, revoked, CASE WHEN valid_until IS NULL THEN doc END "
-                   f"FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?")
-            now = status_clock(q)
-            now_iso = iso(now)
-            return [with_life(encoded, ioc_type, until, revoked, now, now_iso) if until is not None
-                    else orjson.dumps(from_doc(Ioc, orjson.loads(doc)).to_api(now))
-                    for encoded, ioc_type, until, revoked, doc in _tuples(db, sql, [*params, size, q.offset])]
+            # keyset position is read from the last one). Every row has both: the list-form rebuild at open
+            # fills them for rows written before they existed (store/sqlite/listforms.py).
+            sql = (f"SELECT api_json, type, valid_until, revoked, modified FROM iocs "
+                   f"WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?")
+            return scores_at(status_clock(q)).complete(_tuples(db, sql, [*params, size, q.offset]))
 
         return fetch
 

@@ -186,8 +186,9 @@ def _since(q: IocQuery, off: str) -> Clause:
     assert q.since is not None
     if not q.status_changes:
         return f"{off}modified >= ?", [iso(q.since)]
-    return (f"({off}modified >= ? OR ({off}valid_until > ? AND {off}valid_until <= ?))",
-            [iso(q.since), iso(q.since), iso(status_clock(q))])
+    floor = iso(q.floor) if q.floor is not None else ""
+    return (f"({off}modified >= ? OR ({off}valid_until > ? AND {off}valid_until <= ? AND +modified >= ?))",
+            [iso(q.since), iso(q.since), iso(status_clock(q)), floor])
 
 
 _STATUS_SQL = {"active": "(+revoked = 0 AND +valid_until > ?)", "expired": "(+revoked = 0 AND +valid_until <= ?)",

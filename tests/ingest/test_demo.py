@@ -69,3 +69,22 @@ async def test_seeding_fills_the_store_idempotently(stores: Stores) -> None:
     assert articles == stored == 700 and again[0] == 700
     assert await stores.iocs.count_iocs(IocQuery(include_warninglisted=True)) == iocs > 0
     assert len(await stores.sources.list_sources()) >= 30
+
+
+async def test_the_demo_shows_every_status_and_every_type_active(stores: Stores) -> None:
+    await seed_store(stores, 1500)
+    now = utcnow()
+    records = await stores.iocs.all_iocs(IocQuery(limit=100_000))
+    statuses = Counter(r.status(now) for r in records)
+    assert statuses["active"] and statuses["expired"] and statuses["revoked"]
+    active = {r.type for r in await stores.iocs.all_iocs(IocQuery(limit=100_000, statuses=("active",)))}
+    assert active == {r.type for r in records}  # the default lists and exports still show every type
+
+
+def test_demo_addresses_are_on_no_warninglist() -> None:
+    from pymispwarninglists import WarningLists
+
+    lists = WarningLists(slow_search=True)
+    addresses = sorted({i.value for a in _rows(400) for i in a.iocs if i.type in ("ipv4", "ipv6")})
+    assert addresses and not [(value, [w.name for w in lists.search(value)]) for value in addresses[::25]
+                              if lists.search(value)]

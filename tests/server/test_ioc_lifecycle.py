@@ -72,7 +72,7 @@ async def test_an_expiry_reaches_a_date_poller(server: RunningServer) -> None:
     # valid 33 days from its last report: expired within the poll's window, without a write since
     await server.ctx.iocs.upsert_iocs([_record(OLD, 34)])
     polled = await _rows(server, since=iso(utcnow() - timedelta(days=2)))
-    assert polled[OLD]["status"] == "expired"
+    assert polled[OLD]["status"] == "expired" and polled[OLD]["modified"] == polled[OLD]["valid_until"]
     assert OLD not in await _rows(server, since=iso(utcnow() - timedelta(hours=1)))
 
 
@@ -107,5 +107,6 @@ def _taxii_every_version(server: RunningServer) -> list[dict[str, Any]]:
         return request
 
     collection = Collection(f"{server.url}/api/taxii2/api/collections/all-iocs/", auth=bearer)
-    return [o for page in as_pages(collection.get_objects, per_request=100, version="all")
-            for o in page.get("objects", [])]
+    return [
+        o for page in as_pages(collection.get_objects, per_request=100, version="all") for o in page.get("objects", [])
+    ]

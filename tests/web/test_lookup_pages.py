@@ -211,3 +211,20 @@ async def test_pro_downloads_the_dns_zone_that_named_checkzone_loads(site: Runni
     pro_user = await site.ctx.accounts.get_user(email="pro@test.local")
     usage = await site.ctx.limiter.usage(web_budget(pro_user.id), PRO)
     assert usage is not None and usage[0][1] == 1 + 2  # the list page, then the zone's multiplier
+
+
+async def test_the_iocs_page_shows_score_and_status_and_active_ones_by_default(site: RunningServer) -> None:
+    now = utcnow()
+    old, fresh = now - timedelta(days=6), now - timedelta(hours=1)
+    await site.ctx.iocs.upsert_iocs([
+        ioc("91.215.85.9", "ipv4", confidence="low", source_category="community", first_seen=old, last_seen=old,
+            modified=old),  # a 10-day half-life from 30: below 25 after about 3 days
+        ioc("fresh.bad-host.net", first_seen=fresh, last_seen=fresh, modified=fresh)])
+    async with browser(site) as pro:
+        await sign_in_pro(site, pro)
+        default = await pro.get("/iocs", params={"window": "7d"})
+        expired = await pro.get("/iocs", params={"window": "7d", "status": "expired"})
+    assert "fresh.bad-host.net" in default.text and "91.215.85.9" not in default.text
+    assert re.search(r'data-testid="ioc-status"[^>]*>active<', default.text)
+    assert "91.215.85.9" in expired.text and re.search(r'data-testid="ioc-status"[^>]*>expired<', expired.text)
+    assert re.search(r'data-testid="ioc-score">\d+<', default.text)
