@@ -80,8 +80,8 @@ async def ingest(ctx: AppContext) -> None:
     checked against the warninglists again when this release ships other lists (the worker's start check)."""
     from config.sources import load_sources
     from ingest.pipeline import ingest_once
-    from ingest.recheck import recheck_if_upgraded
+    from ingest.recheck import recheck_if_upgraded, revoking
 
-    await recheck_if_upgraded(ctx.iocs)
+    await recheck_if_upgraded(ctx.iocs, on_listed=revoking(ctx.stores))
     await ingest_once(ctx.stores, load_sources(ctx.settings))
     await precompute_all(ctx)

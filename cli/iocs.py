@@ -8,6 +8,7 @@ import sys
 from cli.commands import CommandError, opened_store, progress_bar
 from config.settings import Settings
 from ingest.recheck import recheck as recheck_records
+from ingest.recheck import revoking
 from store import events
 from store.indicators import detect_type, normalize, refang
 from store.ioctypes import IOC_TYPES
@@ -52,7 +53,9 @@ async def _recheck(settings: Settings, args: argparse.Namespace) -> int:
         with progress_bar() as bar:
             task = bar.add_task("checking IOCs against the warninglists", total=None)
             report = await recheck_records(
-                stores.iocs, progress=lambda done, total: bar.update(task, completed=done, total=total)
+                stores.iocs,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+                on_listed=revoking(stores),
             )
     print(
         f"{report.checked} IOC records checked against warninglists {report.version}: "

@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from store.ports import IocStore
+from store import events
+from store.ports import IocStore, Stores
 from store.query import IocQuery
 from store.records import Ioc, utcnow
 from store.warninglists import Warninglists, warninglists
@@ -24,6 +25,19 @@ Progress = Callable[[int, int], None]  # (records checked, records in all)
 # Called with each batch's newly listed records once they are written: what else a listing sets off (the
 # indicator lifecycle revokes such an indicator).
 OnListed = Callable[[list[Ioc]], Awaitable[object]]
+
+
+def revoking(stores: Stores) -> OnListed:
+    """What a listing sets off: each newly listed record is revoked for everyone, so a SIEM that loaded it
+    sees it withdrawn (TAXII ``revoked: true``, the stream's ``ioc-revoked``, date pollers), not merely
+    absent from the next default list."""
+
+    async def revoke_all(records: list[Ioc]) -> None:
+        at = utcnow()
+        for ioc in records:
+            await events.revoke(stores, ioc.type, ioc.value, "on warninglist " + ", ".join(ioc.warninglists), at)
+
+    return revoke_all
 
 
 @dataclass

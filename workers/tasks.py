@@ -117,10 +117,10 @@ def ingest_source(name: str) -> int:
 def recheck_warninglists() -> int:
     """Check the stored IOCs against the warninglists again when they were checked against others (an upgrade
     of pymispwarninglists; queued at every worker start); queue the rebuild when records changed."""
-    from ingest.recheck import recheck_if_upgraded
+    from ingest.recheck import recheck_if_upgraded, revoking
 
     async def job(stores: Stores, _cache: Cache) -> int:
-        report = await recheck_if_upgraded(stores.iocs)
+        report = await recheck_if_upgraded(stores.iocs, on_listed=revoking(stores))
         return 0 if report is None else report.changed
 
     changed = run(job)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from conformance.factories import at, ioc
 
-from ingest.recheck import recheck, recheck_if_upgraded
-from store.ports import IocStore
+from ingest.recheck import recheck, recheck_if_upgraded, revoking
+from store.ports import IocStore, Stores
 from store.query import IocQuery
 from store.records import Ioc
 from store.warninglists import Warninglists
@@ -56,3 +56,14 @@ async def test_recheck_runs_once_per_lists_version(iocs: IocStore) -> None:
     assert first is not None and first.changed == 1 and told == ["8.8.8.8"]
     assert await recheck_if_upgraded(iocs, LISTS) is None
     assert (await recheck_if_upgraded(iocs, Warninglists([], "next"))) is not None
+
+
+async def test_a_value_newly_listed_is_revoked_for_everyone(stores: Stores) -> None:
+    """A SIEM that loaded the indicator before the lists named it must see it withdrawn, not just absent."""
+    await stores.iocs.upsert_iocs([ioc("8.8.8.8", "ipv4"), ioc("evil.example")])
+    await recheck(stores.iocs, lists=LISTS, on_listed=revoking(stores))
+    listed = await stores.iocs.get_ioc("ipv4", "8.8.8.8")
+    assert listed is not None and listed.revoked and listed.revoked_reason == "on warninglist Resolvers"
+    kept = await stores.iocs.get_ioc("domain", "evil.example")
+    assert kept is not None and not kept.revoked
+    assert [e.kind for e in await stores.events.read(None, 100)] == ["ioc-revoked"]
