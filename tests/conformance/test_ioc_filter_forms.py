@@ -12,7 +12,9 @@ from conformance.factories import ioc
 from store.event_filter import StreamFilter
 from store.ports import IocStore
 from store.query import FORM_VALUES, IocFilters
+from store.records import utcnow
 
+NOW = utcnow()
 RECORDS = [
     ioc(
         f"h{n}-bad.com" if n % 2 else f"198.51.100.{n}",
@@ -23,6 +25,8 @@ RECORDS = [
         sources=[f"Feed {n % 4}"],
         threat_actors=["lazarus"] if n % 4 == 0 else [],
         severity=n * 0.8,
+        # Reported now: active, so the store's default status (active) and the form check agree on them.
+        first_seen=NOW, last_seen=NOW, modified=NOW,
     )
     for n in range(14)
 ]
@@ -36,11 +40,14 @@ CASES = [
     IocFilters(severities=("critical",)),
     IocFilters(severities=("low", "high")),
     IocFilters(types=("domain",), severities=("medium", "high"), industries=("energy", "retail")),
+    IocFilters(confidences=("high",), statuses=("active",)),
+    IocFilters(min_score=60),
 ]
 
 
 def test_every_filter_field_is_read_from_the_api_form() -> None:
-    assert set(FORM_VALUES) == {f.name for f in fields(IocFilters)}
+    # min_score is a bound on the form's score, and include_warninglisted the caller's switch: not any-of lists.
+    assert set(FORM_VALUES) == {f.name for f in fields(IocFilters)} - {"min_score", "include_warninglisted"}
 
 
 @pytest.mark.parametrize("filters", CASES, ids=lambda f: orjson.dumps(f.as_params()).decode())
