@@ -37,8 +37,10 @@ def _tallies_of(db: sqlite3.Connection, keys: Sequence[IocKey]) -> dict[IocKey, 
     return found
 
 
-_FALSE_POSITIVES = ("SELECT json_group_array(json_array(type, value)) FROM (SELECT DISTINCT type, value "
-                    "FROM sightings WHERE user_id = ? AND kind = 'false_positive')")
+_FALSE_POSITIVES = (
+    "SELECT json_group_array(json_array(type, value)) FROM (SELECT DISTINCT type, value "
+    "FROM sightings WHERE user_id = ? AND kind = 'false_positive')"
+)
 
 
 def _pairs(row: Any) -> frozenset[IocKey]:

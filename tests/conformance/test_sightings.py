@@ -25,14 +25,19 @@ def report(user_id: str, value: str, kind: str = "seen", minutes: float = 0, ioc
 
 
 async def test_reports_are_kept_and_accounts_counted_once(stores: Stores) -> None:
-    reports = [report("ana", "evil.example", minutes=1), report("ana", "evil.example", minutes=2),
-               report("bob", "evil.example", minutes=3), report("ana", "evil.example", "false_positive", 4),
-               report("cy", "other.example", "false_positive", 5)]
+    reports = [
+        report("ana", "evil.example", minutes=1),
+        report("ana", "evil.example", minutes=2),
+        report("bob", "evil.example", minutes=3),
+        report("ana", "evil.example", "false_positive", 4),
+        report("cy", "other.example", "false_positive", 5),
+    ]
     tallies = await stores.sightings.add_sightings(reports)
     assert tallies == {("domain", "evil.example"): Tally(2, 1), ("domain", "other.example"): Tally(0, 1)}
     assert await stores.sightings.list_sightings("domain", "evil.example") == reports[:4]
     assert await stores.sightings.tallies([("domain", "other.example"), ("ipv4", "1.2.3.4")]) == {
-        ("domain", "other.example"): Tally(0, 1)}
+        ("domain", "other.example"): Tally(0, 1)
+    }
     assert await stores.sightings.tallies() == tallies
     assert await stores.sightings.false_positives_of("ana") == {("domain", "evil.example")}
     assert await stores.sightings.false_positives_of("bob") == set()
@@ -43,10 +48,12 @@ async def test_counts_move_the_record_and_the_data_version(stores: Stores) -> No
     await iocs.upsert_iocs([ioc("evil.example"), ioc("calm.example")])
     version = await iocs.data_version()
     later = BASE + timedelta(days=3)
-    changed = await count_onto_records(iocs, {("domain", "evil.example"): Tally(2, 1),
-                                              ("domain", "unknown.example"): Tally(1, 0)}, later)
+    changed = await count_onto_records(
+        iocs, {("domain", "evil.example"): Tally(2, 1), ("domain", "unknown.example"): Tally(1, 0)}, later
+    )
     assert [(old.sightings, new.sightings, new.false_positives, new.modified) for old, new in changed] == [
-        (0, 2, 1, later)]
+        (0, 2, 1, later)
+    ]
     assert await iocs.data_version() > version
     stored = await iocs.get_ioc("domain", "evil.example")
     assert stored == changed[0][1] and stored.first_seen == BASE and stored.last_seen == BASE
@@ -72,11 +79,13 @@ async def test_records_stored_before_the_counts_read_as_zero(stores: Stores) -> 
     await stores.iocs.upsert_iocs([ioc("old.example")])
     conn = stores.lifecycle
     if isinstance(conn, MongoStore):
-        await conn.db["iocs"].update_one({"_id": "domain:old.example"},
-                                         {"$unset": {"sightings": "", "false_positives": ""}})
+        await conn.db["iocs"].update_one(
+            {"_id": "domain:old.example"}, {"$unset": {"sightings": "", "false_positives": ""}}
+        )
     else:
         assert isinstance(conn, SqliteStore)
-        await conn._run(lambda db: db.execute(
-            "UPDATE iocs SET doc = json_remove(doc, '$.sightings', '$.false_positives')"))
+        await conn._run(
+            lambda db: db.execute("UPDATE iocs SET doc = json_remove(doc, '$.sightings', '$.false_positives')")
+        )
     stored = await stores.iocs.get_ioc("domain", "old.example")
     assert stored is not None and (stored.sightings, stored.false_positives) == (0, 0)

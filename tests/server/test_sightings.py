@@ -42,20 +42,42 @@ async def test_one_report_and_a_list_with_defanged_values(server: Any) -> None:
     await server.ctx.iocs.upsert_iocs(STORED)
     one = await _post(server, server.pro_key, {"value": "c2[.]bad(dot)example", "kind": "seen", "note": "proxy"})
     assert one.status_code == 200, one.text
-    assert one.json() == {"meta": {"count": 1, "cost": 1}, "data": [{
-        "input": "c2[.]bad(dot)example", "type": "domain", "value": "c2.bad.example", "kind": "seen", "known": True,
-        "sightings": 1, "false_positives": 0}]}
-    listed = await _post(server, server.free_key, [
-        {"value": "hxxp://c2[.]bad[.]example/gate", "type": "url", "kind": "seen",
-         "observed_at": "2026-01-02T03:04:05Z"},
-        {"value": "45[.]1[.]0[.]7", "kind": "false_positive"},
-        {"value": "203.0.113.9", "kind": "seen"},
-        {"value": "C2.BAD.EXAMPLE", "kind": "seen"},
-    ])
+    assert one.json() == {
+        "meta": {"count": 1, "cost": 1},
+        "data": [
+            {
+                "input": "c2[.]bad(dot)example",
+                "type": "domain",
+                "value": "c2.bad.example",
+                "kind": "seen",
+                "known": True,
+                "sightings": 1,
+                "false_positives": 0,
+            }
+        ],
+    }
+    listed = await _post(
+        server,
+        server.free_key,
+        [
+            {
+                "value": "hxxp://c2[.]bad[.]example/gate",
+                "type": "url",
+                "kind": "seen",
+                "observed_at": "2026-01-02T03:04:05Z",
+            },
+            {"value": "45[.]1[.]0[.]7", "kind": "false_positive"},
+            {"value": "203.0.113.9", "kind": "seen"},
+            {"value": "C2.BAD.EXAMPLE", "kind": "seen"},
+        ],
+    )
     assert listed.status_code == 200 and listed.headers["X-RateLimit-Cost"] == "1"
     assert [(r["value"], r["known"], r["sightings"], r["false_positives"]) for r in listed.json()["data"]] == [
-        ("http://c2.bad.example/gate", True, 1, 0), ("45.1.0.7", True, 0, 1), ("203.0.113.9", False, 1, 0),
-        ("c2.bad.example", True, 2, 0)]
+        ("http://c2.bad.example/gate", True, 1, 0),
+        ("45.1.0.7", True, 0, 1),
+        ("203.0.113.9", False, 1, 0),
+        ("c2.bad.example", True, 2, 0),
+    ]
     kept = await server.ctx.stores.sightings.list_sightings("url", "http://c2.bad.example/gate")
     assert [(s.kind, s.observed_at.isoformat()) for s in kept] == [("seen", "2026-01-02T03:04:05+00:00")]
 
@@ -74,13 +96,29 @@ async def test_one_accounts_repeated_reports_count_once(server: Any) -> None:
 @pytest.mark.parametrize(
     ("body", "errors"),
     [
-        ([{"value": "c2.bad.example", "kind": "seen"}, {"value": "c2.bad.example", "kind": "liked"},
-          {"value": "not an indicator", "kind": "seen"}, {"value": "45.1.0.7", "type": "domain", "kind": "seen"},
-          {"value": "45.1.0.7", "kind": "seen", "extra": 1}, "45.1.0.7",
-          {"value": "45.1.0.7", "kind": "seen", "observed_at": "2999-01-01T00:00:00Z"},
-          {"value": "45.1.0.7", "kind": "seen", "note": "x" * 501}, {"kind": "seen"}],
-         [(1, "kind"), (2, "value"), (3, "value"), (4, "extra"), (5, None), (6, "observed_at"), (7, "note"),
-          (8, "value")]),
+        (
+            [
+                {"value": "c2.bad.example", "kind": "seen"},
+                {"value": "c2.bad.example", "kind": "liked"},
+                {"value": "not an indicator", "kind": "seen"},
+                {"value": "45.1.0.7", "type": "domain", "kind": "seen"},
+                {"value": "45.1.0.7", "kind": "seen", "extra": 1},
+                "45.1.0.7",
+                {"value": "45.1.0.7", "kind": "seen", "observed_at": "2999-01-01T00:00:00Z"},
+                {"value": "45.1.0.7", "kind": "seen", "note": "x" * 501},
+                {"kind": "seen"},
+            ],
+            [
+                (1, "kind"),
+                (2, "value"),
+                (3, "value"),
+                (4, "extra"),
+                (5, None),
+                (6, "observed_at"),
+                (7, "note"),
+                (8, "value"),
+            ],
+        ),
         ([], []),
         ([{"value": "45.1.0.7", "kind": "seen"}] * 1001, []),
     ],
@@ -174,7 +212,7 @@ async def test_three_accounts_false_positives_revoke_it_for_everyone(server: Any
     assert revoked.revoked and revoked.revoked_reason == "reported as a false positive by 3 accounts"
     assert target.value not in await _blocklist(server, bystander)  # for everyone, not only the reporters
     async with server.client(bystander) as http:
-        polled = (await http.get("/api/v1/iocs", params={"since": held.modified.isoformat(), "status": "revoked"}))
+        polled = await http.get("/api/v1/iocs", params={"since": held.modified.isoformat(), "status": "revoked"})
     assert [(r["value"], r["status"]) for r in polled.json()["data"]] == [(target.value, "revoked")]
     await _post(server, fourth, report)
     again = await server.ctx.iocs.get_ioc("url", target.value)
@@ -184,8 +222,11 @@ async def test_three_accounts_false_positives_revoke_it_for_everyone(server: Any
 async def test_the_stix_export_carries_valid_sighting_objects(server: Any) -> None:
     await server.ctx.iocs.upsert_iocs(STORED)
     await _post(server, server.free_key, [{"value": "c2.bad.example", "kind": "seen"}])
-    await _post(server, server.pro_key, [{"value": "c2.bad.example", "kind": "seen"},
-                                         {"value": "45.1.0.7", "kind": "false_positive"}])
+    await _post(
+        server,
+        server.pro_key,
+        [{"value": "c2.bad.example", "kind": "seen"}, {"value": "45.1.0.7", "kind": "false_positive"}],
+    )
     async with server.client(server.pro_key) as http:
         bundle = validate_stix((await http.get("/api/v1/iocs/stix")).content)
     sightings = [o for o in bundle["objects"] if o["type"] == "sighting"]
