@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from functools import cache
 
 from ingest.enrich.procedures import detect
-from ingest.enrich.resources import required_literal, yaml_data
+from ingest.enrich.resources import required_literals, yaml_data
 from store.attack import catalogue
 from store.records import MitreTechnique
 
@@ -25,8 +25,8 @@ _ID = re.compile(r"(?<![\w.-])(T\d{4}(?:\.\d{3})?)(?![\w-]|\.\d)")
 
 
 @cache
-def _phrases() -> list[tuple[str | None, re.Pattern[str], str]]:
-    """(literal prefilter, pattern, technique id) for every phrase of the table."""
+def _phrases() -> list[tuple[tuple[str, ...], re.Pattern[str], str]]:
+    """(literal prefilter: one of them is in every match, pattern, technique id) for every phrase of the table."""
     table: dict[str, list[str]] = yaml_data("attack_phrases.yaml")
     known = catalogue()
     compiled = []
@@ -35,7 +35,7 @@ def _phrases() -> list[tuple[str | None, re.Pattern[str], str]]:
             raise ValueError(f"attack_phrases.yaml: {technique_id} is not an ATT&CK technique")
         for phrase in phrases:
             pattern = re.compile(rf"(?<![\w-])(?:{phrase})(?![\w-])", re.IGNORECASE)
-            compiled.append((required_literal(phrase.lower()), pattern, technique_id))
+            compiled.append((required_literals(phrase.lower()), pattern, technique_id))
     return compiled
 
 
@@ -74,9 +74,9 @@ def _written_and_phrased(text: str, matrix: str) -> dict[str, tuple[MitreTechniq
         if record is not None and record.id not in found:
             found[record.id] = (record, "id written in the article")
     lowered = text.lower()
-    for literal, pattern, enterprise_id in _phrases():
+    for literals, pattern, enterprise_id in _phrases():
         technique_id = _variants().get(enterprise_id, {}).get(matrix, enterprise_id)
-        if technique_id in found or (literal is not None and literal not in lowered):
+        if technique_id in found or (literals and not any(literal in lowered for literal in literals)):
             continue
         match = pattern.search(text)
         record = technique(technique_id, "medium") if match else None
