@@ -149,3 +149,11 @@ def test_a_phrase_is_searched_only_where_one_of_its_literals_is(pattern: str, li
     for sample in ("Data is zipped.", "the users then run the installer", "xyz"):
         if re.search(pattern, sample.lower()):
             assert any(literal in sample.lower() for literal in literals) or not literals
+
+
+@pytest.mark.parametrize("prefix", ["", "İstanbul office: "])  # "İ" lowercases to two characters
+def test_a_phrase_matches_whatever_the_case_and_its_evidence_is_the_text_as_written(prefix: str) -> None:
+    found = dict(
+        (record.id, why) for record, why in techniques_with_evidence(prefix + "They Pushed The Frostline ENCRYPTOR.")
+    )
+    assert found["T1486"] == "phrase: Pushed The Frostline ENCRYPTOR"
