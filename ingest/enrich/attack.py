@@ -13,20 +13,21 @@ from collections.abc import Sequence
 from functools import cache
 
 from ingest.enrich.procedures import detect
-from ingest.enrich.resources import required_literal, yaml_data
+from ingest.enrich.resources import required_literals, yaml_data
 from store.attack import catalogue
 from store.records import MitreTechnique
 
-_MOBILE = re.compile(r"\b(?:android|ios|iphones?|ipads?|smartphones?|mobile (?:apps?|devices?|phones?|banking))\b",
-                     re.IGNORECASE)
-_ICS = re.compile(r"\b(?:plcs?|scada|ics|hmis?|industrial control|operational technology|programmable logic)\b",
-                  re.IGNORECASE)
+# Matched on the lowercased text: a case-sensitive scan is about twice as fast as an IGNORECASE one.
+_MOBILE = re.compile(r"\b(?:android|ios|iphones?|ipads?|smartphones?|mobile (?:apps?|devices?|phones?|banking))\b")
+_ICS = re.compile(r"\b(?:plcs?|scada|ics|hmis?|industrial control|operational technology|programmable logic)\b")
+_UPPER_ESCAPE = re.compile(r"\\[A-Z]")  # \S, \W, \D...: lowercasing would change what the phrase means
 _ID = re.compile(r"(?<![\w.-])(T\d{4}(?:\.\d{3})?)(?![\w-]|\.\d)")
 
 
 @cache
-def _phrases() -> list[tuple[str | None, re.Pattern[str], str]]:
-    """(literal prefilter, pattern, technique id) for every phrase of the table."""
+def _phrases() -> list[tuple[tuple[str, ...], re.Pattern[str], re.Pattern[str], str]]:
+    """(literal prefilter: one of them is in every match, the pattern for the lowercased text, the pattern
+    for the text as written, technique id) for every phrase of the table."""
     table: dict[str, list[str]] = yaml_data("attack_phrases.yaml")
     known = catalogue()
     compiled = []
@@ -35,7 +36,9 @@ def _phrases() -> list[tuple[str | None, re.Pattern[str], str]]:
             raise ValueError(f"attack_phrases.yaml: {technique_id} is not an ATT&CK technique")
         for phrase in phrases:
             pattern = re.compile(rf"(?<![\w-])(?:{phrase})(?![\w-])", re.IGNORECASE)
-            compiled.append((required_literal(phrase.lower()), pattern, technique_id))
+            lower = phrase.lower()
+            lowered = pattern if _UPPER_ESCAPE.search(phrase) else re.compile(rf"(?<![\w-])(?:{lower})(?![\w-])")
+            compiled.append((required_literals(phrase.lower()), lowered, pattern, technique_id))
     return compiled
 
 
@@ -50,7 +53,8 @@ def _variants() -> dict[str, dict[str, str]]:
 
 def _matrix(text: str) -> str:
     """``mobile`` or ``ics`` when the article is mainly about such systems (two mentions), else ``enterprise``."""
-    mobile, ics = len(_MOBILE.findall(text)), len(_ICS.findall(text))
+    lowered = text.lower()
+    mobile, ics = len(_MOBILE.findall(lowered)), len(_ICS.findall(lowered))
     if max(mobile, ics) < 2:
         return "enterprise"
     return "mobile" if mobile >= ics else "ics"
@@ -74,14 +78,15 @@ def _written_and_phrased(text: str, matrix: str) -> dict[str, tuple[MitreTechniq
         if record is not None and record.id not in found:
             found[record.id] = (record, "id written in the article")
     lowered = text.lower()
-    for literal, pattern, enterprise_id in _phrases():
+    aligned = len(lowered) == len(text)  # a few characters lowercase to two: then read the text as written
+    for literals, on_lowered, as_written, enterprise_id in _phrases():
         technique_id = _variants().get(enterprise_id, {}).get(matrix, enterprise_id)
-        if technique_id in found or (literal is not None and literal not in lowered):
+        if technique_id in found or (literals and not any(literal in lowered for literal in literals)):
             continue
-        match = pattern.search(text)
+        match = on_lowered.search(lowered) if aligned else as_written.search(text)
         record = technique(technique_id, "medium") if match else None
         if match and record is not None:
-            found[technique_id] = (record, f"phrase: {match.group(0)}")
+            found[technique_id] = (record, f"phrase: {text[match.start():match.end()]}")
     return found
 
 

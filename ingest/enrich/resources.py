@@ -80,6 +80,69 @@ def required_literal(pattern: str) -> str | None:
     return max(runs, key=len) if runs else None
 
 
+def required_literals(pattern: str) -> tuple[str, ...]:
+    """Lowercase substrings one of which every match of ``pattern`` contains, or () when none is known.
+
+    ``required_literal`` when it finds one; otherwise the alternatives of a group the pattern cannot do
+    without (``(?:logged|signed) in with ...`` holds "logged" or "signed"), the group whose shortest
+    alternative is longest. A phrase that starts with a choice of verbs then costs a few substring
+    searches instead of a scan of the whole text by the regular expression.
+    """
+    single = required_literal(pattern)
+    if single is not None:
+        return (single,)
+    best: tuple[str, ...] = ()
+    for body in _mandatory_groups(pattern):
+        alternatives = [required_literal(part) for part in _top_level_split(body)]
+        if all(alternatives) and min(map(len, alternatives)) > min(map(len, best), default=0):  # type: ignore[arg-type]
+            best = tuple(alternatives)  # type: ignore[arg-type]
+    return best
+
+
+def _mandatory_groups(pattern: str) -> list[str]:
+    """The bodies of the top-level non-capturing groups of ``pattern`` that no quantifier makes optional
+    (a pattern with a top-level ``|`` has none: either side may match)."""
+    if _top_level_split(pattern) != [pattern]:
+        return []
+    groups, depth, start, index = [], 0, 0, 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            index = pattern.index("]", index + 2) + 1
+            continue
+        if char == "(":
+            depth, start = depth + 1, start if depth else index
+        elif char == ")":
+            depth -= 1
+            following = pattern[index + 1:index + 2]
+            if not depth and pattern.startswith("(?:", start) and following not in ("?", "*", "{"):
+                groups.append(pattern[start + 3:index])
+        index += 1
+    return groups
+
+
+def _top_level_split(pattern: str) -> list[str]:
+    """``pattern`` cut at its ``|`` outside groups and character classes."""
+    parts, depth, start, index = [], 0, 0, 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            index = pattern.index("]", index + 2) + 1
+            continue
+        depth += (char == "(") - (char == ")")
+        if char == "|" and not depth:
+            parts.append(pattern[start:index])
+            start = index + 1
+        index += 1
+    return [*parts, pattern[start:]]
+
+
 class CueSet:
     """Many word-start cues counted in one text, each run only when its literal part occurs in it.
 

@@ -126,3 +126,34 @@ def test_tram_unmarked_sentences_are_none_by_report_and_leave_out_the_reports_as
     fewer, _ = procedures.tram_unmarked_examples({name})
     assert 0 < len(fewer) < len(texts)
     assert all(path.stat().st_size < 1_000_000 for path in procedures.TRAM_UNMARKED)
+
+
+@pytest.mark.parametrize(
+    "pattern, literals",
+    [
+        ("malicious links? in (?:e-?mails?|messages)", ("malicious link",)),
+        ("(?:zipped|packed) (?:\\w+ )?(?:into|to) an? archive", (" archive",)),
+        ("(?:logged|signed) in (?:\\w+ )?(?:with|using) the password", (" the password",)),
+        ("(?:data|files) (?:is|are) (?:zipped|compressed)", ("zipped", "compressed")),
+        ("(?:victims?|users?) (?:\\w+ ){0,3}(?:run|opens?) (?:installer|executable)", ("installer", "executable")),
+        ("(?:ab|cd)?(?:e|f)", ()),  # nothing every match must hold
+        ("abc|def", ()),
+    ],
+)
+def test_a_phrase_is_searched_only_where_one_of_its_literals_is(pattern: str, literals: tuple[str, ...]) -> None:
+    import re
+
+    from ingest.enrich.resources import required_literals
+
+    assert required_literals(pattern) == literals
+    for sample in ("Data is zipped.", "the users then run the installer", "xyz"):
+        if re.search(pattern, sample.lower()):
+            assert any(literal in sample.lower() for literal in literals) or not literals
+
+
+@pytest.mark.parametrize("prefix", ["", "İstanbul office: "])  # "İ" lowercases to two characters
+def test_a_phrase_matches_whatever_the_case_and_its_evidence_is_the_text_as_written(prefix: str) -> None:
+    found = dict(
+        (record.id, why) for record, why in techniques_with_evidence(prefix + "They Pushed The Frostline ENCRYPTOR.")
+    )
+    assert found["T1486"] == "phrase: Pushed The Frostline ENCRYPTOR"
