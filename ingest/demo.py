@@ -187,7 +187,7 @@ async def seed_store(stores: Stores, n: int, now: datetime | None = None,
         await stores.articles.upsert_articles(batch)
         records = aggregate(batch, categories)
         await stores.iocs.upsert_iocs(records)
-        await stores.iocs.put_context(context_facts(batch))
+        await stores.context.put_context(context_facts(batch))
         keys.update((r.type, r.value) for r in records)
         done += len(batch)
         if progress is not None:

@@ -170,7 +170,7 @@ async def _write(stores: Stores, run: SourceRun, config: SourceConfig, report: I
     # stored articles whose records are missing, and the next run skips unchanged articles.
     await stores.iocs.upsert_iocs(records)
     await stores.articles.upsert_articles(articles)
-    await stores.iocs.put_context(context_facts(articles))  # what TAXII serves around the records
+    await stores.context.put_context(context_facts(articles))  # what TAXII serves around the records
     await publish_changes(stores, articles, records)
     report.articles_new += len(run.new)
     report.articles_updated += len(run.updated)

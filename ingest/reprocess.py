@@ -80,7 +80,7 @@ async def reprocess(stores: Stores, categories: Mapping[str, str], now: datetime
         _fold(records, aggregate(current, categories))
         # Every article's context: a changed report is a new version, an unchanged one is left alone, and
         # articles stored before the context existed get theirs (store.stix_context).
-        await stores.iocs.put_context(context_facts(current))
+        await stores.context.put_context(context_facts(current))
         report.articles += len(batch)
         report.changed += len(changed)
         if progress is not None:

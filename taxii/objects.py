@@ -186,7 +186,7 @@ class PageHandler(TaxiiHandler):
     async def read(self, plan: Plan) -> Page:
         tier = self.principal.tier.name
         contexts = context_maker(self.ctx.articles, utcnow(), plan.spec.lower, tier)
-        return await read_page(self.ctx.iocs, plan.spec, contexts)
+        return await read_page(self.ctx.iocs, self.ctx.stores.context, plan.spec, contexts)
 
     def date_headers(self, page: CachedPage) -> None:
         """Section 3.3.1, formatted when the page was built; none on an empty page (no object, no date)."""

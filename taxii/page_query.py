@@ -31,7 +31,7 @@ from exporters.base import ExportContext, load_context
 from exporters.stix import stix_object
 from exporters.stix_context import context_object
 from store.exclusions import AccountExclusions
-from store.ports import ArticleStore, IocStore
+from store.ports import ArticleStore, ContextStore, IocStore
 from store.query import IocFilters
 from store.records import Ioc
 from store.stix_context import ContextObject, ContextQuery
@@ -127,7 +127,7 @@ class Fixed:
         return (self.date_added, self.type, self.value)
 
 
-async def context_page(store: IocStore, spec: PageSpec) -> Page:
+async def context_page(store: ContextStore, spec: PageSpec) -> Page:
     """A page of ``spec.fixed`` and, for the context collection, the stored context objects, merged in
     (date_added, id) order after ``spec.lower`` and ``spec.after``: each source gives at most one past
     the page, so one past the merged page tells whether there is more."""
@@ -150,10 +150,10 @@ def _stored(spec: PageSpec) -> ContextQuery:
                         versions=tuple(sorted(parse_timestamp(t) for t in matcher.times or ())), limit=spec.limit + 1)
 
 
-async def read_page(store: IocStore, spec: PageSpec, contexts: Contexts) -> Page:
+async def read_page(store: IocStore, context: ContextStore, spec: PageSpec, contexts: Contexts) -> Page:
     """Scan from ``spec.after`` and keep matching objects until the page is full or the scan ends."""
     if spec.fixed:
-        return await context_page(store, spec)
+        return await context_page(context, spec)
     if spec.types == ():
         return Page([], False)
     scan = spec.scan_limit()

@@ -12,6 +12,7 @@ from store.mongo.feeds import MongoFeeds
 from store.mongo.ioc_store import MongoIocs
 from store.mongo.sightings import MongoSightings
 from store.mongo.sources import MongoSources
+from store.mongo.stix_context import MongoContext
 from store.mongo.webhooks import MongoWebhooks
 from store.ports import Stores
 
@@ -24,4 +25,4 @@ def mongo_stores(client: AsyncMongoClient[dict[str, Any]], db_name: str) -> Stor
     conn = MongoStore(client, db_name)
     return Stores(conn, MongoArticles(conn), MongoIocs(conn), MongoSources(conn), MongoAccounts(conn),
                   MongoFeeds(conn), webhooks=MongoWebhooks(conn), sightings=MongoSightings(conn),
-                  allowlist=MongoAllowlist(conn))
+                  allowlist=MongoAllowlist(conn), context=MongoContext(conn))

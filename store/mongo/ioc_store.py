@@ -13,8 +13,8 @@ from store.mongo import iocs as ioc_ops
 from store.mongo.documents import from_ioc, ioc_key
 from store.mongo.errors import guarded, translated
 from store.mongo.ioc_links import recent
+from store.mongo.part import MongoPart
 from store.mongo.queries import and_, ioc_filter, ioc_hint, ioc_sort
-from store.mongo.stix_context import MongoContext
 from store.ports import IocStore
 from store.query import IocQuery
 from store.records import RECENT_LINKS, Ioc, utcnow
@@ -24,7 +24,7 @@ KEYS_PER_QUERY = 1_000
 _LISTS_VERSION = "warninglists_version"  # meta document: the lists the records were last checked against
 
 
-class MongoIocs(MongoContext, IocStore):
+class MongoIocs(MongoPart, IocStore):
     """IOC records in the ``iocs`` collection, and the STIX context objects around them (``stix_context``)."""
 
     @guarded

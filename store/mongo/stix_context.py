@@ -16,6 +16,7 @@ from pymongo import ReplaceOne
 from store.mongo.errors import guarded, translated
 from store.mongo.part import MongoPart
 from store.mongo.queries import and_, keyset
+from store.ports.context import ContextStore
 from store.stix_context import ContextFact, ContextObject, ContextQuery, changes, stamp
 
 _TIMES = ("created", "modified", "date_added")
@@ -50,8 +51,8 @@ def context_filter(q: ContextQuery) -> dict[str, Any]:
     return and_(clauses)
 
 
-class MongoContext(MongoPart):
-    """``IocStore.put_context`` and ``context_page`` (the store's IOC concern holds them)."""
+class MongoContext(MongoPart, ContextStore):
+    """The STIX context objects in their own collection."""
 
     @guarded
     async def put_context(self, facts: Iterable[ContextFact]) -> int:

@@ -1,7 +1,7 @@
 """The storage seam, one interface per concern (medallion's backend seam, without HTTP concerns or paging).
 
 ``ArticleStore``, ``IocStore``, ``SourceStore``, ``FeedStore``, ``WebhookStore``, ``AllowlistStore``,
-``SightingStore`` and
+``SightingStore``, ``ContextStore`` and
 ``AccountStore`` (itself
 ``UserStore``, ``KeyStore``, ``SessionStore``, ``TokenStore`` and ``AttemptStore``)
 each declare one method per operation;
@@ -22,6 +22,7 @@ from typing import Any
 from store.ports.accounts import AccountStore, AttemptStore, KeyStore, SessionStore, TokenStore, UserStore
 from store.ports.allowlist import AllowlistStore
 from store.ports.articles import ArticleStore
+from store.ports.context import ContextStore
 from store.ports.events import EventLog
 from store.ports.feeds import FeedStore
 from store.ports.iocs import IocStore
@@ -30,10 +31,26 @@ from store.ports.sightings import SightingStore
 from store.ports.sources import SourceStore
 from store.ports.webhooks import WebhookStore
 
-__all__ = ["AccountStore", "AllowlistStore", "ArticleStore", "AttemptStore", "EventLog", "FeedStore", "IocStore",
-           "KeyStore", "Lifecycle", "SessionStore", "SightingStore", "SourceStore", "Stores", "TokenStore", "UserStore",
-           "Versioned",
-           "WebhookStore"]
+__all__ = [
+    "AccountStore",
+    "AllowlistStore",
+    "ArticleStore",
+    "AttemptStore",
+    "ContextStore",
+    "EventLog",
+    "FeedStore",
+    "IocStore",
+    "KeyStore",
+    "Lifecycle",
+    "SessionStore",
+    "SightingStore",
+    "SourceStore",
+    "Stores",
+    "TokenStore",
+    "UserStore",
+    "Versioned",
+    "WebhookStore",
+]
 
 
 def _in_process_log() -> EventLog:
@@ -55,6 +72,7 @@ class Stores:
     webhooks: WebhookStore
     sightings: SightingStore
     allowlist: AllowlistStore
+    context: ContextStore
     events: EventLog = field(default_factory=_in_process_log)
 
     @property

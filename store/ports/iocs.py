@@ -13,7 +13,6 @@ from store.ioc_counters import ESTIMATE_CAP
 from store.ports.lifecycle import Versioned
 from store.query import IocQuery, status_clock
 from store.records import RECENT_LINKS, Ioc
-from store.stix_context import ContextFact, ContextObject, ContextQuery
 
 
 class IocStore(Versioned):
@@ -75,17 +74,6 @@ class IocStore(Versioned):
         """The ``limit`` most recently reported links of one kind of a record (``article``, ``cve`` or
         ``technique``; see ``store.records.LINK_FIELDS``), newest first. A record lists only the few most
         recent; this reads further, by index, without loading the rest."""
-
-    @abc.abstractmethod
-    async def put_context(self, facts: Iterable[ContextFact]) -> int:
-        """Hold the STIX context objects of ``facts`` (store.stix_context): a new fact, or one whose facts
-        changed, is written as a new version stamped later than every stored ``date_added``; an unchanged
-        one is left alone. Returns how many were written; bumps the data version when any was."""
-
-    @abc.abstractmethod
-    async def context_page(self, query: ContextQuery) -> list[ContextObject]:
-        """Stored context objects matching ``query`` in (date_added, id) order, ``query.limit`` at most,
-        read by index whatever the number stored."""
 
     @abc.abstractmethod
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:

@@ -14,6 +14,7 @@ from store.sqlite.feeds import SqliteFeeds
 from store.sqlite.iocs import SqliteIocs
 from store.sqlite.sightings import SqliteSightings
 from store.sqlite.sources import SqliteSources
+from store.sqlite.stix_context import SqliteContext
 from store.sqlite.webhooks import SqliteWebhooks
 
 __all__ = [
@@ -44,5 +45,6 @@ def sqlite_stores(path: Path, retention: timedelta = DEFAULT_RETENTION) -> Store
         SqliteWebhooks(conn),
         SqliteSightings(conn),
         SqliteAllowlist(conn),
+        SqliteContext(conn),
         SqliteEventLog(conn, retention),
     )

@@ -22,8 +22,7 @@ from store.records import RECENT_LINKS, Ioc, iso, utcnow
 from store.sqlite import ioc_counters, queries, value_index
 from store.sqlite.backend import SqliteStore
 from store.sqlite.ioc_links import LinkRow, insert_links, linked_record, new_record, recent_links
-from store.sqlite.part import _json, _rows_in, _tuples
-from store.sqlite.stix_context import SqliteContext
+from store.sqlite.part import SqlitePart, _json, _rows_in, _tuples
 
 _LISTS_VERSION = "warninglists_version"
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
@@ -95,8 +94,8 @@ def _rewrite(db: sqlite3.Connection, changes: list[tuple[Ioc, Ioc]]) -> None:
     db.execute("UPDATE meta SET value = value + 1 WHERE key = 'data_version'")
 
 
-class SqliteIocs(SqliteContext, IocStore):
-    """IOC records in the ``iocs`` table, and the STIX context objects around them (``stix_context``)."""
+class SqliteIocs(SqlitePart, IocStore):
+    """IOC records in the ``iocs`` table."""
 
     def __init__(self, conn: SqliteStore) -> None:
         super().__init__(conn)

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 
+from store.ports.context import ContextStore
 from store.records import iso, parse_stored
 from store.sqlite.backend import BUMP_VERSION
 from store.sqlite.part import SqlitePart, _rows_in
@@ -42,8 +43,8 @@ def context_where(q: ContextQuery) -> tuple[str, list[Any]]:
     return " AND ".join(clauses), params
 
 
-class SqliteContext(SqlitePart):
-    """``IocStore.put_context`` and ``context_page`` (the store's IOC concern holds them)."""
+class SqliteContext(SqlitePart, ContextStore):
+    """The STIX context objects in the ``stix_context`` table."""
 
     async def put_context(self, facts: Iterable[ContextFact]) -> int:
         incoming = list(facts)

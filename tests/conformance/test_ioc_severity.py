@@ -6,12 +6,14 @@ from __future__ import annotations
 from conformance.factories import article, ioc, mention
 
 from ingest.aggregate import aggregate
+from store.decay import STATUSES
 from store.ports import IocStore, Stores
 from store.query import IocFilters, IocQuery
 
 
 async def values(iocs: IocStore, *labels: str) -> list[str]:
-    query = IocFilters(severities=labels).query(limit=100)
+    # Every status: the factory's records are long expired, and the severity buckets are what is checked.
+    query = IocFilters(severities=labels, statuses=STATUSES).query(limit=100)
     return sorted(r.value for batch in [b async for b in iocs.iter_iocs(query)] for r in batch)
 
 

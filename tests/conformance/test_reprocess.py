@@ -50,7 +50,7 @@ async def test_reprocess_applies_the_current_rules_and_a_second_run_writes_nothi
     record = await stores.iocs.get_ioc("ipv4", "45.61.137.12")
     assert record is not None and record.article_ids == [stale.id] and record.first_seen == stale.fetched_at
     # An article stored before its context existed gets its report (TAXII ctiwire-context) from the rebuild.
-    reports = await stores.iocs.context_page(ContextQuery(types=("report",)))
+    reports = await stores.context.context_page(ContextQuery(types=("report",)))
     assert [o.facts["refs"] for o in reports] == [[object_id("ipv4", "45.61.137.12")]]
 
     version = await stores.iocs.data_version()

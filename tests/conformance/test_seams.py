@@ -11,6 +11,7 @@ from store.ports import (
     AccountStore,
     ArticleStore,
     AttemptStore,
+    ContextStore,
     FeedStore,
     IocStore,
     KeyStore,
@@ -26,11 +27,12 @@ from store.ports import (
 from store.usage import UsageHistory
 
 CONCERNS: dict[str, type[abc.ABC]] = {"articles": ArticleStore, "iocs": IocStore, "sources": SourceStore,
-                                      "accounts": AccountStore, "feeds": FeedStore, "sightings": SightingStore}
+                                      "accounts": AccountStore, "feeds": FeedStore, "sightings": SightingStore,
+                                      "context": ContextStore}
 # The interfaces callers name; AccountStore is UserStore + KeyStore + SessionStore + TokenStore + AttemptStore
 # + UsageHistory.
 INTERFACES = (Lifecycle, ArticleStore, IocStore, SourceStore, FeedStore, UserStore, KeyStore, SessionStore, TokenStore,
-              AttemptStore, UsageHistory, SightingStore)
+              AttemptStore, UsageHistory, SightingStore, ContextStore)
 MOST_OPERATIONS = 15
 
 

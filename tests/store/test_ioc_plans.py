@@ -143,8 +143,9 @@ async def test_a_substring_search_looks_up_its_rarest_trigrams(stores: Stores) -
 @pytest.mark.parametrize(("types", "index"), [(("report",), "stix_context_type_added"), ((), "stix_context_added")])
 async def test_context_pages_walk_their_order_from_the_position(stores: Stores, types: tuple[str, ...],
                                                                 index: str) -> None:
-    await stores.iocs.put_context([relationship(f"indicator--{n}", "indicates", "intrusion-set--x") for n in range(50)])
+    facts = [relationship(f"indicator--{n}", "indicates", "intrusion-set--x") for n in range(50)]
+    await stores.context.put_context(facts)
     query = ContextQuery(added_after=utcnow() - timedelta(days=1), after=(utcnow(), "relationship--0"), types=types,
                          limit=101)
-    plan = only(await plans(stores, lambda: stores.iocs.context_page(query), "stix_context"), "ORDER BY date_added")
+    plan = only(await plans(stores, lambda: stores.context.context_page(query), "stix_context"), "ORDER BY date_added")
     assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan and "SCAN" not in plan, plan

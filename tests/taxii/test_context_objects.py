@@ -36,7 +36,7 @@ def news(n: int, extra: int = 0) -> Article:
     """Article ``n``: two indicators and a CVE (``extra`` more domains), actors by ``n``."""
     now = utcnow() - timedelta(hours=1)
     mentions = [
-        ArticleIoc("ipv4", f"203.0.113.{n}"),
+        ArticleIoc("ipv4", f"45.153.160.{n}"),  # a range no warninglist names
         ArticleIoc("domain", f"c2-{n}.bad.example"),
         ArticleIoc("cve", f"CVE-2025-{1000 + n}"),
         *(ArticleIoc("domain", f"more-{n}-{k}.bad.example") for k in range(extra)),
@@ -63,7 +63,7 @@ async def store(server: RunningServer, articles: list[Article]) -> None:
     stores = server.ctx.stores
     await stores.iocs.upsert_iocs(aggregate(articles, {"Example News": "commercial"}))
     await stores.articles.upsert_articles(articles)
-    await stores.iocs.put_context(context_facts(articles))
+    await stores.context.put_context(context_facts(articles))
 
 
 def collection(server: RunningServer, cid: str = CONTEXT) -> Collection:
