@@ -18,10 +18,10 @@ async def _walk(stores: Stores, rows: list[Ioc], filters: Filters, limit: int, b
     floor = utcnow() - timedelta(days=365)
     contexts = context_maker(stores.articles, utcnow(), floor, "pro")
     spec = PageSpec(None, floor, None, limit, Matcher(filters), unique_ids=len(filters.ids), budget=budget)
-    pages = [await read_page(stores.iocs, spec, contexts)]
+    pages = [await read_page(stores.iocs, stores.context, spec, contexts)]
     while pages[-1].more:
         spec = PageSpec(None, floor, pages[-1].resume_at, limit, Matcher(filters), len(filters.ids), budget)
-        pages.append(await read_page(stores.iocs, spec, contexts))
+        pages.append(await read_page(stores.iocs, stores.context, spec, contexts))
         assert len(pages) < 100
     return pages
 
@@ -72,7 +72,7 @@ async def test_id_filters_fetch_articles_only_for_the_records_asked_for(stores, 
 
     wanted = stix_object(rows[17])
     spec = PageSpec(None, floor, None, 10, Matcher(Filters(ids=(wanted["id"],))), unique_ids=1, budget=100)
-    page = await read_page(stores.iocs, spec, contexts)
+    page = await read_page(stores.iocs, stores.context, spec, contexts)
     assert [o for _, o in page.items] == [wanted] and not page.more
     assert [i.value for i in asked] == [rows[17].value]
 
@@ -90,4 +90,4 @@ async def test_nothing_can_match_reads_nothing(stores, iocs) -> None:
     await stores.iocs.upsert_iocs(iocs(5))
     floor = utcnow() - timedelta(days=1)
     spec = PageSpec((), floor, None, 10, Matcher(Filters()))
-    assert await read_page(stores.iocs, spec, context_maker(stores.articles, utcnow(), floor, "pro")) == Page([], False)
+    assert await read_page(stores.iocs, stores.context, spec, context_maker(stores.articles, utcnow(), floor, "pro")) == Page([], False)
