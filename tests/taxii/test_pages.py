@@ -90,4 +90,5 @@ async def test_nothing_can_match_reads_nothing(stores, iocs) -> None:
     await stores.iocs.upsert_iocs(iocs(5))
     floor = utcnow() - timedelta(days=1)
     spec = PageSpec((), floor, None, 10, Matcher(Filters()))
-    assert await read_page(stores.iocs, stores.context, spec, context_maker(stores.articles, utcnow(), floor, "pro")) == Page([], False)
+    contexts = context_maker(stores.articles, utcnow(), floor, "pro")
+    assert await read_page(stores.iocs, stores.context, spec, contexts) == Page([], False)
