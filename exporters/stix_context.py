@@ -12,7 +12,7 @@ from typing import Any
 
 from exporters.base import ArticleRef
 from exporters.stix_graph import actor_object
-from exporters.stix_objects import malware_object, relationship_object, report_object
+from exporters.stix_objects import malware_object, relationship_object, report_object, sponsor_object
 from store.records import iso, parse_iso
 from store.stix_context import ContextObject
 
@@ -31,6 +31,7 @@ _BUILDERS: dict[str, Build] = {
     "report": _report,
     "intrusion-set": lambda facts, created, modified: actor_object(facts["name"], created, modified),
     "malware": lambda facts, created, modified: malware_object(facts["name"], created, modified),
+    "threat-actor": lambda facts, created, modified: sponsor_object(facts["name"], created, modified),
     "relationship": lambda facts, created, modified: relationship_object(
         facts["source"], facts["kind"], facts["target"], created, modified
     ),

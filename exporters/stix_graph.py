@@ -5,7 +5,8 @@ ones), an ``intrusion-set`` per threat actor (MISP galaxy name and synonyms) wit
 families the galaxy says it runs, and the ``vulnerability`` and ``attack-pattern`` objects of the CVEs
 and ATT&CK techniques its articles name. Relationships (STIX 2.1 s. 5, Appendix B): an indicator
 ``indicates`` an intrusion set or an attack pattern; an intrusion set ``uses`` its malware (so the
-indicator reaches the malware through its actor); anything else is ``related-to`` (there is no
+indicator reaches the malware through its actor) and is ``attributed-to`` the state the galaxy names as its
+suspected sponsor, a ``threat-actor`` of type ``nation-state``; anything else is ``related-to`` (there is no
 indicator-to-vulnerability type). An indicator that accounts reported seen brings its ``sighting`` first.
 What one record adds that no earlier record brought, its own object
 included, is held to ``STIX_BYTES_PER_RECORD``, so the bundle's size follows its record count however
@@ -39,9 +40,10 @@ from exporters.stix_objects import (
     relationship_object,
     report_object,
     sighting_object,
+    sponsor_object,
 )
 from exporters.stix_objects import vulnerability_object as _vulnerability
-from store.galaxy import actor_families, display_name, threat_actor
+from store.galaxy import actor_families, display_name, state_sponsor, threat_actor
 from store.ioctypes import Stix, mapping
 from store.records import Ioc
 from store.stixids import attack_pattern_id, named_id, vulnerability_id
@@ -113,6 +115,17 @@ class Graph:
         self._reports(cited[1:], ioc, primary_id, spending)
 
     def _families(self, canonical: str, actor: str, when: tuple[str, str], spending: _Spending) -> None:
+        """What the galaxy says of an actor: the state it is attributed to, the malware families it uses."""
+        sponsor = state_sponsor(canonical)
+        if sponsor:
+            self._link(
+                actor,
+                "attributed-to",
+                named_id("threat-actor", sponsor),
+                partial(sponsor_object, sponsor),
+                when,
+                spending,
+            )
         for family in actor_families(canonical)[:FAMILIES_PER_ACTOR]:
             malware = named_id("malware", family)
             self._link(actor, "uses", malware, partial(malware_object, family), when, spending)

@@ -191,6 +191,14 @@ def malware_object(family: str, created: str, modified: str) -> dict[str, Any]:
     return obj
 
 
+def sponsor_object(sponsor: str, created: str, modified: str) -> dict[str, Any]:
+    """The state an intrusion set is attributed to, as a ``threat-actor`` (STIX 2.1 s. 4.17) of type
+    ``nation-state`` (threat-actor-type-ov): the target of an ``attributed-to`` relationship."""
+    obj = _base("threat-actor", named_id("threat-actor", sponsor), created, modified)
+    obj.update({"name": sponsor, "threat_actor_types": ["nation-state"]})
+    return obj
+
+
 def report_object(article_id: str, ref: ArticleRef, object_refs: list[str], fallback: str) -> dict[str, Any]:
     """One article as a ``report`` (STIX 2.1 s. 4.14) of the objects it brought; ``fallback`` dates it when
     its publication date is unknown."""

@@ -1,7 +1,8 @@
 """Articles -> the STIX context facts TAXII serves (store.stix_context), written beside their records.
 
 One ``report`` per article that brought indicators (its objects: each mention's record object and the
-article's threat actors), each named actor's ``intrusion-set`` with its galaxy malware families, and a
+article's threat actors), each named actor's ``intrusion-set`` with its galaxy malware families and the state
+it is ``attributed-to`` (a ``threat-actor``, when the galaxy names a suspected sponsor), and a
 relationship from each mention's object to each actor the article names (STIX 2.1 Appendix B): an
 indicator ``indicates`` the intrusion set, the intrusion set ``uses`` an attack pattern and ``targets`` a
 vulnerability. A record's actors are the union of its articles' (ingest.aggregate), so the facts of a

@@ -94,6 +94,22 @@ def actor_families(canonical: str) -> list[str]:
     return list(found.values())
 
 
+@cache
+def _sponsors_by_uuid() -> dict[str, str]:
+    return {
+        item["uuid"]: sponsor
+        for item in cluster_values("threat-actor")
+        if (sponsor := (item.get("meta") or {}).get("cfr-suspected-state-sponsor"))
+    }
+
+
+def state_sponsor(canonical: str) -> str | None:
+    """The state the threat-actor galaxy names as the actor's suspected sponsor (its
+    ``cfr-suspected-state-sponsor``: "Russian Federation" for APT28), if it names one."""
+    entry = threat_actor(canonical)
+    return _sponsors_by_uuid().get(entry.uuid) if entry else None
+
+
 def display_name(canonical: str) -> str:
     """The actor's name as the galaxy spells it (threat-actor, else ransomware brand), else as stored."""
     entry = threat_actor(canonical) or _by_name("ransomware").get(canonical.lower())

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from store.galaxy import actor_families
+from store.galaxy import actor_families, state_sponsor
 from store.records import iso, utcnow
 from store.stixids import named_id
 
@@ -111,6 +111,10 @@ def actor_facts(canonical: str) -> list[ContextFact]:
     relationship to each (STIX 2.1 Appendix B: intrusion-set uses malware)."""
     actor = actor_id(canonical)
     found = [ContextFact(actor, "intrusion-set", {"name": canonical.lower()})]
+    sponsor = state_sponsor(canonical)
+    if sponsor:  # STIX 2.1 Appendix B: intrusion-set attributed-to threat-actor
+        held = named_id("threat-actor", sponsor)
+        found += [ContextFact(held, "threat-actor", {"name": sponsor}), relationship(actor, "attributed-to", held)]
     for family in actor_families(canonical):
         malware = named_id("malware", family)
         found += [ContextFact(malware, "malware", {"name": family}), relationship(actor, "uses", malware)]

@@ -93,7 +93,8 @@ _MATCH = {name: param(f"match[{name}]", {"type": "string", "pattern": list_patte
     "id": (ID_PATTERN, "STIX ids, comma-separated (ORed): a type, `--` and a lower-case UUID (STIX 2.1 "
                        "section 2.9)."),
     "type": (TYPE_PATTERN, "STIX types, comma-separated: indicator, vulnerability, attack-pattern, and in the "
-                           "context collection identity, marking-definition, report, intrusion-set, malware and "
+                           "context collection identity, marking-definition, report, intrusion-set, malware, "
+                           "threat-actor and "
                            "relationship (STIX 2.1 section 2.7 names: lower-case letters, digits and hyphens)."),
     "version": (VERSION_PATTERN, "first, last, all (any letter case), or RFC 3339 modified timestamps with a "
                                  "time zone (a marking definition's created); each object has one version."),
@@ -124,9 +125,11 @@ _CONTEXT_DESC = (f"`{CONTEXT}` holds what the IOC collections' objects refer to 
                  "`report` per article that brought indicators (`object_refs`: its indicators, vulnerabilities, "
                  "attack patterns and intrusion sets; `published` the article's date, its URL and ctiwire id in "
                  "`external_references`), an `intrusion-set` per threat actor (MISP galaxy name and aliases), a "
-                 "`malware` per family the galaxy says an actor runs, and `relationship` objects (indicator "
+                 "`malware` per family the galaxy says an actor runs, a `threat-actor` (`nation-state`) per state "
+                 "the galaxy names as an actor's suspected sponsor, and `relationship` objects (indicator "
                  "`indicates` intrusion-set; intrusion-set `uses` malware and attack-pattern, `targets` "
-                 "vulnerability). Each version is added when ctiwire stored it: a report whose article changed "
+                 "vulnerability, `attributed-to` threat-actor). Each version is added when ctiwire stored it: a "
+                 "report whose article changed "
                  "is added again with a later `modified`, so polling with `added_after` set to the last "
                  "`X-TAXII-Date-Added-Last` receives new and changed objects, none twice. Poll it beside "
                  "`all-iocs`: their union resolves every reference within the tier lookback (beside a narrower "

@@ -27,6 +27,7 @@ from server.feed_params import (
     valid_id,
 )
 from store.base import NotFound
+from store.decay import STATUSES
 from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SEVERITY_LABELS, SOURCE_CATEGORIES, Feed
 from web.base import PageHandler
 
@@ -37,8 +38,9 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "category": SOURCE_CATEGORIES,
     "industry": INDUSTRY_TAGS,
     "severity": SEVERITY_LABELS,
+    "status": STATUSES,
 }
-TEXTS = ("source", "threat_actor")
+TEXTS = ("source", "threat_actor", "min_score")
 LABELS = {
     "type": "IOC types",
     "confidence": "Confidence",
@@ -47,7 +49,10 @@ LABELS = {
     "severity": "Severity (highest of the reporting articles)",
     "source": "Reporting feeds",
     "threat_actor": "Threat actors",
+    "status": "Status",
+    "min_score": "Minimum score (0-100)",
 }
+PLACEHOLDERS = {"source": "Example News, CISA", "threat_actor": "lazarus, apt28", "min_score": "50"}
 KEY_VARIABLE = "$CTIWIRE_KEY"
 
 
@@ -103,7 +108,8 @@ class FeedPage(PageHandler):
         return found
 
     def feed_page(self, template: str, **values: Any) -> None:
-        self.page(template, choices=CHOICES, texts=TEXTS, labels=LABELS, tier=TIERS[self.user.tier], **values)
+        self.page(template, choices=CHOICES, texts=TEXTS, labels=LABELS, PLACEHOLDERS=PLACEHOLDERS,
+                  tier=TIERS[self.user.tier], **values)
 
 
 class FeedsHandler(FeedPage):

@@ -112,6 +112,11 @@ async def test_actors_malware_and_reports(heavy: Stores) -> None:
     rels = {(r["source_ref"], r["relationship_type"], r["target_ref"]) for r in objects if r["type"] == "relationship"}
     assert (lockbit["id"], "uses", family["id"]) in rels
     assert any(kind == "indicates" and target == apt28["id"] for _s, kind, target in rels)
+    # The galaxy's suspected state sponsor: APT28 attributed-to a nation-state threat actor; LockBit has none.
+    russia = next(o for o in objects if o["type"] == "threat-actor")
+    assert russia["name"] == "Russian Federation" and russia["threat_actor_types"] == ["nation-state"]
+    assert (apt28["id"], "attributed-to", russia["id"]) in rels
+    assert not any(s == lockbit["id"] and kind == "attributed-to" for s, kind, _t in rels)
     report = next(o for o in objects if o["type"] == "report")
     [ref] = report["external_references"]
     assert ref["url"].startswith("https://news.example/") and len(report["name"]) <= 160

@@ -83,15 +83,23 @@ async def test_taxii2_client_reads_the_graph_once_each_valid_and_resolved(server
     for size in (1, 3, 1000):
         assert await asyncio.to_thread(walk, server, CONTEXT, size) == context
     kinds = {o["type"] for o in context}
-    assert kinds == {"identity", "marking-definition", "report", "intrusion-set", "malware", "relationship"}
+    kinds_expected = {"identity", "marking-definition", "report", "intrusion-set", "malware", "threat-actor"}
+    assert kinds == kinds_expected | {"relationship"}
     assert sum(o["type"] == "report" for o in context) == 6
-    assert {o["relationship_type"] for o in context if o["type"] == "relationship"} == {"indicates", "uses", "targets"}
+    kinds_of_links = {o["relationship_type"] for o in context if o["type"] == "relationship"}
+    assert kinds_of_links == {"indicates", "uses", "targets", "attributed-to"}
     stix_valid(context)
     records = await asyncio.to_thread(walk, server, "all-iocs", 50)
     assert dangling_refs(records + context) == set()  # a client polling both resolves every reference
     lockbit = next(o for o in context if o["type"] == "intrusion-set" and o["name"].lower() == "lockbit")
     assert any(o["type"] == "malware" and o["name"] == "LockBit" for o in context)
     assert any(o.get("source_ref", "").startswith("indicator--") and o["target_ref"] == lockbit["id"] for o in context)
+    # APT28 is attributed to the state the MISP galaxy names as its suspected sponsor (STIX 2.1 Appendix B).
+    apt28 = next(o for o in context if o["type"] == "intrusion-set" and o["name"].lower() == "apt28")
+    russia = next(o for o in context if o["type"] == "threat-actor")
+    assert russia["name"] == "Russian Federation" and russia["threat_actor_types"] == ["nation-state"]
+    assert any(o.get("relationship_type") == "attributed-to" and (o["source_ref"], o["target_ref"])
+               == (apt28["id"], russia["id"]) for o in context)
 
 
 async def test_a_poll_from_the_last_date_added_gets_new_and_changed_objects_only(server, stix_valid) -> None:

@@ -92,3 +92,17 @@ async def test_another_accounts_feed_is_the_404_page(site: RunningServer) -> Non
             assert refused.status_code == 404, action
         assert CARD.search((await bob.get("/account/feeds")).text) is None
         assert await _feeds(site, ANA) == [("ana's", {"type": ["url"]})]
+
+
+async def test_status_and_min_score_through_the_form(site: RunningServer) -> None:
+    async with browser(site) as ana:
+        await sign_up(ana, ANA)
+        made = await _create(ana, name="live", status=["active", "revoked"], min_score="60")
+        assert made.status_code == 302
+        assert await _feeds(site, ANA) == [("live", {"status": ["active", "revoked"], "min_score": ["60"]})]
+        page = (await ana.get("/account/feeds")).text
+        feed_id = CARD.search(page).group(1)  # type: ignore[union-attr]
+        form = (await ana.get(f"/account/feeds/{feed_id}/edit")).text
+        assert 'value="revoked" checked' in form and 'value="60"' in form and "none checked: active" in form
+        refused = await post_form(ana, f"/account/feeds/{feed_id}/edit", {"name": "live", "min_score": "101"})
+        assert refused.status_code == 400 and "filters.min_score" in refused.text
