@@ -7,6 +7,7 @@ touching the extractor.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -104,15 +105,8 @@ def _mandatory_groups(pattern: str) -> list[str]:
     (a pattern with a top-level ``|`` has none: either side may match)."""
     if _top_level_split(pattern) != [pattern]:
         return []
-    groups, depth, start, index = [], 0, 0, 0
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            index += 2
-            continue
-        if char == "[":
-            index = pattern.index("]", index + 2) + 1
-            continue
+    groups, depth, start = [], 0, 0
+    for index, char in _structure(pattern):
         if char == "(":
             depth, start = depth + 1, start if depth else index
         elif char == ")":
@@ -120,13 +114,13 @@ def _mandatory_groups(pattern: str) -> list[str]:
             following = pattern[index + 1:index + 2]
             if not depth and pattern.startswith("(?:", start) and following not in ("?", "*", "{"):
                 groups.append(pattern[start + 3:index])
-        index += 1
     return groups
 
 
-def _top_level_split(pattern: str) -> list[str]:
-    """``pattern`` cut at its ``|`` outside groups and character classes."""
-    parts, depth, start, index = [], 0, 0, 0
+def _structure(pattern: str) -> Iterator[tuple[int, str]]:
+    """Each character of ``pattern`` outside escapes and character classes, with its index: the characters
+    that give a pattern its structure (groups, alternatives, quantifiers)."""
+    index = 0
     while index < len(pattern):
         char = pattern[index]
         if char == "\\":
@@ -135,11 +129,18 @@ def _top_level_split(pattern: str) -> list[str]:
         if char == "[":
             index = pattern.index("]", index + 2) + 1
             continue
+        yield index, char
+        index += 1
+
+
+def _top_level_split(pattern: str) -> list[str]:
+    """``pattern`` cut at its ``|`` outside groups and character classes."""
+    parts, depth, start = [], 0, 0
+    for index, char in _structure(pattern):
         depth += (char == "(") - (char == ")")
         if char == "|" and not depth:
             parts.append(pattern[start:index])
             start = index + 1
-        index += 1
     return [*parts, pattern[start:]]
 
 
