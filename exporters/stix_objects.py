@@ -125,9 +125,14 @@ def lifecycle(ioc: Ioc, now: datetime) -> tuple[str, dict[str, Any]]:
     return modified, {"valid_until": iso(until)}
 
 
+def _at(ctx: ExportContext | None) -> datetime:
+    """The time an object's lifecycle is read at: the export's, else the status clock now."""
+    return clock(ctx.generated_at if ctx is not None else utcnow())
+
+
 def indicator_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:
     created, _ = dates(ioc)
-    modified, life = lifecycle(ioc, clock(ctx.generated_at if ctx is not None else utcnow()))
+    modified, life = lifecycle(ioc, _at(ctx))
     obj = _base("indicator", indicator_id(ioc), created, modified)
     obj.update(life)
     obj.update(
@@ -238,10 +243,12 @@ def stix_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:
     ``ctx`` adds the cited articles as ``external_references``. Used by the bundle and by TAXII.
     """
     object_type = mapping(ioc.type, "stix", Stix).object_type
+    # A vulnerability or attack pattern carries no validity, but its record's expiry is a new version all the
+    # same: its modified is the indicator's, the version TAXII lists with the record's date_added (section 5.4).
+    created, _ = dates(ioc)
+    modified, _ = lifecycle(ioc, _at(ctx))
     if object_type == "vulnerability":
-        created, modified = dates(ioc)
         return vulnerability_object(ioc.value, created, modified, _external_refs(ioc, ctx), _description(ioc))
     if object_type == "attack-pattern":
-        created, modified = dates(ioc)
         return attack_pattern_object(ioc.value, created, modified)
     return indicator_object(ioc, ctx)

@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 
 import orjson
 
-from store.query import ArticleQuery, IocQuery
-from store.records import parse_stored
+from store.query import ArticleQuery, IocQuery, status_clock
+from store.records import Ioc, parse_stored
 
 # (sort value, id) of a row in its query's order: the keyset position cursors carry.
 Position = tuple[Any, str]
@@ -69,9 +69,19 @@ async def keyset_pages(query: Q, batch_size: int, fetch: Callable[[Q, int], Awai
                 ahead.exception()
 
 
+def ioc_position(query: IocQuery) -> Callable[[Ioc], tuple[datetime, str, str]]:
+    """The keyset position (``IocQuery.after``) of a record in ``query``'s order: (first_seen, type, value), or
+    (date_added at the query's clock, type, value) in date_added order."""
+    if query.added_order:
+        now = status_clock(query)
+        return lambda ioc: (ioc.date_added(now), ioc.type, ioc.value)
+    return lambda ioc: (ioc.first_seen, ioc.type, ioc.value)
+
+
 def ioc_row_position(encoded: bytes) -> tuple[datetime, str, str]:
     """The keyset position (``IocQuery.after``) of an IOC's encoded API form: read from a batch's last row
-    only, so no other row carries its position out of the database."""
+    only, so no other row carries its position out of the database. The list's order (first_seen, type,
+    value): the API forms are not read in date_added order (``iter_iocs`` is)."""
     api = orjson.loads(encoded)
     return parse_stored(api["first_seen"]), api["type"], api["value"]
 

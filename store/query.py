@@ -88,8 +88,10 @@ class ArticleQuery:
 class IocQuery:
     """Filters of GET /api/v1/iocs and the exports; ``since`` is already clamped to the lookback.
 
-    ``since`` bounds ``modified`` (spec: "IOCs added or updated after this time"). ``added_after`` bounds
-    ``first_seen`` (TAXII date_added) and ``after`` is the keyset position (first_seen, type, value).
+    ``since`` bounds ``modified`` (spec: "IOCs added or updated after this time"). ``after`` is the keyset
+    position (first_seen, type, value), the list's order. ``added_order`` is the TAXII order instead: records
+    by their date_added at ``now`` (``Ioc.date_added``: when the current version came to be, TAXII 2.1
+    section 5.4), then type and value; ``added_after`` bounds that date_added and ``after`` is a position in it.
     ``stix_ids`` keeps records whose STIX object id (``Ioc.stix_id``) is any of them, read by index.
     ``sources`` and ``threat_actors`` keep records any of whose reporting feeds or actors is named.
 
@@ -116,6 +118,7 @@ class IocQuery:
     since: datetime | None = None
     added_after: datetime | None = None
     after: tuple[datetime, str, str] | None = None
+    added_order: bool = False
     offset: int = 0
     limit: int = 100
     statuses: tuple[str, ...] = ()
@@ -134,6 +137,22 @@ class IocQuery:
 def status_clock(q: IocQuery) -> datetime:
     """The time ``q``'s statuses and scores are read at."""
     return q.now if q.now is not None else clock(utcnow())
+
+
+def added_start(q: IocQuery) -> tuple[datetime, list[tuple[str, str]]] | None:
+    """Where a page in date_added order starts, on each arm's date column (store.sqlite.queries.added_arms):
+    (date, [(column, value), ...]) for rows after (date, values...) in (date, columns...) order, or None for
+    the first row. ``added_after`` alone when the position is not past it, else the position alone; within
+    one type (walked on its (type, date, value) index) the position within that type."""
+    after, floor = (q.after if q.added_order else None), q.added_after
+    if after is None or (floor is not None and after[0] <= floor):
+        return None if floor is None else (floor, [])
+    at, ioc_type, value = after
+    if len(q.types) != 1:
+        return at, [("type", ioc_type), ("value", value)]
+    if q.types[0] < ioc_type:
+        return at, []
+    return at, [("value", value if q.types[0] == ioc_type else "")]
 
 
 # The IOC list's filters by query parameter name (GET /api/v1/iocs): the one table the parser, the export

@@ -319,10 +319,11 @@ class Ioc:
         The REST field, the STIX export and TAXII all name the record by it, and both stores index it."""
         return object_id(self.type, self.value)
 
-    @property
-    def date_added(self) -> datetime:
-        """TAXII 2.1 date_added: when the record was first stored."""
-        return self.first_seen
+    def date_added(self, now: datetime) -> datetime:
+        """TAXII 2.1 date_added of the object's current version at ``now``: when that version came to be
+        (section 5.4, one manifest entry per version), its effective ``modified`` (store.decay): the
+        revocation, the expiry, or the last change that made a new version."""
+        return decay.effective_modified(self, now)
 
     @property
     def valid_until(self) -> datetime:

@@ -106,6 +106,7 @@ class PageHandler(TaxiiHandler):
             exclusions=self.exclusions,
             poll=filters.added_after is not None or bool(filters.versions),
             now=clock(now),
+            floor=window.floor,
         )
         return Plan(spec, filters, token_scope, window_headers(window, False))
 
@@ -233,11 +234,11 @@ class ManifestHandler(PageHandler):
                 [
                     {
                         "id": obj["id"],
-                        "date_added": taxii_time(ioc.date_added),
+                        "date_added": taxii_time(place.date_added),
                         "version": version_of(obj),
                         "media_type": STIX_21,
                     }
-                    for ioc, obj in page.items
+                    for place, obj in page.items
                 ],
             ),
         )

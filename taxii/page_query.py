@@ -1,9 +1,11 @@
 """One page of a collection, read from the store by keyset (TAXII 2.1 sections 3.4 and 5.3-5.6).
 
-Records come in the store's IOC order, (date_added, type, value), so objects are in ascending
-date_added order as TAXII requires, and a page boundary is a position rather than an offset: records
-added while a client walks the collection land after every position already handed out, and none is
-returned twice.
+Records come in the store's TAXII order, (date_added, type, value) (``IocQuery.added_order``), so objects
+are in ascending date_added order as TAXII requires (section 5.3). A record's date_added is that of its
+current version (``Ioc.date_added``): its last change, revocation or expiry (section 5.4, one manifest entry
+per version). A page boundary is a position rather than an offset: records added or changed while a client
+walks the collection land after every position already handed out, so each version is returned once, and
+a poller passing the last date_added as ``added_after`` receives every later version.
 
 ``added_after``, the tier lookback, ``match[type]`` and ``match[id]`` are pushed down to the store, which
 indexes each record's STIX object id (``store.stixids``), so the object and versions endpoints (sections
@@ -30,10 +32,11 @@ from typing import Any
 from exporters.base import ExportContext, load_context
 from exporters.stix import stix_object
 from exporters.stix_context import context_object
+from store.decay import clock
 from store.exclusions import AccountExclusions
 from store.ports import ArticleStore, ContextStore, IocStore
 from store.query import IocFilters
-from store.records import Ioc
+from store.records import Ioc, utcnow
 from store.stix_context import ContextObject, ContextQuery
 from taxii.filters import Matcher
 from taxii.media import parse_timestamp
@@ -67,6 +70,7 @@ class PageSpec:
     # versions included, instead of the active records alone (store.query.DEFAULT_STATUSES).
     poll: bool = False
     now: datetime | None = None
+    floor: datetime | None = None  # the tier lookback, which an expiry's record keeps to (IocQuery.floor)
     # The caller's account's exclusions (its allowlist): records left out after the store query.
     exclusions: AccountExclusions | None = field(default=None, compare=False, hash=False)
 
@@ -82,6 +86,11 @@ class PageSpec:
 
     def kept(self, ioc: Ioc, obj: dict[str, Any]) -> bool:
         return self.matcher(obj) and not (self.exclusions is not None and self.exclusions.excludes(ioc))
+
+    @property
+    def clock(self) -> datetime:
+        """The time statuses and date_added are read at: ``now``, or the status clock now."""
+        return self.now if self.now is not None else clock(utcnow())
 
     def scan_limit(self) -> int:
         """Rows to read: one past the page when every row matches, else the scan budget."""
@@ -107,21 +116,28 @@ def context_maker(store: ArticleStore, now: datetime, floor: datetime, tier: str
 
 
 @dataclass(frozen=True, slots=True)
-class Fixed:
-    """A fixed object's place: added when it was created (it never changes), ordered by id after that."""
+class Place:
+    """An object's place in its collection's order: its date_added, then the IOC type and value (a record),
+    or the id (a context object)."""
 
     date_added: datetime
     value: str
     type: str = ""
 
     @classmethod
-    def of(cls, obj: dict[str, Any]) -> Fixed:
+    def of(cls, obj: dict[str, Any]) -> Place:
+        """A fixed object: added when it was created (it never changes)."""
         return cls(parse_timestamp(obj["created"]), obj["id"])
 
     @classmethod
-    def held(cls, held: ContextObject) -> Fixed:
+    def held(cls, held: ContextObject) -> Place:
         """A stored context object's place: its current version's date_added, then its id."""
         return cls(held.date_added, held.id)
+
+    @classmethod
+    def record(cls, ioc: Ioc, now: datetime) -> Place:
+        """A record's place: the date_added of its current version at ``now`` (``Ioc.date_added``)."""
+        return cls(ioc.date_added(now), ioc.value, ioc.type)
 
     def key(self) -> tuple[datetime, str, str]:
         return (self.date_added, self.type, self.value)
@@ -132,9 +148,9 @@ async def context_page(store: ContextStore, spec: PageSpec) -> Page:
     (date_added, id) order after ``spec.lower`` and ``spec.after``: each source gives at most one past
     the page, so one past the merged page tells whether there is more."""
     after = spec.after.key() if spec.after else None
-    placed = [(Fixed.of(obj), obj) for obj in spec.fixed]
+    placed = [(Place.of(obj), obj) for obj in spec.fixed]
     if spec.stored:
-        placed += [(Fixed.held(held), context_object(held)) for held in await store.context_page(_stored(spec))]
+        placed += [(Place.held(held), context_object(held)) for held in await store.context_page(_stored(spec))]
     placed.sort(key=lambda item: item[0].key())
     matching: list[Item] = [(place, obj) for place, obj in placed if place.date_added > spec.lower
                             and (after is None or place.key() > after) and spec.matcher(obj)]
@@ -158,8 +174,8 @@ async def read_page(store: IocStore, context: ContextStore, spec: PageSpec, cont
         return Page([], False)
     scan = spec.scan_limit()
     query = replace(spec.records, types=spec.types or ()).query(
-        poll=spec.poll, now=spec.now, stix_ids=spec.ids, added_after=spec.lower,
-        after=spec.after.key() if spec.after else None, limit=scan)
+        poll=spec.poll, now=spec.clock, floor=spec.floor, stix_ids=spec.ids, added_after=spec.lower,
+        after=spec.after.key() if spec.after else None, added_order=True, limit=scan)
     rows = store.iter_iocs(query, min(scan, _NARROW_BATCH if spec.narrows else scan))
     try:
         return await _fill(rows, spec, contexts, scan)
@@ -178,16 +194,16 @@ async def _objects(batch: list[Ioc], contexts: Contexts) -> list[dict[str, Any]]
 async def _fill(rows: AsyncIterator[list[Ioc]], spec: PageSpec, contexts: Contexts, scan: int) -> Page:
     items: list[Item] = []
     last: Ioc | None = None
-    scanned = 0
+    scanned, now = 0, spec.clock
     async for batch in rows:
         for ioc, obj in zip(batch, await _objects(batch, contexts), strict=True):
             if spec.kept(ioc, obj):
                 if len(items) == spec.limit:  # one match past the page: there is more
                     return Page(items, True, Position.of(items[-1][0]))
-                items.append((ioc, obj))
+                items.append((Place.record(ioc, now), obj))
                 if len(items) == spec.unique_ids:  # every asked id found; ids are unique
                     return Page(items, False)
             last, scanned = ioc, scanned + 1
     if scanned >= scan and last is not None:  # budget spent: continue after the last record decided on
-        return Page(items, True, Position.of(last))
+        return Page(items, True, Position.of(Place.record(last, now)))
     return Page(items, False)

@@ -62,14 +62,18 @@ INDEXES: tuple[IndexSpec, ...] = (
     _plain("articles", "mitre_techniques.id"),
     TEXT_INDEX,
     _plain("iocs", "first_seen", "type", "value"),
-    _plain("iocs", "modified"),
+    # By modified and valid_until, then the TAXII order's type and value, of every type or of one: the two arms
+    # of a page in date_added order walk them from the position (store.mongo.queries.added_arms), and the windows
+    # by modified and the polls' expiries seek them (as on SQLite).
+    _plain("iocs", "modified", "type", "value"),
+    _plain("iocs", "valid_until", "type", "value"),
     # One type with the page order, and with the lookback bound on modified (as on SQLite).
     _plain("iocs", "type", "first_seen", "value"),
-    _plain("iocs", "type", "modified"),
+    _plain("iocs", "type", "modified", "value"),
+    _plain("iocs", "type", "valid_until", "value"),
     _plain("iocs", "grams"),  # multikey: each value's trigrams, for substring searches (store.value_search)
     _plain("iocs", "value"),
     _plain("iocs", "stix_id"),  # TAXII match[id] and object lookups; a few records per id, then sorted
-    _plain("iocs", "valid_until"),  # polls for changes find the expiries of their window by it (store.decay)
     # The few warninglisted records by modified: how many a window's default lists leave out (ioc_stats).
     IndexSpec("iocs", [("modified", 1)], {"name": "iocs_warninglisted",
                                           "partialFilterExpression": {"warninglisted": True}}),

@@ -14,7 +14,7 @@ from typing import Any
 
 from store.article_filters import AnyOf, AtLeast, Generic, clauses
 from store.decay import STATUSES
-from store.query import TIME_FIELDS, ArticleQuery, IocQuery, TextQuery, status_clock
+from store.query import TIME_FIELDS, ArticleQuery, IocQuery, TextQuery, added_start, status_clock
 from store.records import parse_iso, severity_range
 from store.sqlite.queries import score_bounds, walks_order, word_prefix_pattern
 from store.value_search import prefix_end, prefix_only, trigrams
@@ -236,7 +236,19 @@ LISTED_OUT: Filter = {"warninglisted": {"$ne": True}}
 
 
 def ioc_filter(q: IocQuery) -> Filter:
-    """Filter of an IOC query, keyset on (first_seen, type, value) included."""
+    """Filter of an IOC query, keyset on (first_seen, type, value) included, or on (date_added, type, value)
+    for ``q.added_order`` (its arms ORed; a page reads each apart, :func:`added_arms`)."""
+    clauses = ioc_clauses(q)
+    if q.added_order or q.added_after is not None:
+        clauses.append({"$or": [arm for _, arm in added_arms(q)]})
+    if q.after is not None and not q.added_order:
+        first_seen, ioc_type, value = q.after
+        clauses.append(keyset([("first_seen", _ioc_time(first_seen)), ("type", ioc_type), ("value", value)], False))
+    return and_(clauses)
+
+
+def ioc_clauses(q: IocQuery) -> list[Filter]:
+    """Every filter of ``q`` but its position in the page order."""
     pairs: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("type", q.types), ("confidence", q.confidences), ("source_category", q.categories),
         ("value", q.values), ("industries", q.industries), ("stix_id", q.stix_ids), ("sources", q.sources),
@@ -251,13 +263,35 @@ def ioc_filter(q: IocQuery) -> Filter:
         clauses.append(LISTED_OUT)
     if q.since is not None:
         clauses.append(_since(q, q.since))
-    clauses += lifecycle_filters(q)
-    if q.added_after is not None:
-        clauses.append({"first_seen": {"$gt": q.added_after}})
-    if q.after is not None:
-        first_seen, ioc_type, value = q.after
-        clauses.append(keyset([("first_seen", _ioc_time(first_seen)), ("type", ioc_type), ("value", value)], False))
-    return and_(clauses)
+    return clauses + lifecycle_filters(q)
+
+
+def _expired(now: datetime) -> Filter:
+    """Records whose date_added is their expiry (store.sqlite.queries.added_arms): expired after their last
+    change."""
+    return {"revoked": {"$ne": True}, "valid_until": {"$lte": now}, "$expr": {"$gt": ["$valid_until", "$modified"]}}
+
+
+def added_arms(q: IocQuery) -> list[tuple[str, Filter]]:
+    """As ``store.sqlite.queries.added_arms``: (field holding the date_added, filter of the records it holds it
+    for, ``added_after`` and the position on it included), read each in :func:`added_sort` order."""
+    now = status_clock(q)
+    arms: list[tuple[str, list[Filter]]] = [("modified", [{"$nor": [_expired(now)]}])]
+    if not q.statuses or "expired" in q.statuses:
+        arms.append(("valid_until", [_expired(now), *([{"modified": {"$gte": q.floor}}] if q.floor else [])]))
+    start = added_start(q)
+    for field, parts in arms:
+        if start is not None:
+            parts.append(keyset([(field, start[0]), *start[1]], False))
+    return [(field, and_(parts)) for field, parts in arms]
+
+
+def added_sort(q: IocQuery, field: str) -> Sort:
+    """An arm's order (date_added in ``field``, type, value), spelt as its index's keys: (type, field, value)
+    for one type."""
+    if len(q.types) == 1:
+        return [("type", 1), (field, 1), ("value", 1)]
+    return [(field, 1), ("type", 1), ("value", 1)]
 
 
 def ioc_severities(labels: tuple[str, ...]) -> Filter:

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from store.base import IocStats, ioc_row_position, keyset_pages
+from store.base import IocStats, ioc_position, ioc_row_position, keyset_pages
 from store.cache import NearMap
 from store.codec import fold_iocs, from_doc, merge_ioc, revoked, to_doc
 from store.decay import scores_at
@@ -150,17 +150,23 @@ class SqliteIocs(SqlitePart, IocStore):
                  and queries.by_trigrams(q) else None)
         return queries.ioc_where(q, page and queries.walks_order(q, utcnow()), match)
 
+    def _select(self, db: sqlite3.Connection, q: IocQuery, columns: str) -> queries.Clause:
+        """A page of ``columns`` in ``q``'s order, ``LIMIT ? OFFSET ?`` left open; in date_added order the
+        selected columns follow the (date_added, type, value) the arms are merged by."""
+        if q.added_order:
+            return queries.added_select(q, columns)
+        where, params = self._where(db, q, page=True)
+        return f"SELECT {columns} FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?", params
+
     def _ioc_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[Ioc]]:
         def fetch(db: sqlite3.Connection) -> list[Ioc]:
-            where, params = self._where(db, q, page=True)
-            sql = f"SELECT doc FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?"
-            return [from_doc(Ioc, orjson.loads(r[0])) for r in db.execute(sql, [*params, size, q.offset]).fetchall()]
+            sql, params = self._select(db, q, "doc")
+            return [from_doc(Ioc, orjson.loads(r[-1])) for r in db.execute(sql, [*params, size, q.offset]).fetchall()]
 
         return fetch
 
     def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
-        return keyset_pages(query, batch_size, lambda q, n: self._run(self._ioc_page(q, n)),
-                            lambda i: (i.first_seen, i.type, i.value))
+        return keyset_pages(query, batch_size, lambda q, n: self._run(self._ioc_page(q, n)), ioc_position(query))
 
     def _ioc_row_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[bytes]]:
         def fetch(db: sqlite3.Connection) -> list[bytes]:

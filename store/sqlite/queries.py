@@ -10,7 +10,7 @@ from typing import Any
 from store.article_filters import AnyOf, Equals, Generic, IsTrue, clauses
 from store.decay import STATUSES, until_score
 from store.ioctypes import IOC_TYPES
-from store.query import ArticleQuery, IocQuery, TextQuery, status_clock
+from store.query import ArticleQuery, IocQuery, TextQuery, added_start, status_clock
 from store.records import iso, severity_range
 from store.value_search import prefix_end, prefix_only
 
@@ -223,19 +223,35 @@ LISTED_OUT = "warninglisted IS NULL"
 
 
 def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None) -> Clause:
-    """WHERE clause for an IOC query, keyset on (first_seen, type, value) included. ``walk_order`` keeps
-    the ``since`` bound off the ``modified`` indexes (SQLite's unary ``+``, sqlite.org/optoverview.html
+    """WHERE clause for an IOC query, keyset on (first_seen, type, value) included, or on (date_added, type,
+    value) for ``q.added_order`` (its two arms ORed; a page reads them as :func:`added_select`). ``walk_order``
+    keeps the ``since`` bound off the ``modified`` indexes (SQLite's unary ``+``, sqlite.org/optoverview.html
     "Disqualifying WHERE Clause Terms Using Unary-'+'"), so the planner walks the page order's index.
     ``match``: substrings are found through the trigram index by this query (store.sqlite.value_index); the other
     terms are then kept off every index too, so the rows come from the trigram matches by rowid rather than
     from a walk of every record of the types checked against them."""
+    clauses = _ioc_clauses(q, walk_order, match)
+    if q.added_order or q.added_after is not None:
+        arms = [join([(arm, params), *bounds]) for _, (arm, params), bounds in added_arms(q)]
+        clauses.append(("(" + " OR ".join(f"({sql})" for sql, _ in arms) + ")", [p for _, ps in arms for p in ps]))
+    if q.after is not None and not q.added_order:
+        first_seen, ioc_type, value = q.after
+        off = "+" if match is not None and by_trigrams(q) else ""
+        clauses.append((f"({off}first_seen, type, value) > (?, ?, ?)", [iso(first_seen), ioc_type, value]))
+    return join(clauses)
+
+
+def _ioc_clauses(q: IocQuery, walk_order: bool, match: str | None) -> list[Clause]:
+    """Every filter of ``q`` but its position in the page order."""
     trigrams = match is not None and by_trigrams(q)
     off = "+" if trigrams else ""
     clauses: list[Clause] = []
+    # Several types in date_added order: kept off the (type, ...) indexes, so the pages walk the date indexes.
+    type_off = "+" if q.added_order and len(q.types) > 1 else off
     for column, values in (("type", q.types), ("confidence", q.confidences),
                            ("source_category", q.categories), ("value", q.values), ("stix_id", q.stix_ids)):
         if values:
-            clauses.append(_in(off + column, values))
+            clauses.append(_in((type_off if column == "type" else off) + column, values))
     for column, values in (("industries", q.industries), ("json_extract(doc, '$.sources')", q.sources),
                            ("json_extract(doc, '$.threat_actors')", q.threat_actors)):
         if values:
@@ -248,10 +264,44 @@ def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None) -
         clauses.append((LISTED_OUT, []))
     if q.since is not None:
         clauses.append(_since(q, "+" if walk_order or trigrams else ""))
-    clauses += lifecycle_clauses(q)
-    if q.added_after is not None:
-        clauses.append((f"{off}first_seen > ?", [iso(q.added_after)]))
-    if q.after is not None:
-        first_seen, ioc_type, value = q.after
-        clauses.append((f"({off}first_seen, type, value) > (?, ?, ?)", [iso(first_seen), ioc_type, value]))
-    return join(clauses)
+    return clauses + lifecycle_clauses(q)
+
+
+# A record's TAXII date_added (store.decay.effective_modified) is its ``modified``, except an expired record's
+# whose valid_until is after its modified: then its valid_until. Each arm holds the records of one case, found
+# and ordered by its column's indexes ((column, type, value), or (type, column, value) for one type).
+_CHANGED = "NOT (+revoked = 0 AND +valid_until <= ? AND +valid_until > +modified)"
+_EXPIRED = "(+revoked = 0 AND valid_until <= ? AND valid_until > +modified)"
+
+
+def added_arms(q: IocQuery) -> list[tuple[str, Clause, list[Clause]]]:
+    """(column holding the date_added, which records it holds it for, ``added_after`` and ``after`` on it) of
+    each arm of a query in date_added order. No expiry arm when the statuses leave expired records out; an
+    expiry keeps to the lookback on ``modified`` (``floor``) as a poll of changes does (:func:`_since`)."""
+    now = iso(status_clock(q))
+    arms = [("modified", (_CHANGED, [now]))]
+    if not q.statuses or "expired" in q.statuses:
+        floor = [] if q.floor is None else [iso(q.floor)]
+        arms.append(("valid_until", (_EXPIRED + " AND +modified >= ?" * len(floor), [now, *floor])))
+    return [(column, arm, _added_bounds(q, column)) for column, arm in arms]
+
+
+def _added_bounds(q: IocQuery, column: str) -> list[Clause]:
+    """``added_after`` and the keyset position on ``column``, as one range its index seeks to."""
+    start = added_start(q)
+    if start is None:
+        return []
+    at, rest = start
+    names = ", ".join([column, *(name for name, _ in rest)])
+    return [(f"({names}) > ({', '.join('?' * (1 + len(rest)))})", [iso(at), *(v for _, v in rest)])]
+
+
+def added_select(q: IocQuery, columns: str) -> Clause:
+    """A page of ``q`` in date_added order: ``SELECT date_added, type, value, <columns>`` of each arm, merged
+    by SQLite as a UNION ALL of two ordered index walks (no sort of the matching rows), ``LIMIT ? OFFSET ?``
+    left for the caller's parameters."""
+    common = _ioc_clauses(q, True, None)
+    selects = [(f"SELECT {column}, type, value, {columns} FROM iocs WHERE {sql}", params)
+               for column, arm, bounds in added_arms(q) for sql, params in (join([*common, arm, *bounds]),)]
+    return (" UNION ALL ".join(sql for sql, _ in selects) + " ORDER BY 1, 2, 3 LIMIT ? OFFSET ?",
+            [p for _, params in selects for p in params])

@@ -108,12 +108,16 @@ CREATE TABLE IF NOT EXISTS iocs (
 -- so the records before the window that a long window's walk passes cost an index entry each.
 DROP INDEX IF EXISTS iocs_first_seen;
 CREATE INDEX IF NOT EXISTS iocs_page ON iocs (first_seen, type, value, modified);
-CREATE INDEX IF NOT EXISTS iocs_modified ON iocs (modified);
+-- By modified, then the TAXII order's type and value: a page in date_added order walks it (and its
+-- valid_until twin below) from the position, as do the windows by modified (store.sqlite.queries.added_select).
+DROP INDEX IF EXISTS iocs_modified;
+CREATE INDEX IF NOT EXISTS iocs_modified_page ON iocs (modified, type, value);
 -- A type filter with the page order (first_seen, then value within one type) and with the lookback bound
 -- on modified: a page of one type walks its index instead of sorting every record of the type.
 DROP INDEX IF EXISTS iocs_type_first_seen;
 CREATE INDEX IF NOT EXISTS iocs_type_page ON iocs (type, first_seen, value, modified);
-CREATE INDEX IF NOT EXISTS iocs_type_modified ON iocs (type, modified);
+DROP INDEX IF EXISTS iocs_type_modified;
+CREATE INDEX IF NOT EXISTS iocs_type_modified_page ON iocs (type, modified, value);
 -- An IOC's articles, CVEs and techniques (kind 'article', 'cve', 'technique'), one row each with when it
 -- was last reported: records carry counts and the most recent few (store.records.RECENT_LINKS). Keyed by
 -- the record's rowid, which a new record takes in ascending order: its links are appended, not inserted at
@@ -215,8 +219,11 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
 LATE_SCHEMA = """
 CREATE INDEX IF NOT EXISTS iocs_stix_id ON iocs (stix_id);
 CREATE INDEX IF NOT EXISTS api_keys_previous_hash ON api_keys (previous_hash);
--- Polls for changes find the records that expired in their window by it (store.decay).
-CREATE INDEX IF NOT EXISTS iocs_valid_until ON iocs (valid_until);
+-- Polls for changes find the records that expired in their window by it (store.decay); TAXII pages walk
+-- it for the records whose date_added is their expiry, of every type or of one (store.sqlite.queries.added_select).
+DROP INDEX IF EXISTS iocs_valid_until;
+CREATE INDEX IF NOT EXISTS iocs_valid_until_page ON iocs (valid_until, type, value);
+CREATE INDEX IF NOT EXISTS iocs_type_valid_until_page ON iocs (type, valid_until, value);
 -- The few warninglisted records by modified: how many a window's default lists leave out (IocStore.ioc_stats).
 CREATE INDEX IF NOT EXISTS iocs_warninglisted ON iocs (modified) WHERE warninglisted = 1;
 """

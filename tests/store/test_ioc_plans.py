@@ -93,13 +93,13 @@ async def test_a_severity_filtered_page_still_walks_the_page_order(stores: Store
 async def test_a_short_window_page_searches_by_modified(stores: Stores) -> None:
     query = IocQuery(types=("domain",), since=utcnow() - timedelta(hours=20), limit=100)
     plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
-    assert "USING INDEX iocs_type_modified (type=? AND modified>?)" in plan, plan
+    assert "USING INDEX iocs_type_modified_page (type=? AND modified>?)" in plan, plan
 
 
 async def test_estimated_totals_read_the_counters_and_one_partial_hour(stores: Stores) -> None:
     query = IocQuery(types=("domain",), since=utcnow() - timedelta(days=30))
     found = await plans(stores, lambda: stores.iocs.estimate_iocs(query))
-    assert "INDEX iocs_type_modified (type=? AND modified>? AND modified<?)" in only(found, "count(*)")
+    assert "INDEX iocs_type_modified_page (type=? AND modified>? AND modified<?)" in only(found, "count(*)")
     assert "ioc_day_counts USING PRIMARY KEY (day>? AND day<?)" in only(found, "ioc_day_counts")
     assert "ioc_month_counts USING PRIMARY KEY (month>?)" in only(found, "ioc_month_counts")
     assert "ioc_hour_groups USING PRIMARY KEY (hour>? AND hour<?)" in only(found, "ioc_hour_groups")

@@ -46,7 +46,13 @@ def _expected(rows: list[Ioc]) -> list[dict[str, Any]]:
                                                             f"Source {n}") for n in (1, 2)}
     now = utcnow()
     ctx = ExportContext(generated_at=now, since=now - timedelta(days=365), until=now, tier="pro", articles=refs)
-    return [stix_object(r, ctx) for r in sorted(rows, key=lambda r: (r.first_seen, r.type, r.value))]
+    return [stix_object(r, ctx) for r in _ordered(rows)]
+
+
+def _ordered(rows: list[Ioc]) -> list[Ioc]:
+    """In TAXII order: by date_added (the current version's: these active records' modified), type, value."""
+    now = utcnow()
+    return sorted(rows, key=lambda r: (r.date_added(now), r.type, r.value))
 
 
 def _collection(server: Any, bearer: Any, cid: str) -> Collection:
@@ -65,9 +71,9 @@ async def test_all_iocs_are_the_exporters_objects_in_date_added_order(server, io
     stix_valid(envelope["objects"])
     async with taxii_http(server.pro_key) as http:
         response = await http.get(COLLECTIONS + "all-iocs/objects/", params={"limit": 5})
-    ordered = sorted(rows, key=lambda r: (r.first_seen, r.type, r.value))
-    assert response.headers["X-TAXII-Date-Added-First"] == taxii_time(ordered[0].first_seen)
-    assert response.headers["X-TAXII-Date-Added-Last"] == taxii_time(ordered[4].first_seen)
+    ordered = _ordered(rows)
+    assert response.headers["X-TAXII-Date-Added-First"] == taxii_time(ordered[0].modified)
+    assert response.headers["X-TAXII-Date-Added-Last"] == taxii_time(ordered[4].modified)
     assert response.headers["X-TAXII-Date-Added-Last"].endswith("000Z") and len(ordered) == 40
 
 
@@ -129,7 +135,7 @@ async def test_added_after_polls_only_what_is_new(server, iocs, taxii_http) -> N
     # An empty page does not echo added_after as its first and last date (it has no object)
     assert "X-TAXII-Date-Added-First" not in empty.headers and "X-TAXII-Date-Added-Last" not in empty.headers
     assert [o["id"] for o in later.json()["objects"]] == [o["id"] for o in _expected(fresh)]
-    assert later.headers["X-TAXII-Date-Added-First"] == taxii_time(fresh[0].first_seen)
+    assert later.headers["X-TAXII-Date-Added-First"] == taxii_time(fresh[0].modified)
 
 
 async def test_manifest_object_and_versions(server, iocs, bearer, taxii_http) -> None:
@@ -144,8 +150,8 @@ async def test_manifest_object_and_versions(server, iocs, bearer, taxii_http) ->
                 collection.object_versions(cve["id"]))
 
     manifest, one, versions = await asyncio.to_thread(poll)
-    ordered = sorted(rows, key=lambda r: (r.first_seen, r.type, r.value))
-    assert manifest == [{"id": o["id"], "date_added": taxii_time(r.first_seen), "version": o["modified"],
+    ordered = _ordered(rows)
+    assert manifest == [{"id": o["id"], "date_added": taxii_time(r.modified), "version": o["modified"],
                          "media_type": "application/stix+json;version=2.1"} for o, r in zip(expected, ordered,
                                                                                            strict=True)]
     assert one == {"more": False, "objects": [cve]}
@@ -156,7 +162,7 @@ async def test_manifest_object_and_versions(server, iocs, bearer, taxii_http) ->
                                        params={"match[version]": "2020-01-01T00:00:00Z"})
         headers = await http.get(f"{COLLECTIONS}cves/objects/{cve['id']}/versions/")
     assert wrong_collection.status_code == 404 and other_version.status_code == 404
-    assert headers.headers["X-TAXII-Date-Added-First"] == taxii_time(datetime.fromisoformat(cve["created"]))
+    assert headers.headers["X-TAXII-Date-Added-First"] == taxii_time(datetime.fromisoformat(cve["modified"]))
 
 
 async def test_id_requests_read_only_the_records_they_name(server, iocs, taxii_http, monkeypatch) -> None:
