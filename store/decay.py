@@ -102,11 +102,18 @@ def base_score(ioc: Ioc) -> float:
     return min(100.0, sum(points for _, points in base_parts(ioc)))
 
 
+def _ms(value: datetime) -> datetime:
+    """``value`` to the millisecond (``store.records.ms``; records import this module)."""
+    return value.replace(microsecond=value.microsecond // 1000 * 1000)
+
+
 def valid_until(ioc: Ioc, m: DecayModel | None = None) -> datetime:
-    """When the score falls below the threshold (before ``last_seen`` when it starts below)."""
+    """When the score falls below the threshold (before ``last_seen`` when it starts below), to the
+    millisecond from ``last_seen`` to the millisecond: the time the stores keep, so a record read back
+    gives the same one, and a TAXII position computed from it is the stored column's (taxii.page_query)."""
     m = m or model()
     base = max(base_score(ioc), 0.01)
-    return ioc.last_seen + timedelta(days=m.half_life(ioc.type) * math.log2(base / m.threshold))
+    return _ms(_ms(ioc.last_seen) + timedelta(days=m.half_life(ioc.type) * math.log2(base / m.threshold)))
 
 
 def clock(now: datetime) -> datetime:
@@ -213,9 +220,7 @@ def status(ioc: Ioc, now: datetime) -> str:
 def effective_modified(ioc: Ioc, now: datetime) -> datetime:
     """When the record last changed as a poller sees it: expiry is a change at ``valid_until``."""
     until = valid_until(ioc)
-    if not ioc.revoked and now >= until > ioc.modified:
-        return until.replace(microsecond=until.microsecond // 1000 * 1000)
-    return ioc.modified
+    return until if not ioc.revoked and now >= until > ioc.modified else ioc.modified
 
 
 def until_score(ioc_type: str, minimum: float, now: datetime, m: DecayModel | None = None) -> datetime:

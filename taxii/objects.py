@@ -186,7 +186,8 @@ class PageHandler(TaxiiHandler):
 
     async def read(self, plan: Plan) -> Page:
         tier = self.principal.tier.name
-        contexts = context_maker(self.ctx.articles, utcnow(), plan.spec.lower, tier)
+        # The objects' lifecycle is read at the plan's clock, as their date_added is: a version and its date agree.
+        contexts = context_maker(self.ctx.articles, plan.spec.clock, plan.spec.lower, tier)
         return await read_page(self.ctx.iocs, self.ctx.stores.context, plan.spec, contexts)
 
     def date_headers(self, page: CachedPage) -> None:

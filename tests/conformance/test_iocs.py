@@ -12,9 +12,10 @@ import pytest
 from conformance.factories import at, ioc, replace
 
 from store.codec import merge_ioc
+from store.decay import clock
 from store.ports import IocStore
 from store.query import IocQuery
-from store.records import Ioc
+from store.records import Ioc, utcnow
 
 
 async def test_round_trip_and_missing(iocs: IocStore) -> None:
@@ -126,7 +127,9 @@ CASES: list[Case] = [
     ("value contains, case-sensitive", {"value_contains": "evil"}, lambda i: "evil" in i.value),
     ("value contains dot literal", {"value_contains": "l.e"}, lambda i: "l.e" in i.value),
     ("since bounds modified", {"since": at(minutes=30)}, lambda i: i.modified >= at(minutes=30)),
-    ("added after bounds first_seen", {"added_after": at(minutes=1)}, lambda i: i.first_seen > at(minutes=1)),
+    # Expired since: the date_added of each (its current version's) is its expiry, days to months after BASE.
+    ("added after bounds date_added", {"added_after": at(days=20)},
+     lambda i: i.date_added(clock(utcnow())) > at(days=20)),
     ("combined", {"types": ("domain", "url"), "since": at(minutes=5)},
      lambda i: i.type in ("domain", "url") and i.modified >= at(minutes=5)),
     ("stix ids ORed, unknown ignored", {"stix_ids": (CORPUS[0].stix_id, CORPUS[5].stix_id, UNKNOWN_ID)},
@@ -163,6 +166,27 @@ async def test_keyset_walk_and_batches(loaded: IocStore) -> None:
     assert [len(b) for b in batches] == [1, 2, 2, 1]  # the first batch is a fifth of batch_size, at least a row
     assert [i for b in batches for i in b] == ORDER[1:7]
     assert await loaded.count_iocs(IocQuery(after=after)) == len(CORPUS)
+
+
+async def test_a_walk_in_date_added_order_meets_every_record_once(loaded: IocStore) -> None:
+    """TAXII's order (IocQuery.added_order): by the current version's date_added, the expiry for a record that
+    expired after its last change, read from the modified and valid_until indexes and merged."""
+    now = clock(utcnow())
+    await loaded.revoke_ioc("cve", "CVE-2024-3094", "false positive", now)
+    held = await loaded.all_iocs(IocQuery(limit=100))
+    order = sorted(held, key=lambda i: (i.date_added(now), i.type, i.value))
+    assert any(i.date_added(now) == i.valid_until > i.modified for i in held)  # expired since: dated by expiry
+    assert any(i.revoked and i.date_added(now) == now for i in held)
+    for size, types in ((1, ()), (2, ()), (3, ("domain",)), (2, ("domain", "ipv4"))):
+        walked: list[Ioc] = []
+        after = None
+        while page := await loaded.all_iocs(IocQuery(types=types, added_order=True, now=now, after=after, limit=size)):
+            walked += page
+            after = (page[-1].date_added(now), page[-1].type, page[-1].value)
+        assert walked == [i for i in order if not types or i.type in types], (size, types)
+    later = IocQuery(added_order=True, now=now, added_after=order[2].date_added(now), limit=100)
+    assert await loaded.all_iocs(later) == [i for i in order if i.date_added(now) > order[2].date_added(now)]
+    assert await loaded.count_iocs(later) == len(await loaded.all_iocs(later))
 
 
 async def test_keyset_ties_on_first_seen_break_on_type_then_value(loaded: IocStore) -> None:

@@ -21,10 +21,13 @@ from store.factory import make_stores
 from store.mongo import MongoArticles, MongoIocs, MongoStore, mongo_stores
 from store.mongo.documents import article_doc, ioc_doc
 from store.mongo.queries import (
+    added_arms,
+    added_sort,
     and_,
     article_filter,
     article_query,
     article_sort,
+    ioc_clauses,
     ioc_filter,
     ioc_hint,
     ioc_sort,
@@ -93,9 +96,12 @@ def test_ioc_filter_by_parameters() -> None:
     assert ioc_filter(query) == {"$and": [
         {"type": {"$in": ["ipv4"]}}, {"industries": {"$in": ["energy"]}}, {"grams": "a.b"},
         {"value": re.compile(r"a\.b")}, {"warninglisted": {"$ne": True}},
-        {"modified": {"$gte": BASE}}, {"first_seen": {"$gt": at(1)}},
+        {"modified": {"$gte": BASE}}, {"$or": [arm for _, arm in added_arms(query)]},
         keyset([("first_seen", at(2)), ("type", "ipv4"), ("value", "10.0.0.1")], False),
     ]}
+    # added_after bounds the date_added: the modified, or the valid_until of a record expired after its modified.
+    assert [(field, arm["$and"][-1]) for field, arm in added_arms(query)] == [
+        ("modified", keyset([("modified", at(1))], False)), ("valid_until", keyset([("valid_until", at(1))], False))]
     assert ioc_filter(IocQuery(types=("ipv4",), include_warninglisted=True)) == {"type": {"$in": ["ipv4"]}}
     assert keyset([("a", 1), ("b", 2), ("c", 3)], False) == {"$or": [
         {"a": {"$gt": 1}}, {"a": 1, "b": {"$gt": 2}}, {"a": 1, "b": 2, "c": {"$gt": 3}}]}
@@ -242,3 +248,23 @@ async def test_ioc_pages_and_totals_have_compound_indexes_the_planner_uses(mongo
     stages = _stages(explained["queryPlanner"]["winningPlan"])
     assert "SORT" not in {s["stage"] for s in stages}
     assert any(s.get("indexName") == "type_1_first_seen_1_value_1" for s in stages), stages
+
+
+@pytest.mark.parametrize("types", [(), ("domain",), ("domain", "ipv4")])
+async def test_taxii_pages_walk_a_date_index_per_arm(mongo: MongoStore, types: tuple[str, ...]) -> None:
+    """A page in date_added order reads each arm off its (date, type, value) index, or (type, date, value) for one
+    type, from the position: no sort stage, whatever the collection's size (as SQLite's merged walks)."""
+    handle: Any = mongo.db["iocs"]
+    query = IocQuery(types=types, added_order=True, now=utcnow(), added_after=at(days=-365),
+                     after=(at(days=-1), "domain", "d7.example"), limit=100)
+    arms = added_arms(query)
+    assert [field for field, _ in arms] == ["modified", "valid_until"]
+    if not isinstance(mongo.client, AsyncMongoClient):
+        return  # mongomock has no query planner: explain() runs on a real server only
+    await MongoIocs(mongo).upsert_iocs([ioc(f"d{n}.example", ("domain", "ipv4")[n % 2]) for n in range(50)])
+    for field, arm in arms:
+        order = added_sort(query, field)
+        cursor = handle.find(and_([*ioc_clauses(query), arm])).sort(order).hint(order).limit(100)
+        stages = _stages((await cursor.explain())["queryPlanner"]["winningPlan"])
+        assert "SORT" not in {s["stage"] for s in stages}, stages
+        assert any(s.get("indexName") == "_".join(f"{k}_1" for k, _ in order) for s in stages), stages

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from store.decay import clock
 from store.ports import Stores
-from store.query import IocQuery
+from store.query import IocFilters, IocQuery
 from store.records import Ioc, utcnow
 from store.sqlite import sqlite_stores
 from store.stix_context import ContextQuery, relationship
@@ -77,11 +78,36 @@ async def read_page(stores: Stores, query: IocQuery) -> None:
         pass
 
 
+async def read_records(stores: Stores, query: IocQuery) -> None:
+    async for _ in stores.iocs.iter_iocs(query, query.limit):
+        pass
+
+
 @pytest.mark.parametrize(("types", "index"), [(("domain",), "iocs_type_page"), ((), "iocs_page")])
 async def test_a_long_window_page_walks_the_page_order(stores: Stores, types: tuple[str, ...], index: str) -> None:
     query = IocQuery(types=types, since=utcnow() - timedelta(days=365), limit=100)
     plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
     assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan, plan
+
+
+@pytest.mark.parametrize(("types", "modified", "expired"), [
+    ((), "iocs_modified_page", "iocs_valid_until_page"),
+    (("domain",), "iocs_type_modified_page", "iocs_type_valid_until_page"),
+    (("domain", "url"), "iocs_modified_page", "iocs_valid_until_page"),
+])
+async def test_a_taxii_page_merges_two_ordered_index_walks(stores: Stores, types: tuple[str, ...], modified: str,
+                                                           expired: str) -> None:
+    """A page in date_added order (a TAXII poll from a ``next`` position): the records dated by their modified and
+    those dated by their expiry, each walked off its index from the position, merged; nothing sorted."""
+    now = clock(utcnow())
+    query = IocFilters(types=types).query(poll=True, now=now, floor=now - timedelta(days=365),
+                                          added_after=now - timedelta(days=30), added_order=True, limit=21,
+                                          after=(now - timedelta(hours=100), "domain", "v100.example"))
+    plan = only(await plans(stores, lambda: read_records(stores, query)), "UNION ALL")
+    assert "MERGE (UNION ALL)" in plan and "TEMP B-TREE" not in plan and "SCAN" not in plan, plan
+    left, right = plan.split("RIGHT")
+    assert f"USING INDEX {modified} (" in left and f"USING INDEX {expired} (" in right, plan
+    assert ">(?," in left and ">(?," in right, plan  # each walk starts at the position
 
 
 async def test_a_severity_filtered_page_still_walks_the_page_order(stores: Stores) -> None:
