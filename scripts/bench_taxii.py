@@ -80,8 +80,9 @@ def walk(base: str, path: str, headers: dict[str, str], limit: int, budget: floa
 
 
 def medallion_config(work: Path, objects: list[dict[str, Any]], port: int, max_page: int) -> Path:
-    """A medallion memory-backend data file holding ``objects``, with date_added = created (= ctiwire's)."""
-    manifest = [{"id": o["id"], "date_added": taxii_time(parse_timestamp(o["created"])), "version": o["modified"],
+    """A medallion memory-backend data file holding ``objects``, with date_added = modified (= ctiwire's: the
+    current version's)."""
+    manifest = [{"id": o["id"], "date_added": taxii_time(parse_timestamp(o["modified"])), "version": o["modified"],
                  "media_type": "application/stix+json;version=2.1"} for o in objects]
     data = {
         "/discovery": {"title": "medallion", "default": f"http://127.0.0.1:{port}/api1/",

@@ -77,7 +77,8 @@ _DATE_HEADERS = {
 }
 _PAGING = [
     param("added_after", DATE_TIME_PARAM,
-          f"Only objects added after this time; clamped to the tier's IOC lookback "
+          f"Only objects whose date_added (of their current version) is after this time; the IOC collections "
+          f"then serve every status, revoked and expired objects included. Clamped to the tier's IOC lookback "
           f"({', '.join(f'{t.name.capitalize()} {t.ioc_lookback_days:,} days' for t in TIERS.values() if t.taxii)})."),
     limit_param(f"Objects per page; the server maximum is {MAX_PAGE:,} (Pro) and larger values are reduced.",
                 DEFAULT_PAGE),
@@ -135,7 +136,11 @@ _CONTEXT_DESC = (f"`{CONTEXT}` holds what the IOC collections' objects refer to 
                  "`all-iocs`: their union resolves every reference within the tier lookback (beside a narrower "
                  "collection or a saved feed, some name objects that collection leaves out). The tier lookback "
                  "does not limit it; `added_after`, `match[...]`, `limit` and `next` work as elsewhere.")
-_OBJECTS_DESC = ("Ascending date_added order; `more` is true exactly when `next` is given. Filters on ids or "
+_OBJECTS_DESC = ("Ascending date_added order. In the IOC collections an object's date_added is that of its "
+                 "current version, the same time as its `modified`: its last change (a re-report that changes "
+                 "it), its revocation (`revoked: true`), or its `valid_until` once that has passed; so a poll "
+                 "with `added_after` set to the last `X-TAXII-Date-Added-Last` receives each revocation, expiry "
+                 "and change as a new version. `more` is true exactly when `next` is given. Filters on ids or "
                  "version timestamps scan a bounded number of records per page, so a page may hold fewer "
                  "objects than `limit` (even none) while `more` is true.")
 OPENAPI_PATHS: dict[str, Any] = {
