@@ -42,7 +42,7 @@ from taxii.handlers import TaxiiHandler
 from taxii.media import STIX_21, taxii_time
 from taxii.next_tokens import Position, make_token, resume, scope
 from taxii.page_cache import CachedPage, PageCache, page_key
-from taxii.page_query import SCAN_BUDGET, UNBOUNDED, Page, PageSpec, context_maker, read_page
+from taxii.page_query import SCAN_BUDGET, UNBOUNDED, Page, PageSpec, context_maker, next_expiry, read_page
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -128,6 +128,8 @@ class PageHandler(TaxiiHandler):
         answers: NearMap[tuple[str, dict[str, str]]] = near_map(self.ctx.cache, "taxii-answers", _ANSWERS)
         known = answers.get(repeat)
         cached = pages.near.get(known[0]) if known else None
+        if cached is not None and not cached.current(clock(now)):
+            cached = None  # a record expired since: the page changed without a write
         if known is None or cached is None:
             plan = plan_at(now)
             known = (page_key(version, self.cache_parts(plan)), plan.headers)
@@ -142,13 +144,15 @@ class PageHandler(TaxiiHandler):
 
     async def cached_or_read(self, pages: PageCache, key: str, plan: Plan, render: Render) -> CachedPage:
         """The page under ``key`` when it is exact for the plan's lower bound, else read and cached."""
-        cached = await pages.get(key, plan.spec.lower)
+        cached = await pages.get(key, plan.spec.lower, plan.spec.clock)
         self.set_header("X-Cache", "hit" if cached else "miss")
         if cached is None:
             page = await self.read(plan)
             body = render(plan, page)  # may refuse (404) before anything is cached
             first, last = (page.items[0][0].date_added, page.items[-1][0].date_added) if page.items else (None, None)
-            cached = CachedPage.build(body, first, last)
+            # Records' statuses and date_added change at their valid_until: the page holds until the next one.
+            until = None if plan.spec.fixed else await next_expiry(self.ctx.iocs, plan.spec.clock)
+            cached = CachedPage.build(body, first, last, until)
             await pages.put(key, cached)
         return cached
 

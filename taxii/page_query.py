@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from exporters.base import ExportContext, load_context
@@ -35,7 +35,7 @@ from exporters.stix_context import context_object
 from store.decay import clock
 from store.exclusions import AccountExclusions
 from store.ports import ArticleStore, ContextStore, IocStore
-from store.query import IocFilters
+from store.query import IocFilters, IocQuery
 from store.records import Ioc, utcnow
 from store.stix_context import ContextObject, ContextQuery
 from taxii.filters import Matcher
@@ -183,6 +183,22 @@ async def read_page(store: IocStore, context: ContextStore, spec: PageSpec, cont
         close = getattr(rows, "aclose", None)  # an early return leaves the store's generator open
         if close is not None:
             await close()
+
+
+# Far enough that every record has expired by then (the longest half-life's validity is a few years).
+_FAR = timedelta(days=100 * 365)
+
+
+async def next_expiry(store: IocStore, now: datetime) -> datetime | None:
+    """The earliest valid_until after ``now`` of a record not revoked (None: none): when a status, and so a
+    date_added, changes next without a write. Read at a clock when all have expired, the expired records
+    dated after ``now`` in date_added order are those to expire, the first the next: one step of the
+    valid_until walk (store.sqlite.queries.added_arms)."""
+    query = IocQuery(statuses=("expired",), include_warninglisted=True, added_order=True, now=now + _FAR,
+                     added_after=now, limit=1)
+    async for batch in store.iter_iocs(query, 1):
+        return batch[0].valid_until if batch else None
+    return None
 
 
 async def _objects(batch: list[Ioc], contexts: Contexts) -> list[dict[str, Any]]:

@@ -94,6 +94,8 @@ def _with_id_lookup(collection: Any) -> Any:
     other filter keeps mongomock-ng's own scan. This relies on mongomock-ng internals (``_store``,
     ``_iter_documents``), pinned by pyproject.
     """
+    if getattr(collection, "_id_lookup", False):
+        return collection  # mongomock-ng hands out one collection per name: wrapped once, not once per handle
     scan = collection._iter_documents
     store = collection._store
 
@@ -107,6 +109,7 @@ def _with_id_lookup(collection: Any) -> Any:
         return (doc for doc in docs if filter_applies(spec, doc))
 
     collection._iter_documents = iter_documents
+    collection._id_lookup = True
     return collection
 
 

@@ -35,7 +35,8 @@ class IocStore(Versioned):
 
     @abc.abstractmethod
     def iter_iocs(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
-        """Records matching ``query`` ordered by (first_seen, type, value), ``query.limit`` at most."""
+        """Records matching ``query`` ordered by (first_seen, type, value), or by (date_added, type, value) for
+        ``query.added_order`` (``Ioc.date_added`` at the query's clock), ``query.limit`` at most."""
 
     async def iter_ioc_rows(self, query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[bytes]]:
         """Like ``iter_iocs``, as API forms encoded as JSON: the list and search pages stream the bytes

@@ -16,6 +16,7 @@ from store.decay import clock
 from store.ports import IocStore
 from store.query import IocQuery
 from store.records import Ioc, utcnow
+from taxii.page_query import next_expiry
 
 
 async def test_round_trip_and_missing(iocs: IocStore) -> None:
@@ -187,6 +188,16 @@ async def test_a_walk_in_date_added_order_meets_every_record_once(loaded: IocSto
     later = IocQuery(added_order=True, now=now, added_after=order[2].date_added(now), limit=100)
     assert await loaded.all_iocs(later) == [i for i in order if i.date_added(now) > order[2].date_added(now)]
     assert await loaded.count_iocs(later) == len(await loaded.all_iocs(later))
+
+
+async def test_the_next_expiry_is_the_earliest_valid_until_to_come_of_a_record_not_revoked(loaded: IocStore) -> None:
+    ordered = sorted(CORPUS, key=lambda i: i.valid_until)
+    assert await next_expiry(loaded, at(days=-400)) == ordered[0].valid_until
+    assert await next_expiry(loaded, ordered[0].valid_until) == ordered[1].valid_until
+    first = ordered[0]
+    await loaded.revoke_ioc(first.type, first.value, "false positive", at())
+    assert await next_expiry(loaded, at(days=-400)) == ordered[1].valid_until
+    assert await next_expiry(loaded, ordered[-1].valid_until) is None
 
 
 async def test_keyset_ties_on_first_seen_break_on_type_then_value(loaded: IocStore) -> None:

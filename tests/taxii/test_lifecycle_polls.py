@@ -21,6 +21,7 @@ from store.records import Ioc, utcnow
 from taxii import objects as taxii_objects
 from taxii.collections import stix_type_of
 from taxii.media import STIX_21, taxii_time
+from taxii.page_query import next_expiry
 from tests.support import RunningServer, make_settings, start_server, stop_server
 
 ALL = "/api/taxii2/api/collections/all-iocs/"
@@ -145,3 +146,21 @@ async def test_small_pages_hold_every_version_once_in_date_added_order(server, i
         assert [m["id"] for m in manifest] == [o["id"] for o in objects] == [r.stix_id for r in ordered]
         assert [m["date_added"] for m in manifest] == [taxii_time(r.date_added(now)) for r in ordered]
         assert [m["version"] for m in manifest] == [o["modified"] for o in objects]
+
+
+async def test_a_repeated_poll_is_read_again_once_a_record_expired(server, iocs, taxii_http, monkeypatch) -> None:
+    """A page is cached by the data version, which an expiry does not move: it holds until the next expiry."""
+    real = utcnow()
+    domain = next(r for r in iocs(12) if r.type == "domain")
+    expiring = _expiring(domain, real + timedelta(hours=1))
+    await server.ctx.iocs.upsert_iocs([expiring])
+    assert await next_expiry(server.ctx.iocs, real) == expiring.valid_until
+    async with taxii_http(server.pro_key) as http:
+        first = await http.get(ALL + "manifest/", params={"added_after": _since(300)})
+        last = first.headers["X-TAXII-Date-Added-Last"]
+        polls = [await http.get(ALL + "manifest/", params={"added_after": last}) for _ in range(2)]
+        monkeypatch.setattr(taxii_objects, "utcnow", lambda: utcnow() + timedelta(hours=2))
+        later = await http.get(ALL + "manifest/", params={"added_after": last})
+    assert [p.json() for p in polls] == [{"more": False}] * 2 and polls[1].headers["X-Cache"] == "hit"
+    assert later.headers["X-Cache"] == "miss"
+    assert later.json()["objects"][0]["date_added"] == taxii_time(expiring.valid_until)

@@ -168,12 +168,16 @@ async def test_manifest_object_and_versions(server, iocs, bearer, taxii_http) ->
 async def test_id_requests_read_only_the_records_they_name(server, iocs, taxii_http, monkeypatch) -> None:
     rows = await _seed(server, iocs, 300)
     read: list[Ioc] = []
+    probes: list[IocQuery] = []
     iter_iocs = server.ctx.iocs.iter_iocs
 
     def counting(query: IocQuery, batch_size: int = 1000) -> AsyncIterator[list[Ioc]]:
         async def batches() -> AsyncIterator[list[Ioc]]:
             async for batch in iter_iocs(query, batch_size):
-                read.extend(batch)
+                if query.stix_ids:
+                    read.extend(batch)
+                else:
+                    probes.append(query)
                 yield batch
         return batches()
 
@@ -191,6 +195,8 @@ async def test_id_requests_read_only_the_records_they_name(server, iocs, taxii_h
     assert missing.status_code == 404
     # Four requests, four records read in all: the store found them by index instead of scanning 300.
     assert sorted(r.value for r in read) == sorted([last.value, last.value, first.value, last.value])
+    # Besides, each page built asked for the next expiry (taxii.page_query.next_expiry): one record at most.
+    assert probes and all(q.limit == 1 and q.statuses == ("expired",) for q in probes)
 
 
 async def test_tier_lookback_applies(server, iocs, taxii_http) -> None:

@@ -42,6 +42,15 @@ def test_an_entry_decodes_to_the_page_it_encodes_and_leads_with_its_etag() -> No
     assert CachedPage.decode(empty.encode()) == empty and (empty.first_at, empty.first) == (None, "")
 
 
+async def test_a_page_holds_until_the_next_expiry_after_it_was_read() -> None:
+    pages = PageCache(MemoryCache(), ttl=60)
+    page = CachedPage.build(b'{"more":false}', None, None, T0 + timedelta(hours=1))
+    assert CachedPage.decode(page.encode()) == page
+    await pages.put("k", page)
+    assert await pages.get("k", T0, T0 + timedelta(minutes=59)) == page
+    assert await pages.get("k", T0, T0 + timedelta(hours=1)) is None  # a record expired: read again
+
+
 class DownCache(MemoryCache):
     async def get(self, key: str) -> bytes | None:
         raise StoreUnavailable("down")
