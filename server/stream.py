@@ -198,7 +198,8 @@ def routes(ctx: AppContext) -> list[tuple[str, type, dict[str, Any]]]:
 _EVENT_DOC = (
     "Server-sent events (text/event-stream), or with `Accept: application/x-ndjson` one JSON object a line "
     '(`{"id", "event", "data"}`). Events: `article` (the list form of a new or changed article), `ioc` '
-    "(a new or changed IOC record as /api/v1/iocs shows it), `ioc-revoked` (reserved); each has an `id` "
+    "(a new or changed IOC record as /api/v1/iocs shows it), `ioc-revoked` (a revoked record as /api/v1/iocs "
+    "shows it, `status` revoked); each has an `id` "
     "(`<milliseconds>-<sequence>`) that only grows, in one order for every client, and one JSON object as "
     "`data`. Control events: `reset` (the events after the resume id are no longer kept: re-sync from its "
     "`modified_since`, then read on) and `overflow` (the client fell behind its buffer; it is disconnected "
