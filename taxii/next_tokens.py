@@ -1,10 +1,11 @@
 """``next`` tokens: where a page ended, signed with the server secret (TAXII 2.1 section 3.4.1, ``next``).
 
-A token carries the keyset position of the last record decided on (date_added, IOC type, value), the
-filters of the request that produced it, and the scope it was made for (endpoint, collection and, for
-the object endpoint, the object id). It is signed by :mod:`server.tokens`, so any process sharing the
-secret serves the next page and no paging state lives in memory. A flipped byte, a token of another
-endpoint or collection, or a request whose filters differ from the token's is refused (400).
+A token carries the keyset position of the last record decided on (date_added of its current version, IOC
+type, value; taxii.page_query), the filters of the request that produced it, and the scope it was made for
+(endpoint, collection and, for the object endpoint, the object id). It is signed by :mod:`server.tokens`,
+so any process sharing the secret serves the next page and no paging state lives in memory. A flipped
+byte, a token of another endpoint or collection, or a request whose filters differ from the token's is
+refused (400).
 
 A follow-up request may repeat the filters (as taxii2-client does) or send ``next`` alone; the filters
 then come from the token. ``limit`` may change from page to page.
@@ -21,7 +22,9 @@ from server.tokens import InvalidToken, sign, verify
 from store.records import iso, parse_iso
 from taxii.filters import Filters, from_signature
 
-TOKEN_KIND = "taxii-next"
+# The kind names the order its positions are in: a token from when IOC objects were ordered by first_seen
+# names a place in another order, so it is refused (400, start again) rather than resumed at the wrong place.
+TOKEN_KIND = "taxii-next-added"
 
 
 class Placed(Protocol):
