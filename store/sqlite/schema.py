@@ -210,6 +210,7 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("iocs", "valid_until", "TEXT"),
     ("iocs", "revoked", "INTEGER"),
     ("iocs", "warninglisted", "INTEGER"),  # 1 when the value is on a warninglist; NULL (older rows) = not
+    ("iocs", "decay_place", "REAL"),  # the record's place on the score ladder (store.decay.ladder_place)
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """
