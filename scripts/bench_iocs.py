@@ -107,8 +107,8 @@ def stored_ceiling(path: Path, limit: int, repeats: int) -> float:
 async def score_overhead(path: Path, limit: int, repeats: int) -> tuple[float, float]:
     """(rows/s with score and status, rows/s without) of the same ``limit``-row page read the way the list
     handler streams it (``IocStore.iter_ioc_rows``: keyset batches of STREAM_BATCH, read ahead on the store's
-    thread), alternated in one process: as the page is now, each stored form completed from its row's
-    stored ``valid_until`` (``store.decay.Scores``), against the stored forms alone, as it was before."""
+    thread), alternated in one process: as the page is now, each stored form completed in SQL from its row's
+    place on the score ladder (``store.sqlite.scores``), against the stored forms alone, as it was before."""
     stores = sqlite_stores(path)
     await stores.open()
     iocs: Any = stores.iocs
