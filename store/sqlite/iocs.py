@@ -144,13 +144,14 @@ class SqliteIocs(SqlitePart, IocStore):
     async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
         return await self._run(lambda db: recent_links(db, ioc_type, value, kind, limit))
 
-    def _where(self, db: sqlite3.Connection, q: IocQuery, page: bool = False) -> queries.Clause:
+    def _where(self, db: sqlite3.Connection, q: IocQuery, page: bool = False, count: bool = False) -> queries.Clause:
         """``q``'s clause; a page walks its order's index unless ``since`` is recent (queries.walks_order).
         A substring goes through the trigram index by its rarest trigrams (value_index.Rarity)."""
         needle = q.value_contains
         match = (self._rarity.match(db, needle) if needle is not None and self._conn.value_index
                  and queries.by_trigrams(q) else None)
-        return queries.ioc_where(q, page and queries.walks_order(q, utcnow()), match)
+        # A count over a long window finds active records by their own index, not by ``modified``.
+        return queries.ioc_where(q, (page or count) and queries.walks_order(q, utcnow()), match, count)
 
     def _ioc_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[Ioc]]:
         def fetch(db: sqlite3.Connection) -> list[Ioc]:
@@ -194,7 +195,7 @@ class SqliteIocs(SqlitePart, IocStore):
             return held  # the same filters on unchanged data: a polling SIEM's every request
 
         def count(db: sqlite3.Connection) -> int:
-            where, params = self._where(db, q)
+            where, params = self._where(db, q, count=True)
             return int(db.execute(f"SELECT count(*) FROM iocs WHERE {where}", params).fetchone()[0])
 
         n = await self._run(count)
@@ -207,7 +208,7 @@ class SqliteIocs(SqlitePart, IocStore):
             return await self._run(lambda db: ioc_counters.count(db, q)), True
 
         def capped(db: sqlite3.Connection) -> int:
-            where, params = self._where(db, q)
+            where, params = self._where(db, q, count=True)
             sql = f"SELECT count(*) FROM (SELECT 1 FROM iocs WHERE {where} LIMIT ?)"
             return int(db.execute(sql, [*params, cap]).fetchone()[0])
 

@@ -57,8 +57,12 @@ async def test_sqlite_pages_complete_stored_forms_as_the_record_reads(tmp_path: 
     records = [
         _ioc(t, v.format(n), days=d)
         for n, d in enumerate((0, 3.3, 9.99, 12, 40, 400))
-        for t, v in (("ipv4", "45.1.2.{}"), ("md5", "b{}" + "b" * 30), ("domain", "x{}.bad-host.net"),
-                     ("cve", "CVE-2024-100{}"))
+        for t, v in (
+            ("ipv4", "45.1.2.{}"),
+            ("md5", "b{}" + "b" * 30),
+            ("domain", "x{}.bad-host.net"),
+            ("cve", "CVE-2024-100{}"),
+        )
     ]
     records.append(dataclasses.replace(records[0], value="45.1.3.1", revoked=True))
     records += [record for _, _, record in _around_bounds()]
@@ -89,9 +93,15 @@ def _around_bounds(shifts: tuple[int, ...] = (-2, -1, 0, 1, 2)) -> list[tuple[in
             bound = NOW + timedelta(days=model.half_life(ioc_type) * math.log2((score - 0.5) / model.threshold))
             for shift in shifts:
                 seen = bound + timedelta(milliseconds=shift) - life
-                value = {"ipv4": f"45.9.{score}.{shift + 10}", "domain": f"b{score}x{shift + 10}.bad-host.net",
-                         "sha256": f"{score:032x}{shift + 10:032x}", "cve": f"CVE-2020-{score * 100 + shift + 10}"}
-                record = Ioc(ioc_type, value[ioc_type], "high", "Feed", "government", seen, seen, seen, sources=["Feed"])
+                value = {
+                    "ipv4": f"45.9.{score}.{shift + 10}",
+                    "domain": f"b{score}x{shift + 10}.bad-host.net",
+                    "sha256": f"{score:032x}{shift + 10:032x}",
+                    "cve": f"CVE-2020-{score * 100 + shift + 10}",
+                }
+                record = Ioc(
+                    ioc_type, value[ioc_type], "high", "Feed", "government", seen, seen, seen, sources=["Feed"]
+                )
                 out.append((score, shift, record))
     return out
 
