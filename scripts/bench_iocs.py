@@ -104,11 +104,14 @@ def stored_ceiling(path: Path, limit: int, repeats: int) -> float:
     return statistics.median(rates)
 
 
-async def score_overhead(path: Path, limit: int, repeats: int) -> tuple[float, float]:
-    """(rows/s with score and status, rows/s without) of the same ``limit``-row page read the way the list
+async def score_overhead(path: Path, limit: int, repeats: int) -> tuple[float, float, float]:
+    """(rows/s with score and status, rows/s without, the median of their ratio within each pair of reads) of
+    the same ``limit``-row page read the way the list
     handler streams it (``IocStore.iter_ioc_rows``: keyset batches of STREAM_BATCH, read ahead on the store's
-    thread), alternated in one process: as the page is now, each stored form completed from its row's
-    stored ``valid_until`` (``store.decay.Scores``), against the stored forms alone, as it was before."""
+    thread), alternated in one process: as the page is now, each stored form completed in SQL from its row's
+    place on the score ladder (``store.sqlite.scores``), against the stored forms alone, as it was before.
+    The ratio is taken pair by pair, the two reads a few milliseconds apart, so a burst of load from other
+    processes weighs on both sides of a pair rather than on one side's median."""
     stores = sqlite_stores(path)
     await stores.open()
     iocs: Any = stores.iocs
@@ -136,7 +139,8 @@ async def score_overhead(path: Path, limit: int, repeats: int) -> tuple[float, f
             rates["with"].append(await rate(stores.iocs.iter_ioc_rows(query, STREAM_BATCH)))
     finally:
         await stores.close()
-    return statistics.median(rates["with"]), statistics.median(rates["without"])
+    pairs = [w / wo for w, wo in zip(rates["with"], rates["without"], strict=True)]
+    return statistics.median(rates["with"]), statistics.median(rates["without"]), statistics.median(pairs)
 
 
 BULK_VALUES = 1_000
@@ -230,8 +234,8 @@ def main() -> None:
     ceiling_load = None if args.skip_load else bare_load(work / "page100.json", args)
     results["ceiling_10k"] = asyncio.run(ceiling(work / "ctiwire.sqlite3", 10_000, args.repeats))
     results["stored_10k"] = stored_ceiling(work / "ctiwire.sqlite3", 10_000, args.repeats)
-    results["scored_10k"], results["unscored_10k"] = asyncio.run(
-        score_overhead(work / "ctiwire.sqlite3", 10_000, max(args.repeats, 9)))
+    results["scored_10k"], results["unscored_10k"], results["score_pairs"] = asyncio.run(
+        score_overhead(work / "ctiwire.sqlite3", 10_000, max(args.repeats * 3, 21)))
     results["bulk_points"] = asyncio.run(point_read_rate(work / "ctiwire.sqlite3", sample, args.repeats))
     report(results, load, ceiling_load, len(small), args)
 
@@ -273,7 +277,7 @@ def report(r: dict[str, float], load: dict[str, float] | None, bare: dict[str, f
     if load is not None and bare is not None:
         print(f"ratio iocs_page_100 = {load['rps'] / bare['rps']:.2f} (target >= 0.6)")
     print(f"ratio bulk_lookup = {r['bulk_http'] / r['bulk_points']:.2f} (target >= 0.5)")
-    print(f"ratio ioc_score_overhead = {r['scored_10k'] / r['unscored_10k']:.2f} (target >= 0.9)")
+    print(f"ratio ioc_score_overhead = {r['score_pairs']:.2f} (target >= 0.9)")
 
 
 if __name__ == "__main__":

@@ -21,9 +21,8 @@ from __future__ import annotations
 import functools
 import math
 from bisect import bisect_right
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from store.ioctypes import REGISTRY
@@ -50,9 +49,14 @@ class DecayModel:
     half_lives: dict[str, float] = field(default_factory=lambda: dict(DECAY_CLASSES))
 
     def half_life(self, ioc_type: str) -> float:
-        """Days, for the type's decay class (unknown types decay as names)."""
+        """Days, for the type's decay class."""
+        return self.half_lives[self.decay_class(ioc_type)]
+
+    @staticmethod
+    def decay_class(ioc_type: str) -> str:
+        """The type's decay class (unknown types decay as names)."""
         spec = REGISTRY.get(ioc_type)
-        return self.half_lives[spec.decay if spec is not None else "name"]
+        return spec.decay if spec is not None else "name"
 
     @classmethod
     def from_settings(cls, settings: Settings) -> DecayModel:
@@ -122,78 +126,70 @@ def clock(now: datetime) -> datetime:
     return now.replace(microsecond=0)
 
 
-def _iso(value: datetime) -> str:
-    """``store.records.iso`` of an aware UTC time (records import this module)."""
-    return value.isoformat(timespec="milliseconds")[:-6] + "Z"
+# The score ladder: one ordered list of places for every decay class (Scores).
+LADDER_CLASSES: tuple[str, ...] = tuple(DECAY_CLASSES)
+_BLOCK = 1_000_000.0  # days between two classes' blocks: a stored time is about 20,000 days after the epoch
+REVOKED_PLACE = _BLOCK * (len(LADDER_CLASSES) + 1)
+_HALF_MS = 0.5 / 86_400_000  # half a millisecond, in days: stored times are whole milliseconds
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
+def _days(t: datetime) -> float:
+    """Days since the epoch of ``t`` to the millisecond below, as ``store.records.iso`` stores it."""
+    return ((t - _EPOCH) // _MS) / 86_400_000
+
+
+def ladder_place(ioc_type: str, until: datetime, revoked: bool) -> float:
+    """A record's place on the score ladder: its decay class's block plus its ``valid_until`` in days (both
+    stores keep it beside ``valid_until``); revoked records stand above every block."""
+    if revoked:
+        return REVOKED_PLACE
+    return _BLOCK * (1 + LADDER_CLASSES.index(model().decay_class(ioc_type))) + _days(until)
 
 
 class Scores:
-    """Every score and status at one instant, as steps over the stored ``valid_until`` text.
+    """Every score and status at one instant, as one ladder over records' places (:func:`ladder_place`).
 
     A record of half-life ``H`` scores at least ``s`` exactly when its ``valid_until`` is at or after
     ``now + H * log2((s - 0.5) / threshold)`` (the score rounded half up), and is expired when it is at or
-    before ``now``. So a score is the count of those bounds at or before the stored text (one bisection of
-    ISO strings, which sort as times), and a page completes each stored form with a prepared suffix:
-    no time is parsed and no power computed per row, which keeps the score's cost within the page's
-    budget (``ratio ioc_score_overhead`` in scripts/bench_iocs.py).
+    before ``now``. Each decay class's bounds, shifted to its block, make one ascending list of cuts, and a
+    record's (score, status) is the leaf after the cuts at or below its place: one bisection, with no time
+    parsed nor power computed per record. SQLite walks the same cuts in SQL (``store.sqlite.scores``), so a
+    page's rows leave the database with their score (``ratio ioc_score_overhead`` in scripts/bench_iocs.py).
+    The leaves do not depend on ``now``; the cuts do.
     """
 
-    REVOKED = b',"score":0,"status":"revoked"}'
-
     def __init__(self, now: datetime, m: DecayModel) -> None:
-        self.now, self.model, self.now_iso = now, m, _iso(now)
-        self._steps: dict[str, tuple[list[str], list[bytes], list[str]]] = {}
+        self.now, self.model = now, m
+        today = _days(now)
+        self.cuts: list[float] = []
+        self.leaves: list[tuple[int, str]] = [(0, "expired")]
+        for i, name in enumerate(LADDER_CLASSES):
+            block = _BLOCK * (1 + i)
+            self.cuts.append(block)
+            self.leaves.append((0, "expired"))
+            for offset, score, status in self._steps(m.half_lives[name]):
+                self.cuts.append(block + today + offset)
+                self.leaves.append((score, status))
+        self.cuts.append(REVOKED_PLACE)
+        self.leaves.append((0, "revoked"))
 
-    def steps(self, ioc_type: str) -> tuple[list[str], list[bytes], list[str]]:
-        """(bounds, suffix of each interval between them, the score bounds alone) for ``ioc_type``."""
-        found = self._steps.get(ioc_type)
-        if found is None:
-            found = self._steps[ioc_type] = self._build(self.model.half_life(ioc_type))
-        return found
-
-    def _build(self, half_life: float) -> tuple[list[str], list[bytes], list[str]]:
-        scores = [
-            (_iso(self.now + timedelta(days=half_life * math.log2((s - 0.5) / self.model.threshold))), s)
-            for s in range(1, 101)
-        ]
-        # "now" itself is a bound: at or before it, expired (a text one character longer sorts after it).
-        cuts = sorted([*scores, (self.now_iso + "\0", -1)])
-        bounds, suffixes, score, status = [], [self._suffix(0, "expired")], 0, "expired"
-        for bound, step in cuts:
+    def _steps(self, half_life: float) -> list[tuple[float, int, str]]:
+        """(days after now, score, status from there on) of one class, ascending: a bound per score, and
+        "now" itself, after which a record is active (at or before it, expired)."""
+        bounds = [(half_life * math.log2((s - 0.5) / self.model.threshold), s) for s in range(1, 101)]
+        steps, score, status = [], 0, "expired"
+        for offset, step in sorted([*bounds, (_HALF_MS, -1)]):
             score, status = (score, "active") if step < 0 else (max(score, step), status)
-            bounds.append(bound)
-            suffixes.append(self._suffix(score, status))
-        return bounds, suffixes, [bound for bound, _ in scores]
+            steps.append((offset, score, status))
+        return steps
 
-    @staticmethod
-    def _suffix(score: int, status: str) -> bytes:
-        return b',"score":%d,"status":"%b"}' % (score, status.encode())
-
-    def suffix(self, ioc_type: str, valid_until: str, revoked: bool) -> bytes:
-        """The end of a stored form: ``,"score":N,"status":"..."}``."""
-        if revoked:
-            return self.REVOKED
-        bounds, suffixes, _ = self.steps(ioc_type)
-        return suffixes[bisect_right(bounds, valid_until)]
-
-    def complete(self, rows: Iterable[tuple[bytes, str, str, bool, str]]) -> list[bytes]:
-        """Stored API forms (``Ioc.stored_api``, encoded) with their score and status, from rows of (form,
-        type, stored valid_until, revoked, stored modified). An expired form's ``modified`` becomes its
-        ``valid_until`` when that is later (:func:`effective_modified`). One loop with its lookups bound
-        locally: this runs per row of every page."""
-        steps, build, revoked_end, now_iso, out = self._steps, self.steps, self.REVOKED, self.now_iso, []
-        for encoded, ioc_type, until, revoked, modified in rows:
-            if revoked:
-                out.append(encoded[:-1] + revoked_end)
-                continue
-            bounds, suffixes, _ = steps.get(ioc_type) or build(ioc_type)
-            if until <= now_iso and until > modified:
-                encoded = encoded.replace(b'"modified":"' + modified.encode(), b'"modified":"' + until.encode(), 1)
-            out.append(encoded[:-1] + suffixes[bisect_right(bounds, until)])
-        return out
+    def leaf(self, place: float) -> tuple[int, str]:
+        return self.leaves[bisect_right(self.cuts, place)]
 
     def score(self, ioc_type: str, valid_until: datetime) -> int:
-        return bisect_right(self.steps(ioc_type)[2], _iso(valid_until))
+        return self.leaf(ladder_place(ioc_type, valid_until, False))[0]
 
 
 @functools.lru_cache(maxsize=8)

@@ -14,7 +14,7 @@ import orjson
 from store.base import IocStats, ioc_position, ioc_row_position, keyset_pages
 from store.cache import NearMap
 from store.codec import fold_iocs, from_doc, merge_ioc, revoked, to_doc
-from store.decay import scores_at
+from store.decay import ladder_place, scores_at
 from store.ioc_counters import ESTIMATE_CAP, CounterKey, countable, tally
 from store.ports import IocStore
 from store.query import IocQuery, status_clock
@@ -23,13 +23,14 @@ from store.sqlite import ioc_counters, queries, value_index
 from store.sqlite.backend import SqliteStore
 from store.sqlite.ioc_links import LinkRow, insert_links, linked_record, new_record, recent_links
 from store.sqlite.part import SqlitePart, _json, _rows_in, _tuples
+from store.sqlite.scores import completed_form
 
 _LISTS_VERSION = "warninglists_version"
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
 _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confidence", "feed_name",
                 "source_category", "industries", "doc", "stix_id", "api_json", "valid_until", "revoked",
-                "warninglisted")
+                "warninglisted", "decay_place")
 
 
 # A new record is inserted as the row after the last (its links are then appended to ``ioc_refs``, see
@@ -44,7 +45,8 @@ Held = dict[tuple[str, str], tuple[int, Ioc]]  # (type, value) -> (rowid, stored
 def _ioc_row(i: Ioc) -> tuple[Any, ...]:
     return (i.type, i.value, iso(i.first_seen), iso(i.last_seen), iso(i.modified), i.confidence, i.feed_name,
             i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.stored_api()),
-            iso(i.valid_until), int(i.revoked), 1 if i.warninglisted else None)
+            iso(i.valid_until), int(i.revoked), 1 if i.warninglisted else None,
+            ladder_place(i.type, i.valid_until, i.revoked))
 
 
 def _held(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> Held:
@@ -142,13 +144,14 @@ class SqliteIocs(SqlitePart, IocStore):
     async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
         return await self._run(lambda db: recent_links(db, ioc_type, value, kind, limit))
 
-    def _where(self, db: sqlite3.Connection, q: IocQuery, page: bool = False) -> queries.Clause:
+    def _where(self, db: sqlite3.Connection, q: IocQuery, page: bool = False, count: bool = False) -> queries.Clause:
         """``q``'s clause; a page walks its order's index unless ``since`` is recent (queries.walks_order).
         A substring goes through the trigram index by its rarest trigrams (value_index.Rarity)."""
         needle = q.value_contains
         match = (self._rarity.match(db, needle) if needle is not None and self._conn.value_index
                  and queries.by_trigrams(q) else None)
-        return queries.ioc_where(q, page and queries.walks_order(q, utcnow()), match)
+        # A count over a long window finds active records by their own index, not by ``modified``.
+        return queries.ioc_where(q, (page or count) and queries.walks_order(q, utcnow()), match, count)
 
     def _select(self, db: sqlite3.Connection, q: IocQuery, columns: str) -> queries.Clause:
         """A page of ``columns`` in ``q``'s order, ``LIMIT ? OFFSET ?`` left open; in date_added order the
@@ -171,12 +174,12 @@ class SqliteIocs(SqlitePart, IocStore):
     def _ioc_row_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[bytes]]:
         def fetch(db: sqlite3.Connection) -> list[bytes]:
             where, params = self._where(db, q, page=True)
-            # The pre-encoded API form, completed with score and status from the stored valid_until (the
-            # keyset position is read from the last one). Every row has both: the list-form rebuild at open
-            # fills them for rows written before they existed (store/sqlite/listforms.py).
-            sql = (f"SELECT api_json, type, valid_until, revoked, modified FROM iocs "
-                   f"WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?")
-            return scores_at(status_clock(q)).complete(_tuples(db, sql, [*params, size, q.offset]))
+            # The pre-encoded API form, completed in SQL with score and status from the stored ladder place
+            # (store.sqlite.scores; the keyset position is read from the last one). Every row has both: the
+            # list-form rebuild at open fills them for rows written before they existed (store/sqlite/listforms.py).
+            form, first = completed_form(scores_at(status_clock(q)))
+            sql = f"SELECT {form} FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?"
+            return [row[0] for row in _tuples(db, sql, [*first, *params, size, q.offset])]
 
         return fetch
 
@@ -198,7 +201,7 @@ class SqliteIocs(SqlitePart, IocStore):
             return held  # the same filters on unchanged data: a polling SIEM's every request
 
         def count(db: sqlite3.Connection) -> int:
-            where, params = self._where(db, q)
+            where, params = self._where(db, q, count=True)
             return int(db.execute(f"SELECT count(*) FROM iocs WHERE {where}", params).fetchone()[0])
 
         n = await self._run(count)
@@ -211,7 +214,7 @@ class SqliteIocs(SqlitePart, IocStore):
             return await self._run(lambda db: ioc_counters.count(db, q)), True
 
         def capped(db: sqlite3.Connection) -> int:
-            where, params = self._where(db, q)
+            where, params = self._where(db, q, count=True)
             sql = f"SELECT count(*) FROM (SELECT 1 FROM iocs WHERE {where} LIMIT ?)"
             return int(db.execute(sql, [*params, cap]).fetchone()[0])
 

@@ -21,6 +21,7 @@ import orjson
 
 from store.codec import from_doc
 from store.csvform import csv_line
+from store.decay import ladder_place
 from store.records import LIST_FORM_VERSION, Article, Ioc, iso
 
 META_KEY = "list_form_version"
@@ -53,10 +54,16 @@ def _ioc_revoked(doc: bytes) -> int:
     return int(from_doc(Ioc, orjson.loads(doc)).revoked)
 
 
+def _ioc_place(doc: bytes) -> float:
+    ioc = from_doc(Ioc, orjson.loads(doc))
+    return ladder_place(ioc.type, ioc.valid_until, ioc.revoked)
+
+
 # (table, column of the encoded form, encoder from the stored document); the IOC lifecycle columns too.
 FORMS: tuple[tuple[str, str, Callable[[bytes], Any]], ...] = (
     ("articles", "list_json", _article_form), ("articles", "csv_line", _csv_form), ("iocs", "api_json", _ioc_form),
-    ("iocs", "valid_until", _ioc_valid_until), ("iocs", "revoked", _ioc_revoked))
+    ("iocs", "valid_until", _ioc_valid_until), ("iocs", "revoked", _ioc_revoked),
+    ("iocs", "decay_place", _ioc_place))
 
 
 def rebuild(db: sqlite3.Connection, progress: Progress | None = None) -> int:

@@ -214,6 +214,7 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("iocs", "valid_until", "TEXT"),
     ("iocs", "revoked", "INTEGER"),
     ("iocs", "warninglisted", "INTEGER"),  # 1 when the value is on a warninglist; NULL (older rows) = not
+    ("iocs", "decay_place", "REAL"),  # the record's place on the score ladder (store.decay.ladder_place)
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """
@@ -226,6 +227,9 @@ CREATE INDEX IF NOT EXISTS iocs_valid_until_page ON iocs (valid_until, type, val
 CREATE INDEX IF NOT EXISTS iocs_type_valid_until_page ON iocs (type, valid_until, value);
 -- The few warninglisted records by modified: how many a window's default lists leave out (IocStore.ioc_stats).
 CREATE INDEX IF NOT EXISTS iocs_warninglisted ON iocs (modified) WHERE warninglisted = 1;
+-- The default lists' records (active, on no warninglist) by valid_until, with the lookback's column: their
+-- estimated count walks this index rather than the records (store.sqlite.queries.lifecycle_clauses).
+CREATE INDEX IF NOT EXISTS iocs_active ON iocs (valid_until, modified) WHERE revoked = 0 AND warninglisted IS NULL;
 """
 # The function the backfill calls; registered on the writing connection only.
 STIX_ID_FUNCTION = "ctiwire_stix_id"

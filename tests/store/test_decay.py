@@ -5,13 +5,17 @@ min_score bound selecting exactly the records that score that much."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import orjson
 import pytest
 
 from store import decay
+from store.query import IocQuery
 from store.records import Ioc, iso
+from store.sqlite import sqlite_stores
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -47,19 +51,68 @@ def test_corroboration_and_sightings_raise_the_score_and_move_valid_until() -> N
     assert decay.score(revoked, NOW) == 0 and decay.status(revoked, NOW) == "revoked"
 
 
-def test_completed_stored_forms_agree_with_the_record() -> None:
+async def test_sqlite_pages_complete_stored_forms_as_the_record_reads(tmp_path: Path) -> None:
+    """The scores SQLite computes on its ladder (store.sqlite.scores) are the record's, on both sides of
+    every bound: each class's records a few milliseconds before, at and after each score's bound."""
     records = [
-        _ioc(t, v, days=d)
-        for d in (0, 3.3, 9.99, 12, 40, 400)
-        for t, v in (("ipv4", "45.1.2.3"), ("md5", "b" * 32), ("domain", "x.bad-host.net"))
+        _ioc(t, v.format(n), days=d)
+        for n, d in enumerate((0, 3.3, 9.99, 12, 40, 400))
+        for t, v in (
+            ("ipv4", "45.1.2.{}"),
+            ("md5", "b{}" + "b" * 30),
+            ("domain", "x{}.bad-host.net"),
+            ("cve", "CVE-2024-100{}"),
+        )
     ]
-    records.append(dataclasses.replace(records[0], revoked=True))
-    scores = decay.Scores(NOW, decay.model())
-    rows = [(orjson.dumps(r.stored_api()), r.type, iso(r.valid_until), r.revoked, iso(r.modified)) for r in records]
-    completed = [orjson.loads(b) for b in scores.complete(rows)]
-    assert completed == [r.to_api(NOW) for r in records]
+    records.append(dataclasses.replace(records[0], value="45.1.3.1", revoked=True))
+    records += [record for _, _, record in _around_bounds()]
+    stores = sqlite_stores(tmp_path / "decay.sqlite3")
+    await stores.open()
+    try:
+        await stores.iocs.upsert_iocs(records)
+        query = IocQuery(limit=len(records), statuses=decay.STATUSES, include_warninglisted=True, now=NOW)
+        pages = [orjson.loads(row) async for batch in stores.iocs.iter_ioc_rows(query) for row in batch]
+    finally:
+        await stores.close()
+    assert len(pages) == len({(r.type, r.value) for r in records})
+    expected = {(r.type, r.value): r.to_api(NOW) for r in records}
+    wrong = [(p, expected[p["type"], p["value"]]) for p in pages if p != expected[p["type"], p["value"]]]
+    assert not wrong, [(a["value"], {k: (a[k], b[k]) for k in a if a[k] != b.get(k)}) for a, b in wrong]
     # an expiry is a change at valid_until: the expired records' modified moved to it
-    assert [c["modified"] == c["valid_until"] for c in completed] == [c["status"] == "expired" for c in completed]
+    assert [p["modified"] == p["valid_until"] for p in pages] == [p["status"] == "expired" for p in pages]
+    assert {p["status"] for p in pages} == set(decay.STATUSES)
+
+
+def _around_bounds(shifts: tuple[int, ...] = (-3, -2, -1, 0, 1, 2, 3)) -> list[tuple[int, datetime, Ioc]]:
+    """(score, the bound at which it starts, record) for records of each decay class whose valid_until lies
+    about ``shift`` ms from that bound (stored times are whole milliseconds: within one of it)."""
+    model, out = decay.model(), []
+    for ioc_type in ("ipv4", "domain", "sha256", "cve"):
+        life = timedelta(days=model.half_life(ioc_type) * math.log2(80 / model.threshold))  # base 80
+        for score in (1, 24, 25, 26, 50, 99, 100):
+            bound = NOW + timedelta(days=model.half_life(ioc_type) * math.log2((score - 0.5) / model.threshold))
+            for shift in shifts:
+                seen = bound + timedelta(milliseconds=shift) - life
+                value = {
+                    "ipv4": f"45.9.{score}.{shift + 10}",
+                    "domain": f"b{score}x{shift + 10}.bad-host.net",
+                    "sha256": f"{score:032x}{shift + 10:032x}",
+                    "cve": f"CVE-2020-{score * 100 + shift + 10}",
+                }
+                record = Ioc(
+                    ioc_type, value[ioc_type], "high", "Feed", "government", seen, seen, seen, sources=["Feed"]
+                )
+                out.append((score, bound, record))
+    return out
+
+
+def test_a_score_starts_at_its_bound_to_the_millisecond() -> None:
+    sides = set()
+    for score, bound, record in _around_bounds():
+        above = record.valid_until >= bound
+        assert decay.score(record, NOW) == (score if above else score - 1), (record.type, score, record.valid_until)
+        sides.add((record.type, score, above))
+    assert len(sides) == 4 * 7 * 2  # every bound was met from both sides
 
 
 def test_min_score_bounds_select_exactly_the_records_scoring_that_much() -> None:

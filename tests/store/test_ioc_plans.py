@@ -131,6 +131,14 @@ async def test_estimated_totals_read_the_counters_and_one_partial_hour(stores: S
     assert "ioc_hour_groups USING PRIMARY KEY (hour>? AND hour<?)" in only(found, "ioc_hour_groups")
 
 
+@pytest.mark.parametrize("days", [365, 30])
+async def test_the_default_lists_estimate_walks_the_active_records_index(stores: Stores, days: int) -> None:
+    query = IocQuery(statuses=("active",), since=utcnow() - timedelta(days=days))
+    found = await plans(stores, lambda: stores.iocs.estimate_iocs(query))
+    assert "USING INDEX iocs_active (valid_until>?)" in only(found, "count(*)")
+    assert await stores.iocs.estimate_iocs(query) == (await stores.iocs.count_iocs(query), True)
+
+
 async def test_stats_read_the_counters(stores: Stores) -> None:
     found = await plans(stores, lambda: stores.iocs.ioc_stats(utcnow() - timedelta(days=30)))
     assert "USING PRIMARY KEY (day>?)" in only(found, "FROM ioc_day_sources")
