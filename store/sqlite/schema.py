@@ -143,6 +143,10 @@ CREATE TABLE IF NOT EXISTS ioc_hour_sources (
     hour TEXT NOT NULL, source TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (hour, source)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ioc_hour_counts (hour TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_month_sources (
+    month TEXT NOT NULL, source TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (month, source)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_day_totals (day TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 
 -- STIX objects around the records (store.stix_context), one row per object id with the times the store gave
 -- its current version; TAXII pages them by (date_added, id), of every type or of one.

@@ -106,9 +106,14 @@ async def test_estimated_totals_read_the_counters_and_one_partial_hour(stores: S
 
 
 async def test_stats_read_the_counters(stores: Stores) -> None:
-    found = await plans(stores, lambda: stores.iocs.ioc_stats(utcnow() - timedelta(days=30)))
-    assert "USING PRIMARY KEY (day>?)" in only(found, "FROM ioc_day_sources")
-    assert "USING PRIMARY KEY (hour>?)" in only(found, "FROM ioc_hour_counts")
+    """A year's window reads its months' source counters and its days' totals, each by its key's range."""
+    found = await plans(stores, lambda: stores.iocs.ioc_stats(utcnow() - timedelta(days=365)))
+    sources = only(found, "FROM ioc_day_sources")
+    assert "ioc_day_sources USING PRIMARY KEY (day>? AND day<?)" in sources, sources
+    assert "ioc_month_sources USING PRIMARY KEY (month>?)" in sources, sources
+    series = only(found, "FROM ioc_hour_counts")
+    assert "ioc_hour_counts USING PRIMARY KEY (hour>? AND hour<?)" in series, series
+    assert "ioc_day_totals USING PRIMARY KEY (day>?)" in series, series
     assert all("SCAN iocs" not in plan for plan in found.values()), found
 
 
