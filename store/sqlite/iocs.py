@@ -36,8 +36,13 @@ _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confide
 # store.sqlite.ioc_links); a known one is updated in place and keeps its rowid, which the value index
 # (iocs_values) and the link relation refer to.
 _INSERT_ROW = f"INSERT INTO iocs (rowid, {', '.join(_IOC_COLUMNS)}) VALUES (?, {', '.join('?' * len(_IOC_COLUMNS))})"
-_UPDATE_ROW = f"UPDATE iocs SET {', '.join(f'{c} = ?' for c in _IOC_COLUMNS[2:])} WHERE rowid = ?"
-_REWRITE_ROW = f"UPDATE iocs SET {', '.join(f'{c} = ?' for c in _IOC_COLUMNS[2:])} WHERE type = ? AND value = ?"
+# An update sets only what a merge can change: SQLite rewrites the index entries of every column an UPDATE
+# sets, changed or not, and the stix_id (made from the type and value) would cost a random page of its
+# index per merged record.
+_SET_AT = [n for n, c in enumerate(_IOC_COLUMNS) if c not in ("type", "value", "stix_id")]
+_SET = ", ".join(f"{_IOC_COLUMNS[n]} = ?" for n in _SET_AT)
+_UPDATE_ROW = f"UPDATE iocs SET {_SET} WHERE rowid = ?"
+_REWRITE_ROW = f"UPDATE iocs SET {_SET} WHERE type = ? AND value = ?"
 Held = dict[tuple[str, str], tuple[int, Ioc]]  # (type, value) -> (rowid, stored record)
 
 
@@ -45,6 +50,12 @@ def _ioc_row(i: Ioc) -> tuple[Any, ...]:
     return (i.type, i.value, iso(i.first_seen), iso(i.last_seen), iso(i.modified), i.confidence, i.feed_name,
             i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.stored_api()),
             iso(i.valid_until), int(i.revoked), 1 if i.warninglisted else None)
+
+
+def _set_row(i: Ioc) -> tuple[Any, ...]:
+    """The values of ``_SET``, for an update of ``i``'s row."""
+    row = _ioc_row(i)
+    return tuple(row[n] for n in _SET_AT)
 
 
 def _held(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> Held:
@@ -69,7 +80,7 @@ def _store(db: sqlite3.Connection, folded: dict[tuple[str, str], Ioc], stored: H
         if key in stored:
             rowid, held = stored[key]
             record = linked_record(db, rowid, merge_ioc(held, ioc), held, ioc)
-            updates.append((*_ioc_row(record)[2:], rowid))
+            updates.append((*_set_row(record), rowid))
         else:
             rowid, held, next_id = next_id, None, next_id + 1
             record = new_record(rowid, ioc, links)
@@ -89,7 +100,7 @@ def _rewrite(db: sqlite3.Connection, changes: list[tuple[Ioc, Ioc]]) -> None:
     deltas: Counter[CounterKey] = Counter()
     for held, record in changes:
         tally(deltas, held, record)
-    db.executemany(_REWRITE_ROW, [(*_ioc_row(record)[2:], record.type, record.value) for _, record in changes])
+    db.executemany(_REWRITE_ROW, [(*_set_row(record), record.type, record.value) for _, record in changes])
     ioc_counters.apply(db, deltas)
     db.execute("UPDATE meta SET value = value + 1 WHERE key = 'data_version'")
 

@@ -154,3 +154,25 @@ async def test_context_pages_walk_their_order_from_the_position(stores: Stores, 
                          limit=101)
     plan = only(await plans(stores, lambda: stores.context.context_page(query), "stix_context"), "ORDER BY date_added")
     assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan and "SCAN" not in plan, plan
+
+
+async def test_a_merge_leaves_the_stix_id_index_alone(stores: Stores) -> None:
+    """SQLite rewrites the index entries of every column an UPDATE sets: a merge does not set the stix_id
+    (made from the type and value), whose index would cost a random page per merged record."""
+    known = await stores.iocs.get_ioc("domain", "v0.example")
+    assert known is not None
+    conn: Any = stores.lifecycle
+    seen: list[str] = []
+    conn._db.set_trace_callback(seen.append)
+    now = utcnow()
+    report = Ioc("domain", "v0.example", "high", "G", "government", now, now, now, sources=["G"], article_ids=["b0"])
+    try:
+        await stores.iocs.upsert_iocs([report])
+    finally:
+        conn._db.set_trace_callback(None)
+    updates = [sql for sql in seen if sql.startswith("UPDATE iocs SET")]
+    assert updates and all("stix_id" not in sql for sql in updates), seen
+    merged = await stores.iocs.get_ioc("domain", "v0.example")
+    assert merged is not None and merged.stix_id == known.stix_id and merged.confidence == "high"
+    found = await stores.iocs.all_iocs(IocQuery(stix_ids=(known.stix_id,)))
+    assert [r.value for r in found] == ["v0.example"]
