@@ -149,7 +149,7 @@ def join(clauses: list[Clause]) -> Clause:
 
 # A ``since`` this recent bounds a page to a few days of records: found by ``modified`` and sorted, that
 # costs those days, whatever the data's size. An older one matches most records: the page walks the page
-# order's index (iocs_page, or iocs_type_page for one type) and stops after ``limit`` rows.
+# order's index (iocs_page_status, or iocs_type_page_status for one type) and stops after ``limit`` rows.
 RECENT_SINCE = timedelta(days=2)
 
 

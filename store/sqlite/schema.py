@@ -103,17 +103,13 @@ CREATE TABLE IF NOT EXISTS iocs (
     industries TEXT NOT NULL, doc BLOB NOT NULL,
     PRIMARY KEY (type, value)
 );
--- The page order, then `modified`: a page walking the order checks the lookback bound in the index and
--- reads only the rows it returns (SQLite seeks the table row only when a column outside the index is needed),
--- so the records before the window that a long window's walk passes cost an index entry each.
+-- The page indexes and the type's `modified` index carry the lifecycle columns (LATE_SCHEMA), added later.
 DROP INDEX IF EXISTS iocs_first_seen;
-CREATE INDEX IF NOT EXISTS iocs_page ON iocs (first_seen, type, value, modified);
+DROP INDEX IF EXISTS iocs_page;
 CREATE INDEX IF NOT EXISTS iocs_modified ON iocs (modified);
--- A type filter with the page order (first_seen, then value within one type) and with the lookback bound
--- on modified: a page of one type walks its index instead of sorting every record of the type.
 DROP INDEX IF EXISTS iocs_type_first_seen;
-CREATE INDEX IF NOT EXISTS iocs_type_page ON iocs (type, first_seen, value, modified);
-CREATE INDEX IF NOT EXISTS iocs_type_modified ON iocs (type, modified);
+DROP INDEX IF EXISTS iocs_type_page;
+DROP INDEX IF EXISTS iocs_type_modified;
 -- An IOC's articles, CVEs and techniques (kind 'article', 'cve', 'technique'), one row each with when it
 -- was last reported: records carry counts and the most recent few (store.records.RECENT_LINKS). Keyed by
 -- the record's rowid, which a new record takes in ascending order: its links are appended, not inserted at
@@ -217,6 +213,20 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """
+-- The page order, then `modified` and the lifecycle columns (status: revoked, valid_until; warninglisted):
+-- a page walking the order checks the lookback bound and the default `status=active` in the index and reads
+-- only the rows it returns (SQLite seeks the table row only when a column outside the index is needed), so
+-- the records before the window, expired or listed, that a long window's walk passes cost an index entry each.
+CREATE INDEX IF NOT EXISTS iocs_page_status ON iocs (
+    first_seen, type, value, modified, revoked, valid_until, warninglisted
+);
+-- A type filter with the page order (first_seen, then value within one type) and the same columns: a page of
+-- one type walks its index instead of sorting every record of the type.
+CREATE INDEX IF NOT EXISTS iocs_type_page_status ON iocs (
+    type, first_seen, value, modified, revoked, valid_until, warninglisted
+);
+-- A type's records by `modified` (short windows, list totals): a total by status counts index entries alone.
+CREATE INDEX IF NOT EXISTS iocs_type_modified_status ON iocs (type, modified, revoked, valid_until, warninglisted);
 CREATE INDEX IF NOT EXISTS iocs_stix_id ON iocs (stix_id);
 CREATE INDEX IF NOT EXISTS api_keys_previous_hash ON api_keys (previous_hash);
 -- Polls for changes find the records that expired in their window by it (store.decay).

@@ -77,7 +77,7 @@ async def read_page(stores: Stores, query: IocQuery) -> None:
         pass
 
 
-@pytest.mark.parametrize(("types", "index"), [(("domain",), "iocs_type_page"), ((), "iocs_page")])
+@pytest.mark.parametrize(("types", "index"), [(("domain",), "iocs_type_page_status"), ((), "iocs_page_status")])
 async def test_a_long_window_page_walks_the_page_order(stores: Stores, types: tuple[str, ...], index: str) -> None:
     query = IocQuery(types=types, since=utcnow() - timedelta(days=365), limit=100)
     plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
@@ -87,19 +87,29 @@ async def test_a_long_window_page_walks_the_page_order(stores: Stores, types: tu
 async def test_a_severity_filtered_page_still_walks_the_page_order(stores: Stores) -> None:
     query = IocQuery(severities=("critical", "high"), since=utcnow() - timedelta(days=365), limit=100)
     plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
-    assert "USING INDEX iocs_page" in plan and "TEMP B-TREE" not in plan, plan
+    assert "USING INDEX iocs_page_status" in plan and "TEMP B-TREE" not in plan, plan
 
 
 async def test_a_short_window_page_searches_by_modified(stores: Stores) -> None:
     query = IocQuery(types=("domain",), since=utcnow() - timedelta(hours=20), limit=100)
     plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
-    assert "USING INDEX iocs_type_modified (type=? AND modified>?)" in plan, plan
+    assert "USING INDEX iocs_type_modified_status (type=? AND modified>?)" in plan, plan
+
+
+async def test_a_page_and_total_by_status_check_it_in_the_index(stores: Stores) -> None:
+    """The default lists' ``status=active``: the walk skips expired and revoked records by their index entries
+    and the capped total counts index entries alone, whatever share of the window has expired."""
+    query = IocQuery(types=("domain",), statuses=("active",), since=utcnow() - timedelta(days=365), limit=100)
+    page = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
+    assert "USING INDEX iocs_type_page_status" in page and "TEMP B-TREE" not in page, page
+    counted = only(await plans(stores, lambda: stores.iocs.estimate_iocs(query)), "count(*)")
+    assert "USING COVERING INDEX iocs_type_modified_status (type=? AND modified>?)" in counted, counted
 
 
 async def test_estimated_totals_read_the_counters_and_one_partial_hour(stores: Stores) -> None:
     query = IocQuery(types=("domain",), since=utcnow() - timedelta(days=30))
     found = await plans(stores, lambda: stores.iocs.estimate_iocs(query))
-    assert "INDEX iocs_type_modified (type=? AND modified>? AND modified<?)" in only(found, "count(*)")
+    assert "INDEX iocs_type_modified_status (type=? AND modified>? AND modified<?)" in only(found, "count(*)")
     assert "ioc_day_counts USING PRIMARY KEY (day>? AND day<?)" in only(found, "ioc_day_counts")
     assert "ioc_month_counts USING PRIMARY KEY (month>?)" in only(found, "ioc_month_counts")
     assert "ioc_hour_groups USING PRIMARY KEY (hour>? AND hour<?)" in only(found, "ioc_hour_groups")
