@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,10 @@ async def test_a_page_and_total_by_status_check_it_in_the_index(stores: Stores) 
     assert "USING INDEX iocs_type_page_status" in page and "TEMP B-TREE" not in page, page
     counted = only(await plans(stores, lambda: stores.iocs.estimate_iocs(query)), "count(*)")
     assert "USING COVERING INDEX iocs_type_modified_status (type=? AND modified>?)" in counted, counted
+    assert "TEMP B-TREE" not in counted, counted  # newest first, in the index's order
+    every_type = replace(query, types=())
+    counted = only(await plans(stores, lambda: stores.iocs.estimate_iocs(every_type)), "count(*)")
+    assert "USING INDEX iocs_modified (modified>?)" in counted and "TEMP B-TREE" not in counted, counted
 
 
 async def test_estimated_totals_read_the_counters_and_one_partial_hour(stores: Stores) -> None:
