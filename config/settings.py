@@ -48,6 +48,9 @@ class Settings:
     processes: int = 1
     mongodb_uri: str | None = None
     mongodb_db: str = "ctiwire"
+    # The SQLite writer's page cache while seeding or importing in bulk (MiB); the serving connections keep
+    # their 16 MiB (store.sqlite.backend.SqliteStore.bulk).
+    sqlite_bulk_cache_mb: int = 256
     redis_url: str | None = None
     secret_key: str = ""
     # The service's public address (https://...): Secure cookies when https.
@@ -297,6 +300,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "smtp_url": _smtp_url,
     "log_level": _one_of(LOG_LEVELS, "log level"), "log_format": _one_of(LOG_FORMATS, "log format"),
     "sources_file": _sources_file,
+    "sqlite_bulk_cache_mb": _at_least(16, "MiB"),
     "stream_retention_days": _at_least(1, "days"), "stream_keepalive_seconds": _at_least(0.1, "seconds"),
     "stream_buffer_events": _at_least(100, "events"), "stream_poll_seconds": _at_least(0.01, "seconds"),
     "webhook_backoff_seconds": _at_least(0.001, "seconds"), "webhook_max_failures": _at_least(1, "failures"),

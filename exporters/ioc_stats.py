@@ -25,7 +25,8 @@ def default_stats_window(tier: Tier) -> str:
     return STATS_DEFAULT_WINDOW if STATS_DEFAULT_WINDOW in windows else next(reversed(windows))
 
 
-# Windows this short also get an hourly series: a day drawn as one bar says nothing.
+# Windows this short also get an hourly series: a day drawn as one bar says nothing. The store's series
+# is per hour through the window's second midnight (store.ioc_counters.HOURLY_DAYS), per day after.
 HOURLY_MAX_DAYS = 1
 
 

@@ -115,7 +115,8 @@ class IocStats:
     by_confidence: dict[str, int]
     by_category: dict[str, int]
     top_sources: list[tuple[str, int]]
-    # Records per UTC hour of ``modified`` ("YYYY-MM-DDTHH"): the same records as ``total``, so any series
+    # Records per UTC hour of ``modified`` ("YYYY-MM-DDTHH") through the window's second midnight, per UTC
+    # day ("YYYY-MM-DD") after (store.ioc_counters.coarse): the same records as ``total``, so any series
     # summed from it adds up to the total, the window's partial first day and hour included.
     hourly: list[tuple[str, int]] = field(default_factory=list)
     # Records of the window left out of everything above because their value is on a warninglist.

@@ -30,7 +30,7 @@ def make_stores(settings: Settings) -> Stores:
     else:
         from store.sqlite import sqlite_stores
 
-        stores = sqlite_stores(settings.sqlite_path, retention)
+        stores = sqlite_stores(settings.sqlite_path, retention, settings.sqlite_bulk_cache_mb)
     return dataclasses.replace(stores, events=_event_log(settings, stores, retention))
 
 

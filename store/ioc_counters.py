@@ -7,16 +7,21 @@ Each record counts once, in the UTC day and hour of its ``modified``:
 - ``("d", day, type, confidence, category)``: records per day and filter combination (totals, the
   ``by_*`` groups, and list totals filtered by type, confidence or category);
 - ``("s", day, source)``: records per day that name ``source`` (top sources);
-- ``("h", hour)``: records per hour (the hourly and daily series);
+- ``("h", hour)``: records per hour (the hourly series, and the daily one's first days);
+- ``("dt", day)``: records per day (the daily series after its first days: a year's series reads 365 of
+  these instead of up to 8,760 hour counters);
 - ``("m", month, type, confidence, category)``: the day counters summed per UTC month, so a window's
   whole days cost its first partial month's days plus one counter set per month (about 43 sets for a
   year) instead of one per day;
+- ``("ms", month, source)``: the source counters summed per UTC month (top sources: a year reads about
+  13 months of sources instead of 365 days of them);
 - ``("hg", hour, type, confidence, category)`` and ``("hs", hour, source)``: the day and source counters
   per UTC hour, for the whole hours of a window's first partial day.
 
 A write moves a record's counts from its old day, hour and values to its new ones. A window starts at any
-instant, so its first (partial) day is counted from the records themselves, by the ``modified`` index:
-the cost of a window is its whole days' counters plus one day of records, whatever the data's size.
+instant, so the stats count from the whole hour nearest its start and correct by the records between the
+two, by the ``modified`` index (``window_edge``): the cost of a window is its counters plus at most half an
+hour of records.
 """
 
 from __future__ import annotations
@@ -32,6 +37,10 @@ from store.records import Ioc, iso
 
 CounterKey = tuple[str, ...]
 DAY, SOURCE, HOUR, MONTH, HOUR_GROUP, HOUR_SOURCE = "d", "s", "h", "m", "hg", "hs"
+MONTH_SOURCE, DAY_TOTAL = "ms", "dt"
+# A window's series is per hour from its start through this many midnights, then per day (``coarse``):
+# the hourly series of a window of up to a day (exporters.ioc_stats) needs hours, longer ones need days.
+HOURLY_DAYS = 2
 # A count the counters cannot answer stops here (a lower bound then), as the articles' planned count does.
 ESTIMATE_CAP = 10_000
 
@@ -48,10 +57,11 @@ def contributions(ioc: Ioc) -> list[CounterKey]:
         (MONTH, day[:7], ioc.type, ioc.confidence, ioc.source_category),
         (HOUR_GROUP, hour, ioc.type, ioc.confidence, ioc.source_category),
         (HOUR, hour),
+        (DAY_TOTAL, day),
         *(
             (kind, bucket, source)
             for source in dict.fromkeys(ioc.sources)
-            for kind, bucket in ((SOURCE, day), (HOUR_SOURCE, hour))
+            for kind, bucket in ((SOURCE, day), (HOUR_SOURCE, hour), (MONTH_SOURCE, day[:7]))
         ),
     ]
 
@@ -79,6 +89,65 @@ def first_whole_hour(since: datetime) -> datetime:
     """The first whole hour at or after ``since``: counters serve from here, records before it."""
     hour = since.replace(minute=0, second=0, microsecond=0)
     return hour if hour == since else hour + timedelta(hours=1)
+
+
+def derived(counters: Iterable[tuple[CounterKey, int]]) -> Counter[CounterKey]:
+    """The month source and day total counters summed from the day source and hour counters among
+    ``counters``: what counters from before those two kinds add, without reading a record."""
+    deltas: Counter[CounterKey] = Counter()
+    for key, n in counters:
+        if key[0] == SOURCE:
+            deltas[(MONTH_SOURCE, key[1][:7], key[2])] += n
+        elif key[0] == HOUR:
+            deltas[(DAY_TOTAL, key[1][:10])] += n
+    return deltas
+
+
+def series_days(since: datetime) -> str:
+    """The first day (``YYYY-MM-DD``) a window's series counts per day; its hours before are counted per hour."""
+    return iso(first_whole_day(since) + timedelta(days=HOURLY_DAYS))[:10]
+
+
+def coarse(series: Iterable[tuple[str, int]], since: datetime) -> list[tuple[str, int]]:
+    """An hourly series of a window from ``since`` as the stats give it: per hour before ``series_days``,
+    per day from there."""
+    first_day = series_days(since)
+    counts: Counter[str] = Counter()
+    for label, n in series:
+        counts[label if label < first_day else label[:10]] += n
+    return sorted(counts.items())
+
+
+class Edge(NamedTuple):
+    """Where a window's counters start and which records correct them (``window_edge``)."""
+
+    since: datetime  # the window's start
+    start: datetime  # its counters from this whole hour
+    low: datetime  # the records modified in [low, high) ...
+    high: datetime
+    sign: int  # ... added (1: start is after since) or taken away (-1: start is before since)
+
+
+def window_edge(since: datetime) -> Edge:
+    """The whole hour nearest ``since``: a window's first partial hour costs at most half an hour of records
+    (the stats' cost grows with the records per hour, the busiest hours being the latest)."""
+    hour = since.replace(minute=0, second=0, microsecond=0)
+    if since - hour <= timedelta(minutes=30):
+        return Edge(since, hour, hour, since, -1)
+    after = hour + timedelta(hours=1)
+    return Edge(since, after, since, after, 1)
+
+
+def signed(stats: IocStats, sign: int) -> IocStats:
+    """``stats`` with every count times ``sign`` (records to take away from counters: ``window_edge``)."""
+    return IocStats(
+        total=stats.total * sign,
+        by_type={k: n * sign for k, n in stats.by_type.items()},
+        by_confidence={k: n * sign for k, n in stats.by_confidence.items()},
+        by_category={k: n * sign for k, n in stats.by_category.items()},
+        top_sources=[(k, n * sign) for k, n in stats.top_sources],
+        hourly=[(k, n * sign) for k, n in stats.hourly],
+    )
 
 
 class Span(NamedTuple):
@@ -139,10 +208,11 @@ def combine(
     days: Iterable[tuple[str, str, str, int]],
     sources: Iterable[tuple[str, int]],
     hours: Iterable[tuple[str, int]],
-    top: int,
+    top: int | None,
 ) -> IocStats:
-    """The window's stats: ``head`` (its partial first day, counted from records, every source listed)
-    plus the whole days' counters, summed per (type, confidence, category), per source and per hour."""
+    """The window's stats: ``head`` (its edge's records, ``window_edge``, every source listed, signed)
+    plus the whole hours' counters, summed per (type, confidence, category), per source and per hour or day
+    (``coarse``)."""
     by_type, by_confidence, by_category = Counter(head.by_type), Counter(head.by_confidence), Counter(head.by_category)
     total = head.total
     for ioc_type, confidence, category, n in days:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import datetime
 
 from store.base import IocStats, ioc_position, keyset_pages
-from store.ioc_counters import ESTIMATE_CAP, countable, first_whole_hour
+from store.ioc_counters import ESTIMATE_CAP, countable, first_whole_hour, signed, window_edge
 from store.mongo import ioc_counters
 from store.mongo import iocs as ioc_ops
 from store.mongo.documents import from_ioc, ioc_key
@@ -128,8 +128,9 @@ class MongoIocs(MongoPart, IocStore):
 
     @guarded
     async def ioc_stats(self, since: datetime, top: int = 10) -> IocStats:
-        head = await ioc_ops.scan(self._c("iocs"), since, first_whole_hour(since), None)
-        counted = await ioc_counters.stats(self._c("ioc_counters"), head, since, top)
+        edge = window_edge(since)
+        head = signed(await ioc_ops.scan(self._c("iocs"), edge.low, edge.high, None), edge.sign)
+        counted = await ioc_counters.stats(self._c("ioc_counters"), head, edge, top)
         # The warninglisted records of the window, by their partial index (they are few).
         left_out = await self._c("iocs").count_documents({"warninglisted": True, "modified": {"$gte": since}})
         return dataclasses.replace(counted, warninglisted=left_out)

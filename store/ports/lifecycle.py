@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 
@@ -22,6 +24,12 @@ class Lifecycle(abc.ABC):
     @abc.abstractmethod
     async def ping(self) -> dict[str, Any]:
         """Health facts for /healthz; raises StoreUnavailable when the database does not answer."""
+
+    @asynccontextmanager
+    async def bulk(self) -> AsyncIterator[None]:
+        """A long run of writes (a demo seed, a bulk import) inside: a backend may hold more of its data in
+        memory for it, and gives that memory back after. Nothing by default."""
+        yield
 
 
 class Versioned(abc.ABC):

@@ -8,7 +8,7 @@ from store.ports.events import DEFAULT_RETENTION
 from store.sqlite.accounts import SqliteAccounts
 from store.sqlite.allowlist import SqliteAllowlist
 from store.sqlite.articles import SqliteArticles
-from store.sqlite.backend import SqliteStore
+from store.sqlite.backend import BULK_CACHE_MIB, SqliteStore
 from store.sqlite.events import SqliteEventLog
 from store.sqlite.feeds import SqliteFeeds
 from store.sqlite.iocs import SqliteIocs
@@ -32,9 +32,9 @@ __all__ = [
 ]
 
 
-def sqlite_stores(path: Path, retention: timedelta = DEFAULT_RETENTION) -> Stores:
+def sqlite_stores(path: Path, retention: timedelta = DEFAULT_RETENTION, bulk_cache_mib: int = BULK_CACHE_MIB) -> Stores:
     """Every concern on the SQLite file at ``path``, sharing one ``SqliteStore`` (not yet opened)."""
-    conn = SqliteStore(path)
+    conn = SqliteStore(path, bulk_cache_mib)
     return Stores(
         conn,
         SqliteArticles(conn),

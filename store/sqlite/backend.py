@@ -11,8 +11,9 @@ import asyncio
 import re
 import shutil
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -24,6 +25,10 @@ from store.stixids import object_id
 
 T = TypeVar("T")
 BUMP_VERSION = "UPDATE meta SET value = value + 1 WHERE key = 'data_version'"
+# The writing connection's page cache during a bulk write (``SqliteStore.bulk``), MiB: a seed's random inserts
+# into the record and link indexes (the (type, value) key, stix_id, ioc_refs) then find their pages in memory
+# instead of reading them again each batch, once the indexes outgrow the 16 MiB of PRAGMAS.
+BULK_CACHE_MIB = 256
 MEMO_SIZE = 4096  # remembered point reads; an unknown key's miss is remembered too, so the map is bounded
 
 
@@ -46,8 +51,9 @@ class SqliteStore(Lifecycle):
 
     name = "sqlite"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, bulk_cache_mib: int = BULK_CACHE_MIB) -> None:
         self.path = Path(path)
+        self.bulk_cache_mib = bulk_cache_mib
         self._db: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite")
@@ -164,6 +170,17 @@ class SqliteStore(Lifecycle):
             db, self._db = self._db, None
             await asyncio.get_running_loop().run_in_executor(self._pool, db.close)
         self._pool.shutdown(wait=False)
+
+    @asynccontextmanager
+    async def bulk(self) -> AsyncIterator[None]:
+        """The writer's page cache at ``bulk_cache_mib`` inside, back to its bound after (SQLite frees the
+        pages over it): the serving connections keep their bound, a seed's writer has room."""
+        usual = await self._run(lambda db: db.execute("PRAGMA cache_size").fetchone()[0])
+        await self._run(lambda db: db.execute(f"PRAGMA cache_size=-{self.bulk_cache_mib * 1024}"))
+        try:
+            yield
+        finally:
+            await self._run(lambda db: db.execute(f"PRAGMA cache_size={int(usual)}"))
 
     async def ping(self) -> dict[str, Any]:
         version = await self._run(lambda db: db.execute("select sqlite_version()").fetchone()[0])

@@ -1,8 +1,11 @@
-"""The IOC counters on SQLite (``ioc_day_counts``, ``ioc_month_counts``, ``ioc_day_sources``, ``ioc_hour_counts``; see
-``store.ioc_counters``): written in the transaction of every IOC write, read by the stats and list totals.
+"""The IOC counters on SQLite (``ioc_day_counts``, ``ioc_month_counts``, ``ioc_day_sources``, ``ioc_hour_counts`` and
+the rest of ``_TABLES``; see ``store.ioc_counters``): written in the transaction of every IOC write, read by the
+stats and list totals.
 
 Databases from before the counters get them once at open (``migrate``), in one pass over the records;
-databases from before the month and hour counters get them the same way.
+databases from before the month and hour counters get them the same way. The month source and day total
+counters are sums of the day source and hour counters, so a database from before them gets them from
+those, without reading a record.
 """
 
 from __future__ import annotations
@@ -19,17 +22,23 @@ from store.base import IocStats
 from store.codec import from_doc
 from store.ioc_counters import (
     DAY,
+    DAY_TOTAL,
     HOUR,
     HOUR_GROUP,
     HOUR_SOURCE,
     MONTH,
+    MONTH_SOURCE,
     SOURCE,
     CounterKey,
     changed,
     combine,
     counter_span,
+    derived,
     first_whole_hour,
+    series_days,
+    signed,
     tally,
+    window_edge,
 )
 from store.query import IocQuery
 from store.records import Ioc, iso
@@ -43,6 +52,8 @@ _APPLY = {
     MONTH: "INSERT INTO ioc_month_counts (month, type, confidence, category, n) VALUES (?, ?, ?, ?, ?)" + _ADD,
     HOUR_GROUP: "INSERT INTO ioc_hour_groups (hour, type, confidence, category, n) VALUES (?, ?, ?, ?, ?)" + _ADD,
     HOUR_SOURCE: "INSERT INTO ioc_hour_sources (hour, source, n) VALUES (?, ?, ?)" + _ADD,
+    MONTH_SOURCE: "INSERT INTO ioc_month_sources (month, source, n) VALUES (?, ?, ?)" + _ADD,
+    DAY_TOTAL: "INSERT INTO ioc_day_totals (day, n) VALUES (?, ?)" + _ADD,
 }
 _GROUPS = "SELECT type, confidence, category, sum(n) FROM {table} WHERE {where} GROUP BY type, confidence, category"
 _HOURS = "ioc_hour_groups", "hour >= ? AND hour < ?"
@@ -50,7 +61,13 @@ _DAYS = "ioc_day_counts", "day >= ? AND day < ?"
 _MONTHS = "ioc_month_counts", "month >= ?"
 _SOURCES = (
     "SELECT source, sum(n) FROM (SELECT source, n FROM ioc_hour_sources WHERE hour >= ? AND hour < ? "
-    "UNION ALL SELECT source, n FROM ioc_day_sources WHERE day >= ?) GROUP BY source"
+    "UNION ALL SELECT source, n FROM ioc_day_sources WHERE day >= ? AND day < ? "
+    "UNION ALL SELECT source, n FROM ioc_month_sources WHERE month >= ?) GROUP BY source"
+)
+# The series: hours through the window's second midnight, then days (store.ioc_counters.coarse).
+_SERIES = (
+    "SELECT hour, n FROM ioc_hour_counts WHERE hour >= ? AND hour < ? "
+    "UNION ALL SELECT day, n FROM ioc_day_totals WHERE day >= ?"
 )
 _TABLES = (
     "ioc_day_counts",
@@ -59,9 +76,12 @@ _TABLES = (
     "ioc_day_sources",
     "ioc_hour_sources",
     "ioc_hour_counts",
+    "ioc_month_sources",
+    "ioc_day_totals",
 )
 DONE_KEY = "ioc_counters_version"  # meta: the counters' version once they hold every record
-VERSION = 3  # 2: with the month counters, 3: with the hour counters
+VERSION = 4  # 2: with the month counters, 3: with the hour counters, 4: month sources and day totals
+_SUMMED = 3  # from this version on, the newer counters are summed from the stored ones (``derived``)
 
 
 def apply(db: sqlite3.Connection, deltas: Counter[CounterKey]) -> None:
@@ -79,32 +99,20 @@ def clear(db: sqlite3.Connection) -> None:
 
 def scan(db: sqlite3.Connection, since: str, until: str | None, top: int | None) -> IocStats:
     """Stats counted from the records modified in ``[since, until)`` (no upper bound when None): the
-    partial first day of a window, and the reference the counters are tested against."""
+    partial first hour of a window, and the reference the counters are tested against. One pass over the
+    records (their documents are read once for the sources, not once per grouping)."""
     bound, params = ("modified >= ? AND modified < ?", (since, until)) if until else ("modified >= ?", (since,))
-    bound += f" AND {queries.LISTED_OUT}"  # the default view's records, as the counters count them
-
-    def grouped(column: str) -> dict[str, int]:
-        rows = db.execute(
-            f"SELECT {column}, count(*) FROM iocs WHERE {bound} GROUP BY {column} ORDER BY {column}", params
-        ).fetchall()
-        return {r[0]: int(r[1]) for r in rows}
-
-    total = db.execute(f"SELECT count(*) FROM iocs WHERE {bound}", params).fetchone()[0]
-    sources = db.execute(
-        "SELECT s.value, count(*) AS n FROM iocs, json_each(json_extract(iocs.doc, '$.sources')) AS s "
-        f"WHERE {bound} GROUP BY s.value ORDER BY n DESC, s.value LIMIT ?",
-        (*params, -1 if top is None else top),
+    rows = db.execute(
+        "SELECT type, confidence, source_category, substr(modified, 1, 13), json_extract(doc, '$.sources') "
+        f"FROM iocs WHERE {bound} AND {queries.LISTED_OUT}",  # the default view's records, as the counters count
+        params,
     ).fetchall()
-    hourly = db.execute(
-        f"SELECT substr(modified, 1, 13) AS hour, count(*) FROM iocs WHERE {bound} GROUP BY hour ORDER BY hour", params
-    ).fetchall()
-    return IocStats(
-        total=int(total),
-        by_type=grouped("type"),
-        by_confidence=grouped("confidence"),
-        by_category=grouped("source_category"),
-        top_sources=[(r[0], int(r[1])) for r in sources],
-        hourly=[(r[0], int(r[1])) for r in hourly],
+    return combine(
+        IocStats(0, {}, {}, {}, []),
+        [(ioc_type, confidence, category, 1) for ioc_type, confidence, category, _, _ in rows],
+        [(source, 1) for row in rows for source in dict.fromkeys(orjson.loads(row[4] or "[]"))],
+        [(row[3], 1) for row in rows],
+        top,
     )
 
 
@@ -126,14 +134,16 @@ def _window_groups(db: sqlite3.Connection, since: datetime | None, query: IocQue
 
 
 def stats(db: sqlite3.Connection, since: datetime, top: int) -> IocStats:
-    """Totals of records modified since ``since``: its partial first hour from the records, then counters."""
-    head = scan(db, iso(since), iso(first_whole_hour(since)), None)
-    span = counter_span(since)
+    """Totals of records modified since ``since``: the counters from the whole hour nearest it, corrected by
+    the records between the two (``store.ioc_counters.window_edge``)."""
+    edge = window_edge(since)
+    head = signed(scan(db, iso(edge.low), iso(edge.high), None), edge.sign)
+    span, days = counter_span(edge.start), series_days(since)
     counted = combine(
         head,
-        _window_groups(db, since),
-        db.execute(_SOURCES, (span.hour, span.hour_end, span.day)).fetchall(),
-        db.execute("SELECT hour, n FROM ioc_hour_counts WHERE hour >= ?", (span.hour,)).fetchall(),
+        _window_groups(db, edge.start),
+        db.execute(_SOURCES, (span.hour, span.hour_end, span.day, span.day_end, span.month)).fetchall(),
+        db.execute(_SERIES, (span.hour, days, days)).fetchall(),
         top,
     )
     return dataclasses.replace(counted, warninglisted=left_out(db, since))
@@ -163,7 +173,7 @@ def migrate(db: sqlite3.Connection) -> int:
         return 0
     db.execute("BEGIN IMMEDIATE")
     try:
-        counted = _count_records(db)
+        counted = _sum_counters(db) if row is not None and int(row[0]) >= _SUMMED else _count_records(db)
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (DONE_KEY, VERSION))
         db.execute("COMMIT")
     except BaseException:
@@ -171,6 +181,18 @@ def migrate(db: sqlite3.Connection) -> int:
             db.execute("ROLLBACK")
         raise
     return counted
+
+
+def _sum_counters(db: sqlite3.Connection) -> int:
+    """Add the month source and day total counters from the day source and hour counters; 0 records read."""
+    for table in ("ioc_month_sources", "ioc_day_totals"):
+        db.execute(f"DELETE FROM {table}")
+    stored = [
+        *(((SOURCE, day, source), n) for day, source, n in db.execute("SELECT day, source, n FROM ioc_day_sources")),
+        *(((HOUR, hour), n) for hour, n in db.execute("SELECT hour, n FROM ioc_hour_counts")),
+    ]
+    apply(db, derived(stored))
+    return 0
 
 
 def _count_records(db: sqlite3.Connection) -> int:

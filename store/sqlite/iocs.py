@@ -37,8 +37,13 @@ _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confide
 # store.sqlite.ioc_links); a known one is updated in place and keeps its rowid, which the value index
 # (iocs_values) and the link relation refer to.
 _INSERT_ROW = f"INSERT INTO iocs (rowid, {', '.join(_IOC_COLUMNS)}) VALUES (?, {', '.join('?' * len(_IOC_COLUMNS))})"
-_UPDATE_ROW = f"UPDATE iocs SET {', '.join(f'{c} = ?' for c in _IOC_COLUMNS[2:])} WHERE rowid = ?"
-_REWRITE_ROW = f"UPDATE iocs SET {', '.join(f'{c} = ?' for c in _IOC_COLUMNS[2:])} WHERE type = ? AND value = ?"
+# An update sets only what a merge can change: SQLite rewrites the index entries of every column an UPDATE
+# sets, changed or not, and the stix_id (made from the type and value) would cost a random page of its
+# index per merged record.
+_SET_AT = [n for n, c in enumerate(_IOC_COLUMNS) if c not in ("type", "value", "stix_id")]
+_SET = ", ".join(f"{_IOC_COLUMNS[n]} = ?" for n in _SET_AT)
+_UPDATE_ROW = f"UPDATE iocs SET {_SET} WHERE rowid = ?"
+_REWRITE_ROW = f"UPDATE iocs SET {_SET} WHERE type = ? AND value = ?"
 Held = dict[tuple[str, str], tuple[int, Ioc]]  # (type, value) -> (rowid, stored record)
 
 
@@ -47,6 +52,20 @@ def _ioc_row(i: Ioc) -> tuple[Any, ...]:
             i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.stored_api()),
             iso(i.valid_until), int(i.revoked), 1 if i.warninglisted else None,
             ladder_place(i.type, i.valid_until, i.revoked))
+
+
+def _set_row(i: Ioc) -> tuple[Any, ...]:
+    """The values of ``_SET``, for an update of ``i``'s row."""
+    row = _ioc_row(i)
+    return tuple(row[n] for n in _SET_AT)
+
+
+def _newest_first(q: IocQuery) -> str:
+    """The capped count's order for a status filter: the records still active are mostly the recently
+    changed ones, so walking the (type,) modified index newest first reaches the cap after about as many
+    entries, where oldest first passes every expired record from the window's start (at a year of data,
+    most of them). Only where that index gives the order (one type or none, no substring), else none."""
+    return " ORDER BY modified DESC" if q.lifecycle and len(q.types) <= 1 and not q.value_contains else ""
 
 
 def _held(db: sqlite3.Connection, keys: list[tuple[str, str]]) -> Held:
@@ -71,7 +90,7 @@ def _store(db: sqlite3.Connection, folded: dict[tuple[str, str], Ioc], stored: H
         if key in stored:
             rowid, held = stored[key]
             record = linked_record(db, rowid, merge_ioc(held, ioc), held, ioc)
-            updates.append((*_ioc_row(record)[2:], rowid))
+            updates.append((*_set_row(record), rowid))
         else:
             rowid, held, next_id = next_id, None, next_id + 1
             record = new_record(rowid, ioc, links)
@@ -91,7 +110,7 @@ def _rewrite(db: sqlite3.Connection, changes: list[tuple[Ioc, Ioc]]) -> None:
     deltas: Counter[CounterKey] = Counter()
     for held, record in changes:
         tally(deltas, held, record)
-    db.executemany(_REWRITE_ROW, [(*_ioc_row(record)[2:], record.type, record.value) for _, record in changes])
+    db.executemany(_REWRITE_ROW, [(*_set_row(record), record.type, record.value) for _, record in changes])
     ioc_counters.apply(db, deltas)
     db.execute("UPDATE meta SET value = value + 1 WHERE key = 'data_version'")
 
@@ -144,14 +163,13 @@ class SqliteIocs(SqlitePart, IocStore):
     async def ioc_links(self, ioc_type: str, value: str, kind: str, limit: int = RECENT_LINKS) -> list[str]:
         return await self._run(lambda db: recent_links(db, ioc_type, value, kind, limit))
 
-    def _where(self, db: sqlite3.Connection, q: IocQuery, page: bool = False, count: bool = False) -> queries.Clause:
+    def _where(self, db: sqlite3.Connection, q: IocQuery, page: bool = False) -> queries.Clause:
         """``q``'s clause; a page walks its order's index unless ``since`` is recent (queries.walks_order).
         A substring goes through the trigram index by its rarest trigrams (value_index.Rarity)."""
         needle = q.value_contains
         match = (self._rarity.match(db, needle) if needle is not None and self._conn.value_index
                  and queries.by_trigrams(q) else None)
-        # A count over a long window finds active records by their own index, not by ``modified``.
-        return queries.ioc_where(q, (page or count) and queries.walks_order(q, utcnow()), match, count)
+        return queries.ioc_where(q, page and queries.walks_order(q, utcnow()), match)
 
     def _select(self, db: sqlite3.Connection, q: IocQuery, columns: str) -> queries.Clause:
         """A page of ``columns`` in ``q``'s order, ``LIMIT ? OFFSET ?`` left open; in date_added order the
@@ -201,7 +219,7 @@ class SqliteIocs(SqlitePart, IocStore):
             return held  # the same filters on unchanged data: a polling SIEM's every request
 
         def count(db: sqlite3.Connection) -> int:
-            where, params = self._where(db, q, count=True)
+            where, params = self._where(db, q)
             return int(db.execute(f"SELECT count(*) FROM iocs WHERE {where}", params).fetchone()[0])
 
         n = await self._run(count)
@@ -214,8 +232,8 @@ class SqliteIocs(SqlitePart, IocStore):
             return await self._run(lambda db: ioc_counters.count(db, q)), True
 
         def capped(db: sqlite3.Connection) -> int:
-            where, params = self._where(db, q, count=True)
-            sql = f"SELECT count(*) FROM (SELECT 1 FROM iocs WHERE {where} LIMIT ?)"
+            where, params = self._where(db, q)
+            sql = f"SELECT count(*) FROM (SELECT 1 FROM iocs WHERE {where}{_newest_first(q)} LIMIT ?)"
             return int(db.execute(sql, [*params, cap]).fetchone()[0])
 
         n = await self._run(capped)

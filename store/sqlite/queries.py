@@ -149,7 +149,7 @@ def join(clauses: list[Clause]) -> Clause:
 
 # A ``since`` this recent bounds a page to a few days of records: found by ``modified`` and sorted, that
 # costs those days, whatever the data's size. An older one matches most records: the page walks the page
-# order's index (iocs_page, or iocs_type_page for one type) and stops after ``limit`` rows.
+# order's index (iocs_page_status, or iocs_type_page_status for one type) and stops after ``limit`` rows.
 RECENT_SINCE = timedelta(days=2)
 
 
@@ -191,21 +191,19 @@ def _since(q: IocQuery, off: str) -> Clause:
             [iso(q.since), iso(q.since), iso(status_clock(q)), floor])
 
 
-_STATUS_SQL = {"active": "({o}revoked = 0 AND {o}valid_until > ?)", "expired": "(+revoked = 0 AND +valid_until <= ?)",
+_STATUS_SQL = {"active": "(+revoked = 0 AND +valid_until > ?)", "expired": "(+revoked = 0 AND +valid_until <= ?)",
                "revoked": "(+revoked = 1)"}
 
 
-def lifecycle_clauses(q: IocQuery, count: bool = False) -> list[Clause]:
+def lifecycle_clauses(q: IocQuery) -> list[Clause]:
     """``statuses`` and ``min_score`` on the stored ``revoked`` and ``valid_until`` (store.decay), kept off
-    the indexes (unary ``+``): the page order's walk stays the plan. A count of active records alone may
-    walk the index of active unlisted records instead (``iocs_active``, schema.LATE_SCHEMA): the default
-    list's estimate then reads index entries, not records."""
+    the indexes (unary ``+``): the page order's walk stays the plan."""
     clauses: list[Clause] = []
     now = status_clock(q)
     if q.statuses and set(q.statuses) != set(STATUSES):
         chosen = [s for s in STATUSES if s in q.statuses]
-        sql = " OR ".join(_STATUS_SQL[s] for s in chosen).format(o="" if count and len(chosen) == 1 else "+")
-        clauses.append(("(" + sql + ")", [iso(now) for s in chosen if s != "revoked"]))
+        clauses.append(("(" + " OR ".join(_STATUS_SQL[s] for s in chosen) + ")",
+                        [iso(now) for s in chosen if s != "revoked"]))
     if q.min_score:
         bounds = score_bounds(q, now)
         sql = " OR ".join(f"(+type IN ({', '.join('?' * len(types))}) AND +valid_until >= ?)" for types in bounds)
@@ -224,16 +222,15 @@ def score_bounds(q: IocQuery, now: datetime) -> dict[tuple[str, ...], str]:
 LISTED_OUT = "warninglisted IS NULL"
 
 
-def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None, count: bool = False) -> Clause:
+def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None) -> Clause:
     """WHERE clause for an IOC query, keyset on (first_seen, type, value) included, or on (date_added, type,
     value) for ``q.added_order`` (its two arms ORed; a page reads them as :func:`added_select`). ``walk_order``
     keeps the ``since`` bound off the ``modified`` indexes (SQLite's unary ``+``, sqlite.org/optoverview.html
     "Disqualifying WHERE Clause Terms Using Unary-'+'"), so the planner walks the page order's index.
     ``match``: substrings are found through the trigram index by this query (store.sqlite.value_index); the other
     terms are then kept off every index too, so the rows come from the trigram matches by rowid rather than
-    from a walk of every record of the types checked against them. ``count``: the clause of a count, which
-    may find active records by their own index (:func:`lifecycle_clauses`)."""
-    clauses = _ioc_clauses(q, walk_order, match, count)
+    from a walk of every record of the types checked against them."""
+    clauses = _ioc_clauses(q, walk_order, match)
     if q.added_order or q.added_after is not None:
         arms = [join([(arm, params), *bounds]) for _, (arm, params), bounds in added_arms(q)]
         clauses.append(("(" + " OR ".join(f"({sql})" for sql, _ in arms) + ")", [p for _, ps in arms for p in ps]))
@@ -244,7 +241,7 @@ def ioc_where(q: IocQuery, walk_order: bool = False, match: str | None = None, c
     return join(clauses)
 
 
-def _ioc_clauses(q: IocQuery, walk_order: bool, match: str | None, count: bool = False) -> list[Clause]:
+def _ioc_clauses(q: IocQuery, walk_order: bool, match: str | None) -> list[Clause]:
     """Every filter of ``q`` but its position in the page order."""
     trigrams = match is not None and by_trigrams(q)
     off = "+" if trigrams else ""
@@ -267,7 +264,7 @@ def _ioc_clauses(q: IocQuery, walk_order: bool, match: str | None, count: bool =
         clauses.append((LISTED_OUT, []))
     if q.since is not None:
         clauses.append(_since(q, "+" if walk_order or trigrams else ""))
-    return clauses + lifecycle_clauses(q, count and not trigrams)
+    return clauses + lifecycle_clauses(q)
 
 
 # A record's TAXII date_added (store.decay.effective_modified) is its ``modified``, except an expired record's

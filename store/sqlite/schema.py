@@ -103,21 +103,13 @@ CREATE TABLE IF NOT EXISTS iocs (
     industries TEXT NOT NULL, doc BLOB NOT NULL,
     PRIMARY KEY (type, value)
 );
--- The page order, then `modified`: a page walking the order checks the lookback bound in the index and
--- reads only the rows it returns (SQLite seeks the table row only when a column outside the index is needed),
--- so the records before the window that a long window's walk passes cost an index entry each.
+-- The page indexes and the type's `modified` index carry the lifecycle columns (LATE_SCHEMA), added later.
 DROP INDEX IF EXISTS iocs_first_seen;
-CREATE INDEX IF NOT EXISTS iocs_page ON iocs (first_seen, type, value, modified);
--- By modified, then the TAXII order's type and value: a page in date_added order walks it (and its
--- valid_until twin below) from the position, as do the windows by modified (store.sqlite.queries.added_select).
+DROP INDEX IF EXISTS iocs_page;
 DROP INDEX IF EXISTS iocs_modified;
-CREATE INDEX IF NOT EXISTS iocs_modified_page ON iocs (modified, type, value);
--- A type filter with the page order (first_seen, then value within one type) and with the lookback bound
--- on modified: a page of one type walks its index instead of sorting every record of the type.
 DROP INDEX IF EXISTS iocs_type_first_seen;
-CREATE INDEX IF NOT EXISTS iocs_type_page ON iocs (type, first_seen, value, modified);
+DROP INDEX IF EXISTS iocs_type_page;
 DROP INDEX IF EXISTS iocs_type_modified;
-CREATE INDEX IF NOT EXISTS iocs_type_modified_page ON iocs (type, modified, value);
 -- An IOC's articles, CVEs and techniques (kind 'article', 'cve', 'technique'), one row each with when it
 -- was last reported: records carry counts and the most recent few (store.records.RECENT_LINKS). Keyed by
 -- the record's rowid, which a new record takes in ascending order: its links are appended, not inserted at
@@ -147,6 +139,10 @@ CREATE TABLE IF NOT EXISTS ioc_hour_sources (
     hour TEXT NOT NULL, source TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (hour, source)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS ioc_hour_counts (hour TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_month_sources (
+    month TEXT NOT NULL, source TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (month, source)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ioc_day_totals (day TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 
 -- STIX objects around the records (store.stix_context), one row per object id with the times the store gave
 -- its current version; TAXII pages them by (date_added, id), of every type or of one.
@@ -218,6 +214,26 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """
+-- The page order, then `modified` and the lifecycle columns (status: revoked, valid_until; warninglisted):
+-- a page walking the order checks the lookback bound and the default `status=active` in the index and reads
+-- only the rows it returns (SQLite seeks the table row only when a column outside the index is needed), so
+-- the records before the window, expired or listed, that a long window's walk passes cost an index entry each.
+CREATE INDEX IF NOT EXISTS iocs_page_status ON iocs (
+    first_seen, type, value, modified, revoked, valid_until, warninglisted
+);
+-- A type filter with the page order (first_seen, then value within one type) and the same columns: a page of
+-- one type walks its index instead of sorting every record of the type.
+CREATE INDEX IF NOT EXISTS iocs_type_page_status ON iocs (
+    type, first_seen, value, modified, revoked, valid_until, warninglisted
+);
+-- Records by `modified`, then the TAXII order's type and value, and the same lifecycle columns: a page in
+-- date_added order walks it (and its valid_until twin below) from the position, as do the windows by
+-- modified (store.sqlite.queries.added_select); short windows and list totals by status count index entries
+-- alone. The (type, ...) twin serves a filter on one type.
+CREATE INDEX IF NOT EXISTS iocs_modified_status ON iocs (modified, type, value, revoked, valid_until, warninglisted);
+CREATE INDEX IF NOT EXISTS iocs_type_modified_status ON iocs (
+    type, modified, value, revoked, valid_until, warninglisted
+);
 CREATE INDEX IF NOT EXISTS iocs_stix_id ON iocs (stix_id);
 CREATE INDEX IF NOT EXISTS api_keys_previous_hash ON api_keys (previous_hash);
 -- Polls for changes find the records that expired in their window by it (store.decay); TAXII pages walk
@@ -227,9 +243,6 @@ CREATE INDEX IF NOT EXISTS iocs_valid_until_page ON iocs (valid_until, type, val
 CREATE INDEX IF NOT EXISTS iocs_type_valid_until_page ON iocs (type, valid_until, value);
 -- The few warninglisted records by modified: how many a window's default lists leave out (IocStore.ioc_stats).
 CREATE INDEX IF NOT EXISTS iocs_warninglisted ON iocs (modified) WHERE warninglisted = 1;
--- The default lists' records (active, on no warninglist) by valid_until, with the lookback's column: their
--- estimated count walks this index rather than the records (store.sqlite.queries.lifecycle_clauses).
-CREATE INDEX IF NOT EXISTS iocs_active ON iocs (valid_until, modified) WHERE revoked = 0 AND warninglisted IS NULL;
 """
 # The function the backfill calls; registered on the writing connection only.
 STIX_ID_FUNCTION = "ctiwire_stix_id"

@@ -24,6 +24,7 @@ def test_the_demo_is_deterministic_and_covers_the_filters() -> None:
     first = [a for b in generate(600, now) for a in b]
     again = [a for b in generate(600, now) for a in b]
     assert first == again
+    assert [a for b in generate(600, now, batch_size=5000) for a in b] == first  # batches do not change rows
     assert {a.category for a in first} == set(CATEGORIES)
     assert {a.source_type for a in first} == {"rss", "community"} and {a.source_tier for a in first} == {1, 2, 3, 4}
     assert {a.severity_label for a in first} == {"critical", "high", "medium", "low"}

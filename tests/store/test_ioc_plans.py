@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,7 @@ async def read_records(stores: Stores, query: IocQuery) -> None:
         pass
 
 
-@pytest.mark.parametrize(("types", "index"), [(("domain",), "iocs_type_page"), ((), "iocs_page")])
+@pytest.mark.parametrize(("types", "index"), [(("domain",), "iocs_type_page_status"), ((), "iocs_page_status")])
 async def test_a_long_window_page_walks_the_page_order(stores: Stores, types: tuple[str, ...], index: str) -> None:
     query = IocQuery(types=types, since=utcnow() - timedelta(days=365), limit=100)
     plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
@@ -91,9 +92,9 @@ async def test_a_long_window_page_walks_the_page_order(stores: Stores, types: tu
 
 
 @pytest.mark.parametrize(("types", "modified", "expired"), [
-    ((), "iocs_modified_page", "iocs_valid_until_page"),
-    (("domain",), "iocs_type_modified_page", "iocs_type_valid_until_page"),
-    (("domain", "url"), "iocs_modified_page", "iocs_valid_until_page"),
+    ((), "iocs_modified_status", "iocs_valid_until_page"),
+    (("domain",), "iocs_type_modified_status", "iocs_type_valid_until_page"),
+    (("domain", "url"), "iocs_modified_status", "iocs_valid_until_page"),
 ])
 async def test_a_taxii_page_merges_two_ordered_index_walks(stores: Stores, types: tuple[str, ...], modified: str,
                                                            expired: str) -> None:
@@ -113,36 +114,47 @@ async def test_a_taxii_page_merges_two_ordered_index_walks(stores: Stores, types
 async def test_a_severity_filtered_page_still_walks_the_page_order(stores: Stores) -> None:
     query = IocQuery(severities=("critical", "high"), since=utcnow() - timedelta(days=365), limit=100)
     plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
-    assert "USING INDEX iocs_page" in plan and "TEMP B-TREE" not in plan, plan
+    assert "USING INDEX iocs_page_status" in plan and "TEMP B-TREE" not in plan, plan
 
 
 async def test_a_short_window_page_searches_by_modified(stores: Stores) -> None:
     query = IocQuery(types=("domain",), since=utcnow() - timedelta(hours=20), limit=100)
     plan = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
-    assert "USING INDEX iocs_type_modified_page (type=? AND modified>?)" in plan, plan
+    assert "USING INDEX iocs_type_modified_status (type=? AND modified>?)" in plan, plan
+
+
+async def test_a_page_and_total_by_status_check_it_in_the_index(stores: Stores) -> None:
+    """The default lists' ``status=active``: the walk skips expired and revoked records by their index entries
+    and the capped total counts index entries alone, whatever share of the window has expired."""
+    query = IocQuery(types=("domain",), statuses=("active",), since=utcnow() - timedelta(days=365), limit=100)
+    page = only(await plans(stores, lambda: read_page(stores, query)), "ORDER BY first_seen")
+    assert "USING INDEX iocs_type_page_status" in page and "TEMP B-TREE" not in page, page
+    counted = only(await plans(stores, lambda: stores.iocs.estimate_iocs(query)), "count(*)")
+    assert "USING COVERING INDEX iocs_type_modified_status (type=? AND modified>?)" in counted, counted
+    assert "TEMP B-TREE" not in counted, counted  # newest first, in the index's order
+    every_type = replace(query, types=())
+    counted = only(await plans(stores, lambda: stores.iocs.estimate_iocs(every_type)), "count(*)")
+    assert "USING COVERING INDEX iocs_modified_status (modified>?)" in counted and "TEMP B-TREE" not in counted, counted
 
 
 async def test_estimated_totals_read_the_counters_and_one_partial_hour(stores: Stores) -> None:
     query = IocQuery(types=("domain",), since=utcnow() - timedelta(days=30))
     found = await plans(stores, lambda: stores.iocs.estimate_iocs(query))
-    assert "INDEX iocs_type_modified_page (type=? AND modified>? AND modified<?)" in only(found, "count(*)")
+    assert "INDEX iocs_type_modified_status (type=? AND modified>? AND modified<?)" in only(found, "count(*)")
     assert "ioc_day_counts USING PRIMARY KEY (day>? AND day<?)" in only(found, "ioc_day_counts")
     assert "ioc_month_counts USING PRIMARY KEY (month>?)" in only(found, "ioc_month_counts")
     assert "ioc_hour_groups USING PRIMARY KEY (hour>? AND hour<?)" in only(found, "ioc_hour_groups")
 
 
-@pytest.mark.parametrize("days", [365, 30])
-async def test_the_default_lists_estimate_walks_the_active_records_index(stores: Stores, days: int) -> None:
-    query = IocQuery(statuses=("active",), since=utcnow() - timedelta(days=days))
-    found = await plans(stores, lambda: stores.iocs.estimate_iocs(query))
-    assert "USING INDEX iocs_active (valid_until>?)" in only(found, "count(*)")
-    assert await stores.iocs.estimate_iocs(query) == (await stores.iocs.count_iocs(query), True)
-
-
 async def test_stats_read_the_counters(stores: Stores) -> None:
-    found = await plans(stores, lambda: stores.iocs.ioc_stats(utcnow() - timedelta(days=30)))
-    assert "USING PRIMARY KEY (day>?)" in only(found, "FROM ioc_day_sources")
-    assert "USING PRIMARY KEY (hour>?)" in only(found, "FROM ioc_hour_counts")
+    """A year's window reads its months' source counters and its days' totals, each by its key's range."""
+    found = await plans(stores, lambda: stores.iocs.ioc_stats(utcnow() - timedelta(days=365)))
+    sources = only(found, "FROM ioc_day_sources")
+    assert "ioc_day_sources USING PRIMARY KEY (day>? AND day<?)" in sources, sources
+    assert "ioc_month_sources USING PRIMARY KEY (month>?)" in sources, sources
+    series = only(found, "FROM ioc_hour_counts")
+    assert "ioc_hour_counts USING PRIMARY KEY (hour>? AND hour<?)" in series, series
+    assert "ioc_day_totals USING PRIMARY KEY (day>?)" in series, series
     assert all("SCAN iocs" not in plan for plan in found.values()), found
 
 
@@ -183,3 +195,25 @@ async def test_context_pages_walk_their_order_from_the_position(stores: Stores, 
                          limit=101)
     plan = only(await plans(stores, lambda: stores.context.context_page(query), "stix_context"), "ORDER BY date_added")
     assert f"USING INDEX {index}" in plan and "TEMP B-TREE" not in plan and "SCAN" not in plan, plan
+
+
+async def test_a_merge_leaves_the_stix_id_index_alone(stores: Stores) -> None:
+    """SQLite rewrites the index entries of every column an UPDATE sets: a merge does not set the stix_id
+    (made from the type and value), whose index would cost a random page per merged record."""
+    known = await stores.iocs.get_ioc("domain", "v0.example")
+    assert known is not None
+    conn: Any = stores.lifecycle
+    seen: list[str] = []
+    conn._db.set_trace_callback(seen.append)
+    now = utcnow()
+    report = Ioc("domain", "v0.example", "high", "G", "government", now, now, now, sources=["G"], article_ids=["b0"])
+    try:
+        await stores.iocs.upsert_iocs([report])
+    finally:
+        conn._db.set_trace_callback(None)
+    updates = [sql for sql in seen if sql.startswith("UPDATE iocs SET")]
+    assert updates and all("stix_id" not in sql for sql in updates), seen
+    merged = await stores.iocs.get_ioc("domain", "v0.example")
+    assert merged is not None and merged.stix_id == known.stix_id and merged.confidence == "high"
+    found = await stores.iocs.all_iocs(IocQuery(stix_ids=(known.stix_id,)))
+    assert [r.value for r in found] == ["v0.example"]
