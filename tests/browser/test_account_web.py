@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
@@ -39,7 +40,26 @@ def fill_and_submit(driver: Any, fields: dict[str, str], form: str = "main form"
     button.click()
     # Every form here posts to the server: wait for the next page, or a check made right after could read
     # the page being left (its flash message goes stale under a loaded machine).
-    wait(driver).until(ec.staleness_of(button))
+    wait(driver).until(left(button))
+
+
+def left(element: Any) -> Any:
+    """A wait condition: ``element``'s page was replaced. ``ec.staleness_of`` only knows the stale-element
+    error; when the page is replaced during its check, chromedriver answers "Node with given id does not
+    belong to the document" instead, which means the same."""
+
+    def check(_driver: Any) -> bool:
+        try:
+            element.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:
+            if "does not belong to the document" not in str(exc):
+                raise
+            return True
+        return False
+
+    return check
 
 
 def sign_in(driver: Any, url: str, email: str, password: str) -> None:
