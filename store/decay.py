@@ -145,7 +145,7 @@ def ladder_place(ioc_type: str, until: datetime, revoked: bool) -> float:
     stores keep it beside ``valid_until``); revoked records stand above every block."""
     if revoked:
         return REVOKED_PLACE
-    return _BLOCK * (1 + LADDER_CLASSES.index(model().decay_class(ioc_type))) + _days(until)
+    return _BLOCK * (1 + LADDER_CLASSES.index(DecayModel.decay_class(ioc_type))) + _days(until)
 
 
 class Scores:

@@ -27,7 +27,7 @@ _LISTS_VERSION = "warninglists_version"  # meta document: the lists the records 
 
 
 class MongoIocs(MongoPart, IocStore):
-    """IOC records in the ``iocs`` collection, and the STIX context objects around them (``stix_context``)."""
+    """IOC records in the ``iocs`` collection (the STIX context objects are ``MongoContext``'s)."""
 
     @guarded
     async def upsert_iocs(self, iocs: Iterable[Ioc]) -> int:

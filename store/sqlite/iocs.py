@@ -48,10 +48,10 @@ Held = dict[tuple[str, str], tuple[int, Ioc]]  # (type, value) -> (rowid, stored
 
 
 def _ioc_row(i: Ioc) -> tuple[Any, ...]:
+    until = i.valid_until  # computed from the record (store.decay): once for both of its columns
     return (i.type, i.value, iso(i.first_seen), iso(i.last_seen), iso(i.modified), i.confidence, i.feed_name,
             i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.stored_api()),
-            iso(i.valid_until), int(i.revoked), 1 if i.warninglisted else None,
-            ladder_place(i.type, i.valid_until, i.revoked))
+            iso(until), int(i.revoked), 1 if i.warninglisted else None, ladder_place(i.type, until, i.revoked))
 
 
 def _set_row(i: Ioc) -> tuple[Any, ...]:
@@ -191,13 +191,12 @@ class SqliteIocs(SqlitePart, IocStore):
 
     def _ioc_row_page(self, q: IocQuery, size: int) -> Callable[[sqlite3.Connection], list[bytes]]:
         def fetch(db: sqlite3.Connection) -> list[bytes]:
-            where, params = self._where(db, q, page=True)
             # The pre-encoded API form, completed in SQL with score and status from the stored ladder place
             # (store.sqlite.scores; the keyset position is read from the last one). Every row has both: the
             # list-form rebuild at open fills them for rows written before they existed (store/sqlite/listforms.py).
             form, first = completed_form(scores_at(status_clock(q)))
-            sql = f"SELECT {form} FROM iocs WHERE {where} ORDER BY first_seen, type, value LIMIT ? OFFSET ?"
-            return [row[0] for row in _tuples(db, sql, [*first, *params, size, q.offset])]
+            sql, params = self._select(db, q, form)
+            return [row[-1] for row in _tuples(db, sql, [*first, *params, size, q.offset])]
 
         return fetch
 

@@ -39,11 +39,10 @@ def completed_form(scores: Scores) -> tuple[str, list[Any]]:
 
     An expired record's ``modified`` reads as its ``valid_until`` when that is later: the expiry is the
     record's latest change (store.decay.effective_modified)."""
-    now = len(scores.cuts) + 1
+    now, open_form = len(scores.cuts) + 1, "substr(api_json, 1, length(api_json) - 1)"  # without its "}"
     head = (
         f"CASE WHEN +valid_until <= ?{now} AND +valid_until > +modified "
-        f"THEN replace(substr(api_json, 1, length(api_json) - 1), "
-        f"""'"modified":"' || modified, '"modified":"' || valid_until) """
-        f"ELSE substr(api_json, 1, length(api_json) - 1) END"
+        f"""THEN replace({open_form}, '"modified":"' || modified, '"modified":"' || valid_until) """
+        f"ELSE {open_form} END"
     )
     return f"CAST({head} || {_ladder(tuple(scores.leaves))} AS BLOB)", [*scores.cuts, iso(scores.now)]
