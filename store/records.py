@@ -130,9 +130,10 @@ def severity_label(score: float) -> str:
 # The shape of ``Article.list_form``, its CSV line (store.csvform) and ``Ioc.to_api``. Bump it with any
 # change: SQLite keeps the
 # encoded forms with each row and re-encodes every row when opened on an older version (store/sqlite/listforms.py).
-LIST_FORM_VERSION = 8  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts;
+LIST_FORM_VERSION = 9  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts;
 # 5: IOC lifecycle (valid_until, revocation, sighting and false-positive counts); 6: and warninglists;
-# 7: IOC severity and threat actors; 8: IOC score ladder places (store.decay.ladder_place)
+# 7: IOC severity and threat actors; 8: IOC score ladder places (store.decay.ladder_place); 9: IOC forms kept
+# without their closing brace, ``modified`` last (store.sqlite.scores.stored_form)
 
 # An IOC's articles, CVEs and techniques grow with the data (an ATT&CK technique is reported by a large share
 # of all articles): the full lists live in the store's link relation (``IocStore.ioc_links``), and a record
@@ -341,7 +342,7 @@ class Ioc:
 
     def stored_api(self) -> dict[str, Any]:
         """The API form without what changes with the clock (``score``, ``status``): what stores keep
-        encoded; ``with_life`` completes it at read time."""
+        encoded (store.sqlite.scores.stored_form); ``to_api`` completes it at read time."""
         return {
             "type": self.type,
             "value": self.value,
@@ -349,7 +350,6 @@ class Ioc:
             "source": {"feed_name": self.feed_name, "category": self.source_category},
             "first_seen": iso(self.first_seen),
             "last_seen": iso(self.last_seen),
-            "modified": iso(self.modified),
             "sources": list(self.sources),
             "industries": list(self.industries),
             "article_ids": list(self.article_ids),
@@ -370,6 +370,8 @@ class Ioc:
             "revoked_reason": self.revoked_reason or None,
             "warninglisted": self.warninglisted,
             "warninglists": list(self.warninglists),
+            # Last, so an expiry can rewrite it at the stored form's end (store.sqlite.scores.completed_form).
+            "modified": iso(self.modified),
         }
 
     def to_api(self, now: datetime | None = None) -> dict[str, Any]:

@@ -168,6 +168,9 @@ class AsyncMockCollection:
     async def index_information(self) -> dict[str, Any]:
         return dict(await self._call("index_information"))
 
+    async def drop_index(self, name: str) -> None:
+        await self._call("drop_index", name)
+
 
 class AsyncMockDatabase:
     """``AsyncDatabase``: collections by item access and ``command``."""

@@ -16,7 +16,7 @@ from pymongo.asynchronous.collection import AsyncCollection
 from store.mongo import ioc_counters
 from store.mongo import iocs as ioc_ops
 from store.mongo.errors import guarded
-from store.mongo.indexes import INDEXES
+from store.mongo.indexes import INDEXES, RETIRED_INDEXES
 from store.ports import Lifecycle
 
 Collection = AsyncCollection[dict[str, Any]]
@@ -39,6 +39,9 @@ class MongoStore(Lifecycle):
     async def open(self) -> None:
         for spec in INDEXES:
             await self._c(spec.collection).create_index(spec.keys, **spec.options)
+        for collection, name in RETIRED_INDEXES:
+            if name in await self._c(collection).index_information():
+                await self._c(collection).drop_index(name)
         await ioc_ops.backfill_stix_ids(self._c("iocs"))  # documents from before the field was written
         await ioc_ops.backfill_lifecycle(self._c("iocs"))
         await ioc_ops.backfill_links(self._c("iocs"), self._c("ioc_links"))  # and before the link relation

@@ -84,3 +84,13 @@ INDEXES: tuple[IndexSpec, ...] = (
     _plain("stix_context", "date_added", "_id"),
     _plain("stix_context", "type", "date_added", "_id"),
 )
+
+
+# Indexes earlier releases created and the ones above replace (each is a prefix of its successor, which serves
+# every read it served): ``MongoStore.open`` drops them, so a database carried over does not keep paying their
+# writes. (collection, index name).
+RETIRED_INDEXES: tuple[tuple[str, str], ...] = (
+    ("iocs", "modified_1"),
+    ("iocs", "type_1_modified_1"),
+    ("iocs", "valid_until_1"),
+)

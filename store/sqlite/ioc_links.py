@@ -24,6 +24,7 @@ import orjson
 
 from store.codec import bounded, counted, from_doc, ioc_links, to_doc
 from store.records import LINK_FIELDS, Ioc
+from store.sqlite.scores import stored_form
 
 _INSERT = "INSERT OR IGNORE INTO ioc_refs (ioc, kind, ref, seen) VALUES (?, ?, ?, ?)"
 _RESEEN = "UPDATE ioc_refs SET seen = ? WHERE ioc = ? AND kind = ? AND ref = ? AND seen < ?"
@@ -137,6 +138,6 @@ def _move(db: sqlite3.Connection, rows: list[tuple[int, bytes]]) -> None:
         record = linked_record(db, rowid, ioc, None, ioc)
         db.execute(
             "UPDATE iocs SET doc = ?, api_json = ? WHERE rowid = ?",
-            (orjson.dumps(to_doc(record)), orjson.dumps(record.stored_api()), rowid),
+            (orjson.dumps(to_doc(record)), stored_form(record), rowid),
         )
     _set_meta(db, RESUME_KEY, rows[-1][0])

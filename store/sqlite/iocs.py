@@ -23,7 +23,7 @@ from store.sqlite import ioc_counters, queries, value_index
 from store.sqlite.backend import SqliteStore
 from store.sqlite.ioc_links import LinkRow, insert_links, linked_record, new_record, recent_links
 from store.sqlite.part import SqlitePart, _json, _rows_in, _tuples
-from store.sqlite.scores import completed_form
+from store.sqlite.scores import completed_form, stored_form
 
 _LISTS_VERSION = "warninglists_version"
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
@@ -50,7 +50,7 @@ Held = dict[tuple[str, str], tuple[int, Ioc]]  # (type, value) -> (rowid, stored
 def _ioc_row(i: Ioc) -> tuple[Any, ...]:
     until = i.valid_until  # computed from the record (store.decay): once for both of its columns
     return (i.type, i.value, iso(i.first_seen), iso(i.last_seen), iso(i.modified), i.confidence, i.feed_name,
-            i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, orjson.dumps(i.stored_api()),
+            i.source_category, _json(i.industries), _json(to_doc(i)), i.stix_id, stored_form(i),
             iso(until), int(i.revoked), 1 if i.warninglisted else None, ladder_place(i.type, until, i.revoked))
 
 

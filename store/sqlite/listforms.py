@@ -23,6 +23,7 @@ from store.codec import from_doc
 from store.csvform import csv_line
 from store.decay import ladder_place
 from store.records import LIST_FORM_VERSION, Article, Ioc, iso
+from store.sqlite.scores import stored_form
 
 META_KEY = "list_form_version"
 BATCH = 2000
@@ -43,7 +44,7 @@ def _csv_form(doc: bytes) -> bytes:
 
 
 def _ioc_form(doc: bytes) -> bytes:
-    return orjson.dumps(from_doc(Ioc, orjson.loads(doc)).stored_api())
+    return stored_form(from_doc(Ioc, orjson.loads(doc)))
 
 
 def _ioc_valid_until(doc: bytes) -> str:

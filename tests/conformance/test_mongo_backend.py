@@ -20,6 +20,7 @@ from store.codec import to_doc
 from store.factory import make_stores
 from store.mongo import MongoArticles, MongoIocs, MongoStore, mongo_stores
 from store.mongo.documents import article_doc, ioc_doc
+from store.mongo.indexes import RETIRED_INDEXES
 from store.mongo.queries import (
     added_arms,
     added_sort,
@@ -187,6 +188,19 @@ async def test_open_creates_the_indexes(mongo: MongoStore) -> None:
     assert keys["key_hash_1"]["unique"] and keys["user_id_1_name_1"]["unique"]
     assert "stix_id_1" in await names("iocs")  # TAXII match[id] and object lookups
     await mongo.open()  # idempotent
+
+
+async def test_open_drops_the_indexes_their_successors_replaced(mongo: MongoStore) -> None:
+    """A database an earlier release opened keeps ``modified_1``, ``type_1_modified_1`` and ``valid_until_1``
+    until the next open drops them; the compound indexes that replaced them stay."""
+    handle: Any = mongo.db["iocs"]  # AsyncCollection, or the mock adapter
+    for keys in (["modified"], ["type", "modified"], ["valid_until"]):
+        await handle.create_index([(k, 1) for k in keys])
+    assert {name for _, name in RETIRED_INDEXES} <= set(await handle.index_information())
+    await mongo.open()
+    names = set(await handle.index_information())
+    assert not {name for _, name in RETIRED_INDEXES} & names
+    assert {"modified_1_type_1_value_1", "type_1_modified_1_value_1", "valid_until_1_type_1_value_1"} <= names
 
 
 async def test_unreachable_server_is_store_unavailable() -> None:

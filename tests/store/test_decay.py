@@ -16,6 +16,7 @@ from store import decay
 from store.query import IocQuery
 from store.records import Ioc, iso
 from store.sqlite import sqlite_stores
+from store.sqlite.scores import stored_form
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -81,6 +82,26 @@ async def test_sqlite_pages_complete_stored_forms_as_the_record_reads(tmp_path: 
     # an expiry is a change at valid_until: the expired records' modified moved to it
     assert [p["modified"] == p["valid_until"] for p in pages] == [p["status"] == "expired" for p in pages]
     assert {p["status"] for p in pages} == set(decay.STATUSES)
+
+
+async def test_an_expired_record_changed_after_its_expiry_keeps_its_own_modified(tmp_path: Path) -> None:
+    """The SQL rewrites an expired row's ``modified`` (the stored form's last, fixed-width date) only when its
+    valid_until is later; a record changed after it expired (a false positive, a sighting) keeps its own."""
+    changed = dataclasses.replace(_ioc(days=40, value="45.1.3.2"), modified=NOW - timedelta(days=1))
+    lapsed = _ioc(days=40, value="45.1.3.3")
+    assert stored_form(changed).endswith(f',"modified":"{iso(changed.modified)}"'.encode())
+    stores = sqlite_stores(tmp_path / "expired.sqlite3")
+    await stores.open()
+    try:
+        await stores.iocs.upsert_iocs([changed, lapsed])
+        query = IocQuery(limit=10, statuses=("expired",), include_warninglisted=True, now=NOW)
+        pages = {p["value"]: p for batch in [b async for b in stores.iocs.iter_ioc_rows(query)]
+                 for p in map(orjson.loads, batch)}
+    finally:
+        await stores.close()
+    assert pages == {r.value: r.to_api(NOW) for r in (changed, lapsed)}
+    assert pages["45.1.3.2"]["modified"] == iso(changed.modified) != pages["45.1.3.2"]["valid_until"]
+    assert pages["45.1.3.3"]["modified"] == pages["45.1.3.3"]["valid_until"]
 
 
 def _around_bounds(shifts: tuple[int, ...] = (-3, -2, -1, 0, 1, 2, 3)) -> list[tuple[int, datetime, Ioc]]:

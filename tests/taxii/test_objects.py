@@ -19,8 +19,7 @@ from taxii.media import taxii_time
 COLLECTIONS = "/api/taxii2/api/collections/"
 
 
-def _article(n: int) -> Article:
-    when = utcnow() - timedelta(days=3)
+def _article(n: int, when: datetime) -> Article:
     return Article(id=f"00000000-0000-4000-8000-{n:012d}", title=f"Campaign report {n}",
                    url=f"https://news.example/report-{n}", canonical_url=f"https://news.example/report-{n}",
                    summary="A report.", published_at=when, fetched_at=when, modified_at=when, created_at=when,
@@ -29,7 +28,8 @@ def _article(n: int) -> Article:
 
 async def _seed(server: Any, iocs: Any, count: int = 40) -> list[Ioc]:
     """``count`` records of every type, two days old, one second apart; every fifth cites articles."""
-    articles = [_article(1), _article(2)]
+    when = utcnow() - timedelta(days=3)  # one date for both: cited articles are ordered newest first
+    articles = [_article(1, when), _article(2, when)]
     await server.ctx.articles.upsert_articles(articles)
     rows = iocs(count)
     for n, row in enumerate(rows):
