@@ -130,10 +130,11 @@ def severity_label(score: float) -> str:
 # The shape of ``Article.list_form``, its CSV line (store.csvform) and ``Ioc.to_api``. Bump it with any
 # change: SQLite keeps the
 # encoded forms with each row and re-encodes every row when opened on an older version (store/sqlite/listforms.py).
-LIST_FORM_VERSION = 9  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts;
+LIST_FORM_VERSION = 10  # 2: IOC records keep their API form; 3: articles their CSV line; 4: IOC link counts;
 # 5: IOC lifecycle (valid_until, revocation, sighting and false-positive counts); 6: and warninglists;
 # 7: IOC severity and threat actors; 8: IOC score ladder places (store.decay.ladder_place); 9: IOC forms kept
-# without their closing brace, ``modified`` last (store.sqlite.scores.stored_form)
+# without their closing brace, ``modified`` last (store.sqlite.scores.stored_form); 10: ladder places in whole
+# milliseconds (``iocs.score_place``)
 
 # An IOC's articles, CVEs and techniques grow with the data (an ATT&CK technique is reported by a large share
 # of all articles): the full lists live in the store's link relation (``IocStore.ioc_links``), and a record

@@ -30,7 +30,7 @@ INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (
 COUNT_CACHE_SIZE = 256
 _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confidence", "feed_name",
                 "source_category", "industries", "doc", "stix_id", "api_json", "valid_until", "revoked",
-                "warninglisted", "decay_place")
+                "warninglisted", "score_place")
 
 
 # A new record is inserted as the row after the last (its links are then appended to ``ioc_refs``, see

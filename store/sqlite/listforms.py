@@ -55,7 +55,7 @@ def _ioc_revoked(doc: bytes) -> int:
     return int(from_doc(Ioc, orjson.loads(doc)).revoked)
 
 
-def _ioc_place(doc: bytes) -> float:
+def _ioc_place(doc: bytes) -> int:
     ioc = from_doc(Ioc, orjson.loads(doc))
     return ladder_place(ioc.type, ioc.valid_until, ioc.revoked)
 
@@ -64,7 +64,7 @@ def _ioc_place(doc: bytes) -> float:
 FORMS: tuple[tuple[str, str, Callable[[bytes], Any]], ...] = (
     ("articles", "list_json", _article_form), ("articles", "csv_line", _csv_form), ("iocs", "api_json", _ioc_form),
     ("iocs", "valid_until", _ioc_valid_until), ("iocs", "revoked", _ioc_revoked),
-    ("iocs", "decay_place", _ioc_place))
+    ("iocs", "score_place", _ioc_place))
 
 
 def rebuild(db: sqlite3.Connection, progress: Progress | None = None) -> int:

@@ -210,7 +210,10 @@ ADDED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("iocs", "valid_until", "TEXT"),
     ("iocs", "revoked", "INTEGER"),
     ("iocs", "warninglisted", "INTEGER"),  # 1 when the value is on a warninglist; NULL (older rows) = not
-    ("iocs", "decay_place", "REAL"),  # the record's place on the score ladder (store.decay.ladder_place)
+    # The record's place on the score ladder (store.decay.ladder_place), whole milliseconds. Databases of list-form
+    # version 8 also keep ``decay_place``, the same place in days as a REAL, unused since (dropping a column
+    # rewrites the whole table).
+    ("iocs", "score_place", "INTEGER"),
 )
 # Run once the added columns exist. Not unique: two spellings of one CVE share a vulnerability id.
 LATE_SCHEMA = """

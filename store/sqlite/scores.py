@@ -1,7 +1,7 @@
 """Scores in SQL: a page's rows leave SQLite as their stored API form completed with score and status.
 
 ``store.decay.Scores`` orders every decay class's score bounds on one ladder of places, and each record keeps
-its place (``iocs.decay_place``, :func:`store.decay.ladder_place`). Here the ladder becomes a balanced CASE
+its place (``iocs.score_place``, :func:`store.decay.ladder_place`). Here the ladder becomes a balanced CASE
 over that column, its cuts bound as parameters ``?1 .. ?n`` (the statement's text stays the same from one
 second to the next, so SQLite keeps it prepared) and its leaves the suffixes ``,"score":N,"status":"..."}``:
 about nine comparisons of a number per row, in SQLite's own loop, and no row is handled in Python. Measured
@@ -46,13 +46,13 @@ def _leaf(leaf: tuple[int, str]) -> str:
 
 @functools.lru_cache(maxsize=4)
 def _ladder(leaves: tuple[tuple[int, str], ...]) -> str:
-    """The CASE choosing ``leaves[k]`` for ``cuts[k - 1] <= decay_place < cuts[k]`` (``?k`` is ``cuts[k - 1]``)."""
+    """The CASE choosing ``leaves[k]`` for ``cuts[k - 1] <= score_place < cuts[k]`` (``?k`` is ``cuts[k - 1]``)."""
 
     def node(lo: int, hi: int) -> str:
         if lo == hi:
             return _leaf(leaves[lo])
         mid = (lo + hi + 1) // 2
-        return f"CASE WHEN decay_place >= ?{mid} THEN {node(mid, hi)} ELSE {node(lo, mid - 1)} END"
+        return f"CASE WHEN score_place >= ?{mid} THEN {node(mid, hi)} ELSE {node(lo, mid - 1)} END"
 
     return node(0, len(leaves) - 1)
 
