@@ -53,16 +53,20 @@ def examples() -> tuple[list[str], dict[str, list[str]]]:
 def train() -> Model:
     """One vectorizer and one classifier per field, kept as one model whose classes are ``field:label``
     (deterministic: same data, same model), so that an article's lead is vectorized once."""
+    return fit(*examples())
+
+
+def fit(texts: list[str], labels: dict[str, list[str]]) -> Model:
+    """The model of :func:`train` fitted on any labelled texts (cross-validation refits it per fold)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    texts, labels = examples()
     vectorizer = TfidfVectorizer(min_df=_SETTINGS["min_df"], **VECTORIZER)
     matrix = vectorizer.fit_transform(texts)
     fits = [LogisticRegression(C=_SETTINGS["C"], max_iter=2000).fit(matrix, labels[name]) for name in FIELDS]
-    classes = [f"{name}:{label}" for name, fit in zip(FIELDS, fits, strict=True) for label in fit.classes_]
-    return Model.fitted(vectorizer, np.vstack([fit.coef_ for fit in fits]),
-                        np.concatenate([fit.intercept_ for fit in fits]), classes)
+    classes = [f"{name}:{label}" for name, fitted in zip(FIELDS, fits, strict=True) for label in fitted.classes_]
+    return Model.fitted(vectorizer, np.vstack([fitted.coef_ for fitted in fits]),
+                        np.concatenate([fitted.intercept_ for fitted in fits]), classes)
 
 
 def fingerprint() -> str:

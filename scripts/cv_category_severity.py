@@ -1,0 +1,240 @@
+"""Cross-validated category and severity accuracy on the labelled data the rules may be read against.
+
+The figures `scripts/bench_enrich.py` prints for the tuning set are memory: the cue rules were written
+against those articles. This script scores the whole decision as ``enrich()`` makes it (cue rules plus
+the lead classifier, the extractors' findings as evidence) on every labelled article it may use (the
+tuning set `bench/enrich_eval/` with its calibration batches c1-c5, the list-shape set
+`bench/enrich_lists/`, and the 600 labelled leads of `ingest/enrich/leads/`, each lead read as a short
+article), split by article into folds: for each fold the lead classifier is refitted on the other folds'
+examples only. It prints each group's accuracy for the combined decision, the rules alone and the
+classifier alone. The rules were never written against the leads, so the leads' rows are the honest
+figure for the rules; on the tuning articles the rules' figure is memory, the classifier's is not.
+The held-out set is never read.
+
+    PYTHONPATH=$PWD .venv/bin/python scripts/cv_category_severity.py [--folds 5] [--confusion]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
+
+from bench_enrich import load_articles, load_labels  # noqa: E402
+
+from ingest.enrich import classify, leads, pipeline  # noqa: E402
+from ingest.enrich.classify import Findings  # noqa: E402
+
+OPEN_SETS = {"tuning": ROOT / "bench" / "enrich_eval", "lists": ROOT / "bench" / "enrich_lists"}
+LEVELS = ("critical", "high", "medium", "low")
+READERS = ("combined", "rules", "classifier")
+
+
+@dataclass(frozen=True, slots=True)
+class Doc:
+    """One labelled article as ``classify`` sees it inside ``enrich()``."""
+
+    key: str
+    group: str
+    title: str
+    body: str
+    findings: Findings
+    category: str
+    severity: str
+
+
+def _group(set_name: str, stem: str) -> str:
+    if set_name == "tuning":
+        prefix = stem.split("-", 1)[0]
+        return prefix if prefix in {"c1", "c2", "c3", "c4", "c5"} else "older"
+    return set_name
+
+
+def _classify_inputs(title: str, text: str) -> tuple[str, str, Findings]:
+    """The (title, body, findings) that ``enrich()`` hands to ``classify`` for this article."""
+    seen: list[tuple[str, str, Findings]] = []
+    real = pipeline.classify
+
+    def record(title: str, body: str, findings: Findings) -> classify.Classification:
+        seen.append((title, body, findings))
+        return pipeline.UNCLASSIFIED
+
+    pipeline.classify = record  # type: ignore[assignment]
+    try:
+        pipeline.enrich(title, text)
+    finally:
+        pipeline.classify = real  # type: ignore[assignment]
+    return seen[0]
+
+
+def load_docs() -> list[Doc]:
+    """Every labelled article of the open sets and every labelled lead, with its classify inputs."""
+    docs = []
+    for set_name, folder in OPEN_SETS.items():
+        labels = load_labels(folder)
+        for stem, title, text in load_articles(folder):
+            title, body, findings = _classify_inputs(title, text)
+            label = labels[stem]
+            docs.append(
+                Doc(
+                    f"{set_name}/{stem}",
+                    _group(set_name, stem),
+                    title,
+                    body,
+                    findings,
+                    str(label["category"]),
+                    str(label["severity"]),
+                )
+            )
+    for path in sorted(leads.LEADS.glob("part-*.yaml")):
+        for index, item in enumerate(yaml.safe_load(path.read_text(encoding="utf-8")) or []):
+            title, body, findings = _classify_inputs(str(item["title"]), str(item["lead"]))
+            docs.append(
+                Doc(
+                    f"leads/{path.stem}/{index}",
+                    f"leads-{path.stem[-1]}",
+                    title,
+                    body,
+                    findings,
+                    str(item["category"]),
+                    str(item["severity"]),
+                )
+            )
+    return docs
+
+
+def folds(docs: list[Doc], count: int) -> dict[str, int]:
+    """Article -> fold, stratified by group, fixed by a hash of the article's key (by article, never by part)."""
+    fold: dict[str, int] = {}
+    by_group: dict[str, list[Doc]] = defaultdict(list)
+    for doc in docs:
+        by_group[doc.group].append(doc)
+    for members in by_group.values():
+        ordered = sorted(members, key=lambda doc: hashlib.sha256(doc.key.encode()).hexdigest())
+        fold.update({doc.key: index % count for index, doc in enumerate(ordered)})
+    return fold
+
+
+def training_examples(docs: list[Doc]) -> tuple[list[str], dict[str, list[str]]]:
+    """What the lead classifier is fitted on: the labelled leads among ``docs``."""
+    texts = [leads.lead_text(doc.title, doc.body) for doc in docs if doc.group.startswith("leads-")]
+    labels = {name: [getattr(doc, name) for doc in docs if doc.group.startswith("leads-")] for name in leads.FIELDS}
+    return texts, labels
+
+
+@contextmanager
+def lead_model(model: Any) -> Iterator[None]:
+    real = leads.model
+    leads.model = lambda: model  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        leads.model = real
+
+
+def readings(doc: Doc) -> dict[str, tuple[str, str]]:
+    """Reader -> (category, severity level) for one article, with the lead model in place."""
+    read = leads.probabilities(doc.title, doc.body)
+    combined = classify.classify(doc.title, doc.body, doc.findings)
+    real = leads.probabilities
+    leads.probabilities = lambda title, body: {name: {} for name in leads.FIELDS}  # type: ignore[assignment]
+    try:
+        rules = classify.classify(doc.title, doc.body, doc.findings)
+    finally:
+        leads.probabilities = real
+    best: Callable[[dict[str, float]], str] = lambda scores: max(scores, key=scores.__getitem__)  # noqa: E731
+    return {
+        "combined": (combined.category, _level(combined)),
+        "rules": (rules.category, _level(rules)),
+        "classifier": (best(read["category"]), best(read["severity"])),
+    }
+
+
+def _level(result: classify.Classification) -> str:
+    return result.severity_reasons[0].removeprefix("rubric level: ")
+
+
+def cross_validate(docs: list[Doc], count: int) -> dict[str, dict[str, tuple[str, str]]]:
+    """Article key -> reader -> (category, severity), each article read by a model that never saw it."""
+    fold = folds(docs, count)
+    out: dict[str, dict[str, tuple[str, str]]] = {}
+    for index in range(count):
+        model = leads.fit(*training_examples([doc for doc in docs if fold[doc.key] != index]))
+        with lead_model(model):
+            out.update({doc.key: readings(doc) for doc in docs if fold[doc.key] == index})
+    return out
+
+
+GROUP_ROWS = (
+    ("leads (600; rules never read them)", lambda g: g.startswith("leads-")),
+    ("calibration c1-c5 (75)", lambda g: g in {"c1", "c2", "c3", "c4", "c5"}),
+    ("older tuning (79)", lambda g: g == "older"),
+    ("lists (24)", lambda g: g == "lists"),
+    ("all articles (tuning + lists)", lambda g: not g.startswith("leads-")),
+    ("everything", lambda g: True),
+)
+
+
+def print_table(docs: list[Doc], read: dict[str, dict[str, tuple[str, str]]]) -> None:
+    print("| group | n | category: combined / rules / classifier | severity: combined / rules / classifier |")
+    print("|---|---|---|---|")
+    for name, wanted in (*GROUP_ROWS, *((g, (lambda g, x=g: g == x)) for g in sorted({d.group for d in docs}))):
+        chosen = [doc for doc in docs if wanted(doc.group)]
+        cells = []
+        for field, position in (("category", 0), ("severity", 1)):
+            cells.append(
+                " / ".join(
+                    f"{sum(read[d.key][r][position] == getattr(d, field) for d in chosen) / len(chosen):.3f}"
+                    for r in READERS
+                )
+            )
+        print(f"| {name} | {len(chosen)} | {cells[0]} | {cells[1]} |")
+
+
+def print_confusion(docs: list[Doc], read: dict[str, dict[str, tuple[str, str]]], reader: str) -> None:
+    halves = (("leads", lambda g: g.startswith("leads-")), ("articles", lambda g: not g.startswith("leads-")))
+    for title, wanted in halves:
+        pairs = Counter((d.severity, read[d.key][reader][1]) for d in docs if wanted(d.group))
+        print(f"\nseverity, {reader}, {title}: rows = label, columns = read")
+        print("| label \\ read | " + " | ".join(LEVELS) + " |")
+        for level in LEVELS:
+            print(f"| {level} | " + " | ".join(str(pairs[(level, other)]) for other in LEVELS) + " |")
+        wrong = Counter(
+            (d.category, read[d.key][reader][0])
+            for d in docs
+            if wanted(d.group) and read[d.key][reader][0] != d.category
+        )
+        print(
+            f"category, {reader}, {title}, most frequent confusions (label -> read): "
+            + ", ".join(f"{a} -> {b} ({n})" for (a, b), n in wrong.most_common(12))
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--confusion", action="store_true", help="confusion matrices by level and category")
+    args = parser.parse_args()
+    docs = load_docs()
+    read = cross_validate(docs, args.folds)
+    print(f"{args.folds}-fold cross-validation by article; {len(docs)} labelled articles and leads")
+    print_table(docs, read)
+    if args.confusion:
+        for reader in READERS:
+            print_confusion(docs, read, reader)
+    print("\n    command: PYTHONPATH=$PWD .venv/bin/python scripts/cv_category_severity.py " + " ".join(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()
