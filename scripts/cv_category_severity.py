@@ -23,8 +23,10 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import yaml
 
@@ -33,9 +35,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / "scripts")]
 
 from bench_enrich import load_articles, load_labels  # noqa: E402
 
-from ingest.enrich import classify, leads, pipeline  # noqa: E402
+from ingest.enrich import classify, leads, pipeline, severity  # noqa: E402
 from ingest.enrich.classify import Findings  # noqa: E402
 
+ARTICLE_LEADS = leads.LEADS / "articles.yaml"
+WEIGHING = ROOT / "ingest" / "data" / "severity_weighing.yaml"
+ARTICLE_WEIGHT = 6.0  # chosen by this cross-validation (4, 6, 10; C 0.3, 1, 3): BENCHMARKS.md
+WEIGHING_C = 1.0
 OPEN_SETS = {"tuning": ROOT / "bench" / "enrich_eval", "lists": ROOT / "bench" / "enrich_lists"}
 LEVELS = ("critical", "high", "medium", "low")
 READERS = ("combined", "rules", "classifier")
@@ -64,17 +70,13 @@ def _group(set_name: str, stem: str) -> str:
 def _classify_inputs(title: str, text: str) -> tuple[str, str, Findings]:
     """The (title, body, findings) that ``enrich()`` hands to ``classify`` for this article."""
     seen: list[tuple[str, str, Findings]] = []
-    real = pipeline.classify
 
     def record(title: str, body: str, findings: Findings) -> classify.Classification:
         seen.append((title, body, findings))
         return pipeline.UNCLASSIFIED
 
-    pipeline.classify = record  # type: ignore[assignment]
-    try:
+    with patch.object(pipeline, "classify", record):
         pipeline.enrich(title, text)
-    finally:
-        pipeline.classify = real  # type: ignore[assignment]
     return seen[0]
 
 
@@ -127,32 +129,49 @@ def folds(docs: list[Doc], count: int) -> dict[str, int]:
 
 
 def training_examples(docs: list[Doc]) -> tuple[list[str], dict[str, list[str]]]:
-    """What the lead classifier is fitted on: the labelled leads among ``docs``."""
-    texts = [leads.lead_text(doc.title, doc.body) for doc in docs if doc.group.startswith("leads-")]
-    labels = {name: [getattr(doc, name) for doc in docs if doc.group.startswith("leads-")] for name in leads.FIELDS}
-    return texts, labels
+    """What the lead classifier is fitted on: the title and lead of every labelled lead and article given."""
+    texts = [leads.lead_text(doc.title, doc.body) for doc in docs]
+    return texts, {name: [getattr(doc, name) for doc in docs] for name in leads.FIELDS}
 
 
 @contextmanager
-def lead_model(model: Any) -> Iterator[None]:
-    real = leads.model
-    leads.model = lambda: model  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        leads.model = real
+def fitted(model: Any, weights: severity.Weighing | None = None) -> Iterator[None]:
+    """The lead model (and the severity weighing) of one fold in place of the shipped ones."""
+    with patch.object(leads, "model", lambda: model):
+        if weights is None:
+            yield
+            return
+        with patch.object(severity, "weighing", lambda: weights):
+            yield
+
+
+def weighing_features(doc: Doc) -> list[float]:
+    """What the severity weighing reads of one article, as ``classify`` builds it (lead model in place)."""
+    read = leads.probabilities(doc.title, doc.body)
+    category, _ = classify.category_of(doc.title, doc.body, doc.findings, read["category"])
+    content_type = classify.content_type_of(doc.title, doc.body)
+    evidence = classify.evidence_of(f"{doc.title}\n{doc.body}", category, content_type, doc.findings, read["severity"])
+    return severity.weighing_features(severity.rules_level(evidence), evidence)
+
+
+def fit_weighing(docs: list[Doc], features: dict[str, list[float]]) -> severity.Weighing:
+    """A multinomial logistic regression from the weighing's features to the labelled level; an article
+    counts ``ARTICLE_WEIGHT`` times a lead (a lead shows no body: no indicators, actors or techniques)."""
+    from sklearn.linear_model import LogisticRegression
+
+    weights = [1.0 if doc.group.startswith("leads-") else ARTICLE_WEIGHT for doc in docs]
+    fit = LogisticRegression(C=WEIGHING_C, max_iter=5000)
+    fit.fit([features[doc.key] for doc in docs], [doc.severity for doc in docs], sample_weight=weights)
+    rows = tuple(tuple(round(float(w), 4) for w in row) for row in fit.coef_)
+    return severity.Weighing(tuple(map(str, fit.classes_)), rows, tuple(round(float(b), 4) for b in fit.intercept_))
 
 
 def readings(doc: Doc) -> dict[str, tuple[str, str]]:
     """Reader -> (category, severity level) for one article, with the lead model in place."""
     read = leads.probabilities(doc.title, doc.body)
     combined = classify.classify(doc.title, doc.body, doc.findings)
-    real = leads.probabilities
-    leads.probabilities = lambda title, body: {name: {} for name in leads.FIELDS}  # type: ignore[assignment]
-    try:
+    with patch.object(leads, "probabilities", lambda title, body: {name: {} for name in leads.FIELDS}):
         rules = classify.classify(doc.title, doc.body, doc.findings)
-    finally:
-        leads.probabilities = real
     best: Callable[[dict[str, float]], str] = lambda scores: max(scores, key=scores.__getitem__)  # noqa: E731
     return {
         "combined": (combined.category, _level(combined)),
@@ -165,22 +184,65 @@ def _level(result: classify.Classification) -> str:
     return result.severity_reasons[0].removeprefix("rubric level: ")
 
 
-def cross_validate(docs: list[Doc], count: int) -> dict[str, dict[str, tuple[str, str]]]:
-    """Article key -> reader -> (category, severity), each article read by a model that never saw it."""
+@dataclass(slots=True)
+class CrossValidation:
+    """Each article's readings by models that never saw it, and every article's out-of-fold features."""
+
+    readings: dict[str, dict[str, tuple[str, str]]]
+    features: dict[str, list[float]]
+
+
+def cross_validate(docs: list[Doc], count: int) -> CrossValidation:
+    """Lead models fitted per fold; then the weighing per fold, fitted on the other folds' out-of-fold
+    features (stacking), and every article read by both as ``enrich()`` reads it."""
     fold = folds(docs, count)
+    models, features = [], {}
+    for index in range(count):
+        models.append(leads.fit(*training_examples([doc for doc in docs if fold[doc.key] != index])))
+        with fitted(models[index]):
+            features.update({doc.key: weighing_features(doc) for doc in docs if fold[doc.key] == index})
     out: dict[str, dict[str, tuple[str, str]]] = {}
     for index in range(count):
-        model = leads.fit(*training_examples([doc for doc in docs if fold[doc.key] != index]))
-        with lead_model(model):
+        weights = fit_weighing([doc for doc in docs if fold[doc.key] != index], features)
+        with fitted(models[index], weights):
             out.update({doc.key: readings(doc) for doc in docs if fold[doc.key] == index})
-    return out
+    return CrossValidation(out, features)
 
 
-GROUP_ROWS = (
-    ("leads (600; rules never read them)", lambda g: g.startswith("leads-")),
-    ("calibration c1-c5 (75)", lambda g: g in {"c1", "c2", "c3", "c4", "c5"}),
-    ("older tuning (79)", lambda g: g == "older"),
-    ("lists (24)", lambda g: g == "lists"),
+def write_shipped(docs: list[Doc], features: dict[str, list[float]]) -> None:
+    """The articles' titles and leads beside the labelled leads, and the weighing fitted on every article."""
+    articles = [doc for doc in docs if not doc.group.startswith("leads-")]
+    items = [
+        {
+            "title": d.title,
+            "lead": " ".join(d.body[: leads.LEAD_CHARS].split()),
+            "category": d.category,
+            "severity": d.severity,
+        }
+        for d in articles
+    ]
+    header = "# Titles and leads of the tuning and list-shape articles (bench/enrich_eval, bench/enrich_lists) with\n"
+    header += "# their labels, written by scripts/cv_category_severity.py --write; never the held-out set.\n"
+    ARTICLE_LEADS.write_text(header + yaml.safe_dump(items, allow_unicode=True, sort_keys=False, width=1000))
+    weights = fit_weighing(docs, features)
+    data = {
+        "levels": list(weights.levels),
+        "weights": [list(row) for row in weights.weights],
+        "intercepts": list(weights.intercepts),
+    }
+    header = "# The severity weighing (ingest/enrich/severity.py: weighing_features -> level), fitted by\n"
+    header += f"# scripts/cv_category_severity.py --write on out-of-fold readings of {len(docs)} labelled leads and\n"
+    header += f"# articles (C={WEIGHING_C}, an article weighing {ARTICLE_WEIGHT} leads). Features: the lead's\n"
+    header += "# log-probability of critical, high, medium, low; the rules' level (same order); CVE ids, indicators,\n"
+    header += "# actors, techniques (each up to three, /3); security content.\n"
+    WEIGHING.write_text(header + yaml.safe_dump(data, sort_keys=False, width=1000, default_flow_style=None))
+
+
+GROUP_ROWS: tuple[tuple[str, Callable[[str], bool]], ...] = (
+    ("leads (the rules never read them)", lambda g: g.startswith("leads-")),
+    ("calibration articles c1-c5", lambda g: g in {"c1", "c2", "c3", "c4", "c5"}),
+    ("older tuning articles", lambda g: g == "older"),
+    ("list-shape articles", lambda g: g == "lists"),
     ("all articles (tuning + lists)", lambda g: not g.startswith("leads-")),
     ("everything", lambda g: True),
 )
@@ -189,7 +251,10 @@ GROUP_ROWS = (
 def print_table(docs: list[Doc], read: dict[str, dict[str, tuple[str, str]]]) -> None:
     print("| group | n | category: combined / rules / classifier | severity: combined / rules / classifier |")
     print("|---|---|---|---|")
-    for name, wanted in (*GROUP_ROWS, *((g, (lambda g, x=g: g == x)) for g in sorted({d.group for d in docs}))):
+    each: list[tuple[str, Callable[[str], bool]]] = [
+        (g, partial(str.__eq__, g)) for g in sorted({d.group for d in docs})
+    ]
+    for name, wanted in (*GROUP_ROWS, *each):
         chosen = [doc for doc in docs if wanted(doc.group)]
         cells = []
         for field, position in (("category", 0), ("severity", 1)):
@@ -225,9 +290,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--confusion", action="store_true", help="confusion matrices by level and category")
+    parser.add_argument("--write", action="store_true", help=f"write {ARTICLE_LEADS.name} and {WEIGHING.name}")
     args = parser.parse_args()
     docs = load_docs()
-    read = cross_validate(docs, args.folds)
+    result = cross_validate(docs, args.folds)
+    read = result.readings
+    if args.write:
+        write_shipped(docs, result.features)
     print(f"{args.folds}-fold cross-validation by article; {len(docs)} labelled articles and leads")
     print_table(docs, read)
     if args.confusion:

@@ -4,11 +4,14 @@ The cue rules of :mod:`classify` and :mod:`severity` know only the wording someo
 written against the tuning set: on articles they had never seen they held far less well.
 These classifiers learn from ``leads/part-*.yaml``: headlines and opening paragraphs labelled with
 one category and one severity from ``bench/LABELLING.md`` alone, by people who had seen neither the
-rules nor the evaluation sets. A title and lead is what tells a reader what an article is about and how
-bad the threat is; the rules then add what the body shows (CVE ids, actors, indicators, signals).
+rules nor the evaluation sets; and from ``leads/articles.yaml``: the titles and leads of the tuning and
+list-shape articles with their labels (never the held-out set). A title and lead is what tells a reader
+what an article is about and how bad the threat is; the rules then add what the body shows (CVE ids,
+actors, indicators, signals).
 
 Multinomial logistic regression over TF-IDF words and word pairs (:mod:`textmodel`), so its outputs are
-probabilities that add to the rules' scores with one weight each, chosen on the tuning set.
+probabilities: they add to the category rules' scores with one weight, and enter the severity weighing
+(:mod:`severity`), both chosen by cross-validation (``scripts/cv_category_severity.py``).
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ def examples() -> tuple[list[str], dict[str, list[str]]]:
     """(texts, field -> labels) of every labelled lead shipped with the package."""
     texts: list[str] = []
     labels: dict[str, list[str]] = {name: [] for name in FIELDS}
-    for path in sorted(LEADS.glob("part-*.yaml")):
+    for path in sorted(LEADS.glob("*.yaml")):
         for item in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
             texts.append(lead_text(str(item["title"]), str(item["lead"])))
             for name in FIELDS:
@@ -70,7 +73,7 @@ def fit(texts: list[str], labels: dict[str, list[str]]) -> Model:
 
 
 def fingerprint() -> str:
-    return textmodel.fingerprint(_SETTINGS, LEADS.glob("part-*.yaml"), [])
+    return textmodel.fingerprint(_SETTINGS, LEADS.glob("*.yaml"), [])
 
 
 @cache
