@@ -33,6 +33,11 @@ _STEP = {"critical": 0.3, "high": 0.4, "medium": 0.5, "low": 0.5}
 _IMPACT = re.compile(r"\bransomware\b|\bencrypt(?:ed|ion)\b|\bexfiltrat\w*|\bstolen (?:data|files|records)\b|"
                      r"\bstole\b", re.IGNORECASE)
 _LEAD = 600
+# Defenders acting on people or helping victims: the threat's actors stopped, or its harm undone.
+_DEFENDERS_TITLE = re.compile(r"\b(?:arrest(?:s|ed)?|indicted|sentenced|extradited|sanction(?:s|ed)|decryptors?)\b",
+                              re.IGNORECASE)
+_LIVE = re.compile(r"\b(?:keeps?|continues?|still|ongoing|new|resurfaces?|returns?|survives?|moves?|revived|harder|"
+                   r"again|despite)\b", re.IGNORECASE)  # a threat the title says goes on after defenders acted
 _WEIGHED = "level weighed from both readings and the findings"
 _FLOOR = 1e-3  # a probability the lead classifier gives no level (keeps its logarithm finite)
 _TOOL_CATEGORIES = frozenset({"malware", "application-security"})
@@ -80,6 +85,10 @@ def _exploited_preauth_rce(text: str) -> bool:
 def _level(signals: set[str], evidence: Evidence) -> str:
     quiet = evidence.category in yaml_data("severity.yaml")["quiet_categories"]
     case_study = evidence.category in yaml_data("severity.yaml")["case_study_categories"] and "compromise" in signals
+    if _defenders_news(evidence.text):
+        # "low: ... news ... with no live threat": an arrest, a sanction or a decryptor is what the title
+        # reports, and it tells of no threat still going on.
+        return "low"
     if not evidence.security_content or quiet:
         # A write-up's lessons make it read like a guide, but it tells a real intrusion: a case study is
         # medium (rubric).
@@ -96,6 +105,13 @@ def _level(signals: set[str], evidence: Evidence) -> str:
             "exploited" in signals and _exploited_preauth_rce(evidence.text)):
         return "critical"
     return "high" if _high(signals, evidence) else "medium" if _threat(signals, evidence) else "low"
+
+
+def _defenders_news(text: str) -> bool:
+    """The title reports what defenders did to the threat's people or for its victims (arrest, sanction,
+    decryptor), and no threat that goes on."""
+    title = text.split("\n", 1)[0]
+    return bool(_DEFENDERS_TITLE.search(title)) and not _LIVE.search(title)
 
 
 def _high(signals: set[str], evidence: Evidence) -> bool:

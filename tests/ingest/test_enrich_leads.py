@@ -32,20 +32,32 @@ def test_probabilities_are_one_distribution_per_field() -> None:
     assert all(abs(sum(field.values()) - 1.0) < 1e-5 for field in read.values())
 
 
-@pytest.mark.parametrize(("title", "lead", "field", "expected"), [
-    ("Data protection authority fines retailer EUR 4 million over loyalty-card records",
-     "The regulator said the company kept customer data longer than the law allows and failed to answer "
-     "access requests; the fine follows a two-year investigation and the retailer says it will appeal.",
-     "category", "compliance"),
-    ("Hacktivist DDoS waves knock regional bank websites offline for hours",
-     "A pro-Russian group flooded the online banking portals of four banks with junk traffic on Tuesday, "
-     "taking them offline for most of the afternoon before mitigation services absorbed the attack.",
-     "category", "network-security"),
-    ("Vendor launches a password manager for small businesses",
-     "The new plan adds shared vaults, single sign-on and an admin console; pricing starts at four dollars "
-     "per user a month and the company says a free trial runs for thirty days.",
-     "severity", "low"),
-])
+@pytest.mark.parametrize(
+    ("title", "lead", "field", "expected"),
+    [
+        (
+            "Data protection authority fines retailer EUR 4 million over loyalty-card records",
+            "The regulator said the company kept customer data longer than the law allows and failed to answer "
+            "access requests; the fine follows a two-year investigation and the retailer says it will appeal.",
+            "category",
+            "compliance",
+        ),
+        (
+            "Hacktivist DDoS waves knock regional bank websites offline for hours",
+            "A pro-Russian group flooded the online banking portals of four banks with junk traffic on Tuesday, "
+            "taking them offline for most of the afternoon before mitigation services absorbed the attack.",
+            "category",
+            "network-security",
+        ),
+        (
+            "Vendor launches a password manager for small businesses",
+            "The new plan adds shared vaults, single sign-on and an admin console; pricing starts at four dollars "
+            "per user a month and the company says a free trial runs for thirty days.",
+            "severity",
+            "low",
+        ),
+    ],
+)
 def test_clear_leads_read_as_what_they_are(title: str, lead: str, field: str, expected: str) -> None:
     """Leads written for this test, none of them in the training data."""
     read = leads.probabilities(title, lead)[field]
@@ -91,8 +103,16 @@ def test_what_the_body_shows_beyond_its_lead_weighs_in(monkeypatch: pytest.Monke
 
 
 def test_severity_reasons_name_both_readings() -> None:
-    evidence = Evidence("Vendor ships a new console for its firewall.", "network-security", False, 0, 0, 0, 0,
-                        {"low": 0.9, "medium": 0.06, "high": 0.03, "critical": 0.01})
+    evidence = Evidence(
+        "Vendor ships a new console for its firewall.",
+        "network-security",
+        False,
+        0,
+        0,
+        0,
+        0,
+        {"low": 0.9, "medium": 0.06, "high": 0.03, "critical": 0.01},
+    )
     score, reasons = severity(evidence)
     assert reasons[:3] == ["rubric level: low", "rules: low", "title and lead read as low (0.90)"]
     assert 0.1 <= score < 4.0
