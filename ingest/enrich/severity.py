@@ -62,17 +62,18 @@ class Evidence:
 @cache
 def _signals() -> dict[str, tuple[re.Pattern[str], str]]:
     data = yaml_data("severity.yaml")["signals"]
-    return {name: (re.compile(rf"(?<![\w-])(?:{entry['cue']})", re.IGNORECASE), entry["reason"])
-            for name, entry in data.items()}
+    # Cues are lower case and read lower-cased text: a case-sensitive search runs about twice as fast.
+    return {name: (re.compile(rf"(?<![\w-])(?:{entry['cue']})"), entry["reason"]) for name, entry in data.items()}
 
 
 def _found(text: str) -> set[str]:
-    return {name for name, (pattern, _) in _signals().items() if pattern.search(text)}
+    lowered = text.lower()
+    return {name for name, (pattern, _) in _signals().items() if pattern.search(lowered)}
 
 
 def _signal_in(name: str, text: str) -> bool:
     """One signal in ``text`` (where only that one is asked, not all of them)."""
-    return _signals()[name][0].search(text) is not None
+    return _signals()[name][0].search(text.lower()) is not None
 
 
 def _exploited_preauth_rce(text: str) -> bool:

@@ -4,9 +4,12 @@ threat is low), and the weighing that joins them to the lead classifier."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from ingest.enrich import enrich
+from ingest.enrich.resources import yaml_data
 from store.records import severity_label
 
 
@@ -67,3 +70,17 @@ def test_the_reasons_say_the_level_was_weighed_from_both_readings() -> None:
     assert result.severity_reasons[1] == "rules: low"
     assert result.severity_reasons[2].startswith("title and lead read as ")
     assert result.severity_reasons[3] == "level weighed from both readings and the findings"
+
+
+def test_every_signal_cue_is_written_in_lower_case() -> None:
+    """The signals read lower-cased text with case-sensitive patterns, so a capital letter in a cue (outside
+    an escape such as ``\\S``) would never match."""
+    for name, entry in yaml_data("severity.yaml")["signals"].items():
+        literal = re.sub(r"\\.", "", entry["cue"])
+        assert literal == literal.lower(), name
+
+
+def test_signals_are_found_whatever_the_case_of_the_text() -> None:
+    assert enrich("WIPER HITS UTILITY", "THE WIPER DESTROYED SERVERS AT A WATER UTILITY.").severity_reasons[1] == (
+        "rules: critical"
+    )
