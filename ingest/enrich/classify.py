@@ -168,8 +168,14 @@ def tags_of(kind: str, text: str, *, minimum: int = 1) -> list[str]:
 def severity_of(text: str, category: str, content_type: str, findings: Findings,
                 lead: dict[str, float] | None = None) -> tuple[float, list[str]]:
     """A 0.1-10 score in the spec's bucket of the rubric level, and the reasons (``severity``)."""
-    return severity(Evidence(text, category, content_type == _SECURITY_CONTENT, findings.cves, findings.iocs,
-                             findings.actors, lead or {}))
+    return severity(evidence_of(text, category, content_type, findings, lead))
+
+
+def evidence_of(text: str, category: str, content_type: str, findings: Findings,
+                lead: dict[str, float] | None = None) -> Evidence:
+    """What the severity rules and their weighing read of one article."""
+    return Evidence(text, category, content_type == _SECURITY_CONTENT, findings.cves, findings.iocs,
+                    findings.actors, findings.techniques, lead or {})
 
 
 def classify(title: str, body: str, findings: Findings) -> Classification:

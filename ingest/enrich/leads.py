@@ -4,11 +4,14 @@ The cue rules of :mod:`classify` and :mod:`severity` know only the wording someo
 written against the tuning set: on articles they had never seen they held far less well.
 These classifiers learn from ``leads/part-*.yaml``: headlines and opening paragraphs labelled with
 one category and one severity from ``bench/LABELLING.md`` alone, by people who had seen neither the
-rules nor the evaluation sets. A title and lead is what tells a reader what an article is about and how
-bad the threat is; the rules then add what the body shows (CVE ids, actors, indicators, signals).
+rules nor the evaluation sets; and from ``leads/articles.yaml``: the titles and leads of the tuning and
+list-shape articles with their labels (never the held-out set). A title and lead is what tells a reader
+what an article is about and how bad the threat is; the rules then add what the body shows (CVE ids,
+actors, indicators, signals).
 
 Multinomial logistic regression over TF-IDF words and word pairs (:mod:`textmodel`), so its outputs are
-probabilities that add to the rules' scores with one weight each, chosen on the tuning set.
+probabilities: they add to the category rules' scores with one weight, and enter the severity weighing
+(:mod:`severity`), both chosen by cross-validation (``scripts/cv_category_severity.py``).
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ logger = logging.getLogger(__name__)
 LEADS = Path(__file__).with_name("leads")
 FIELDS = ("category", "severity")
 LEAD_CHARS = 700  # about the opening paragraph the examples are: 40-120 words
-_SETTINGS: dict[str, Any] = {"C": 4.0, "min_df": 2, "title_repeat": 2, "lead_chars": LEAD_CHARS, "version": 1}
+# C chosen by 5-fold cross-validation by article (2, 4, 8, 16: scripts/cv_category_severity.py, BENCHMARKS.md)
+_SETTINGS: dict[str, Any] = {"C": 8.0, "min_df": 2, "title_repeat": 2, "lead_chars": LEAD_CHARS, "version": 1}
 
 
 def lead_text(title: str, body: str) -> str:
@@ -42,7 +46,7 @@ def examples() -> tuple[list[str], dict[str, list[str]]]:
     """(texts, field -> labels) of every labelled lead shipped with the package."""
     texts: list[str] = []
     labels: dict[str, list[str]] = {name: [] for name in FIELDS}
-    for path in sorted(LEADS.glob("part-*.yaml")):
+    for path in sorted(LEADS.glob("*.yaml")):
         for item in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
             texts.append(lead_text(str(item["title"]), str(item["lead"])))
             for name in FIELDS:
@@ -53,20 +57,24 @@ def examples() -> tuple[list[str], dict[str, list[str]]]:
 def train() -> Model:
     """One vectorizer and one classifier per field, kept as one model whose classes are ``field:label``
     (deterministic: same data, same model), so that an article's lead is vectorized once."""
+    return fit(*examples())
+
+
+def fit(texts: list[str], labels: dict[str, list[str]]) -> Model:
+    """The model of :func:`train` fitted on any labelled texts (cross-validation refits it per fold)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    texts, labels = examples()
     vectorizer = TfidfVectorizer(min_df=_SETTINGS["min_df"], **VECTORIZER)
     matrix = vectorizer.fit_transform(texts)
     fits = [LogisticRegression(C=_SETTINGS["C"], max_iter=2000).fit(matrix, labels[name]) for name in FIELDS]
-    classes = [f"{name}:{label}" for name, fit in zip(FIELDS, fits, strict=True) for label in fit.classes_]
-    return Model.fitted(vectorizer, np.vstack([fit.coef_ for fit in fits]),
-                        np.concatenate([fit.intercept_ for fit in fits]), classes)
+    classes = [f"{name}:{label}" for name, fitted in zip(FIELDS, fits, strict=True) for label in fitted.classes_]
+    return Model.fitted(vectorizer, np.vstack([fitted.coef_ for fitted in fits]),
+                        np.concatenate([fitted.intercept_ for fitted in fits]), classes)
 
 
 def fingerprint() -> str:
-    return textmodel.fingerprint(_SETTINGS, LEADS.glob("part-*.yaml"), [])
+    return textmodel.fingerprint(_SETTINGS, LEADS.glob("*.yaml"), [])
 
 
 @cache

@@ -10,12 +10,17 @@ Signals are cue families from ``ingest/data/severity.yaml``; the level is the fi
   and any other article with a threat in it (CVE ids, indicators, actors);
 - low: product, business, regulatory or opinion news and guides, with no live threat.
 
+With the lead classifier's reading (:mod:`leads`), the level is weighed from the rules' level, that
+reading and the extractors' counts by a small logistic regression (``ingest/data/severity_weighing.yaml``,
+fitted by cross-validation: ``scripts/cv_category_severity.py``).
+
 The score falls in the spec's bucket for the level (critical 9-10, high 7-8.9, medium 4-6.9, low
 0.1-3.9) and rises within it with each further reason, so that sorting by score keeps meaning.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -28,7 +33,13 @@ _STEP = {"critical": 0.3, "high": 0.4, "medium": 0.5, "low": 0.5}
 _IMPACT = re.compile(r"\bransomware\b|\bencrypt(?:ed|ion)\b|\bexfiltrat\w*|\bstolen (?:data|files|records)\b|"
                      r"\bstole\b", re.IGNORECASE)
 _LEAD = 600
-RULES_WEIGHT = 0.25  # chosen on the tuning set and its calibration articles (BENCHMARKS.md)
+# Defenders acting on people or helping victims: the threat's actors stopped, or its harm undone.
+_DEFENDERS_TITLE = re.compile(r"\b(?:arrest(?:s|ed)?|indicted|sentenced|extradited|sanction(?:s|ed)|decryptors?)\b",
+                              re.IGNORECASE)
+_LIVE = re.compile(r"\b(?:keeps?|continues?|still|ongoing|new|resurfaces?|returns?|survives?|moves?|revived|harder|"
+                   r"again|despite)\b", re.IGNORECASE)  # a threat the title says goes on after defenders acted
+_WEIGHED = "level weighed from both readings and the findings"
+_FLOOR = 1e-3  # a probability the lead classifier gives no level (keeps its logarithm finite)
 _TOOL_CATEGORIES = frozenset({"malware", "application-security"})
 _THREAT_CATEGORIES = frozenset({"attacks-breaches", "threat-intel", "malware", "vulnerabilities", "iot-ot",
                                 "incident-response"})  # a write-up tells a real incident: a case study
@@ -44,23 +55,25 @@ class Evidence:
     cves: int
     iocs: int
     actors: int
+    techniques: int
     lead: dict[str, float] = field(default_factory=dict)  # level -> probability from the title and lead
 
 
 @cache
 def _signals() -> dict[str, tuple[re.Pattern[str], str]]:
     data = yaml_data("severity.yaml")["signals"]
-    return {name: (re.compile(rf"(?<![\w-])(?:{entry['cue']})", re.IGNORECASE), entry["reason"])
-            for name, entry in data.items()}
+    # Cues are lower case and read lower-cased text: a case-sensitive search runs about twice as fast.
+    return {name: (re.compile(rf"(?<![\w-])(?:{entry['cue']})"), entry["reason"]) for name, entry in data.items()}
 
 
 def _found(text: str) -> set[str]:
-    return {name for name, (pattern, _) in _signals().items() if pattern.search(text)}
+    lowered = text.lower()
+    return {name for name, (pattern, _) in _signals().items() if pattern.search(lowered)}
 
 
 def _signal_in(name: str, text: str) -> bool:
     """One signal in ``text`` (where only that one is asked, not all of them)."""
-    return _signals()[name][0].search(text) is not None
+    return _signals()[name][0].search(text.lower()) is not None
 
 
 def _exploited_preauth_rce(text: str) -> bool:
@@ -73,6 +86,10 @@ def _exploited_preauth_rce(text: str) -> bool:
 def _level(signals: set[str], evidence: Evidence) -> str:
     quiet = evidence.category in yaml_data("severity.yaml")["quiet_categories"]
     case_study = evidence.category in yaml_data("severity.yaml")["case_study_categories"] and "compromise" in signals
+    if _defenders_news(evidence.text):
+        # "low: ... news ... with no live threat": an arrest, a sanction or a decryptor is what the title
+        # reports, and it tells of no threat still going on.
+        return "low"
     if not evidence.security_content or quiet:
         # A write-up's lessons make it read like a guide, but it tells a real intrusion: a case study is
         # medium (rubric).
@@ -89,6 +106,13 @@ def _level(signals: set[str], evidence: Evidence) -> str:
             "exploited" in signals and _exploited_preauth_rce(evidence.text)):
         return "critical"
     return "high" if _high(signals, evidence) else "medium" if _threat(signals, evidence) else "low"
+
+
+def _defenders_news(text: str) -> bool:
+    """The title reports what defenders did to the threat's people or for its victims (arrest, sanction,
+    decryptor), and no threat that goes on."""
+    title = text.split("\n", 1)[0]
+    return bool(_DEFENDERS_TITLE.search(title)) and not _LIVE.search(title)
 
 
 def _high(signals: set[str], evidence: Evidence) -> bool:
@@ -122,23 +146,65 @@ def _threat(signals: set[str], evidence: Evidence) -> bool:
                 or threat_words)
 
 
-def weighed(rules: str, lead: dict[str, float]) -> str:
-    """The level the title and lead read as most likely, the rules' level counting ``RULES_WEIGHT`` more.
+LEVELS = ("critical", "high", "medium", "low")
+
+
+def weighing_features(rules: str, evidence: Evidence) -> list[float]:
+    """What the weighing reads: the lead's log-probability of each level, the rules' level, and what the
+    body showed that a title and lead may not (CVE ids, indicators, actors, techniques, each counted up to
+    three, and whether the article is security content rather than product news or a guide)."""
+    lead = [math.log(evidence.lead.get(level, 0.0) + _FLOOR) for level in LEVELS]
+    counts = (evidence.cves, evidence.iocs, evidence.actors, evidence.techniques)
+    return [*lead, *(float(rules == level) for level in LEVELS), *(min(count, 3) / 3 for count in counts),
+            float(evidence.security_content)]
+
+
+@dataclass(frozen=True, slots=True)
+class Weighing:
+    """A multinomial logistic regression over :func:`weighing_features` (one row of weights per level)."""
+
+    levels: tuple[str, ...]
+    weights: tuple[tuple[float, ...], ...]
+    intercepts: tuple[float, ...]
+
+    def level(self, features: list[float]) -> str:
+        scores = [sum(w * x for w, x in zip(row, features, strict=True)) + b
+                  for row, b in zip(self.weights, self.intercepts, strict=True)]
+        return self.levels[max(range(len(scores)), key=scores.__getitem__)]
+
+
+@cache
+def weighing() -> Weighing:
+    """The weights fitted by cross-validation (``scripts/cv_category_severity.py --write-weights``)."""
+    data = yaml_data("severity_weighing.yaml")
+    return Weighing(tuple(data["levels"]), tuple(tuple(map(float, row)) for row in data["weights"]),
+                    tuple(map(float, data["intercepts"])))
+
+
+def weighed(rules: str, evidence: Evidence) -> str:
+    """The level the rules, the lead classifier and the findings read together, by weights fitted on
+    labelled articles and leads (``ingest/data/severity_weighing.yaml``).
 
     Rules and classifier each held alone on articles neither had seen: the rules read the
     rubric's signals in the whole text but know only the wording written down; the classifier reads how
-    an article presents its threat. A level needs the classifier's clear preference to overrule the rules.
+    an article presents its threat; the counts tell what the body showed beyond its lead (a named actor's
+    campaign with indicators). Without the classifier's reading, the rules decide alone.
     """
-    if not lead:
+    if not evidence.lead:
         return rules
-    return max(lead, key=lambda level: lead[level] + (RULES_WEIGHT if level == rules else 0.0))
+    return weighing().level(weighing_features(rules, evidence))
+
+
+def rules_level(evidence: Evidence) -> str:
+    """The level the rubric's rules alone read."""
+    return _level(_found(evidence.text), evidence)
 
 
 def severity(evidence: Evidence) -> tuple[float, list[str]]:
     """(score in the level's bucket, reasons): the level's rule and the lead's reading, then every signal found."""
     signals = _found(evidence.text)
     rules = _level(signals, evidence)
-    level = weighed(rules, evidence.lead)
+    level = weighed(rules, evidence)
     reasons = [reason for name, (_, reason) in _signals().items() if name in signals]
     if evidence.iocs:
         reasons.append("indicators published")
@@ -161,4 +227,4 @@ def _readings(rules: str, lead: dict[str, float]) -> list[str]:
     if not lead:
         return []
     read = max(lead, key=lead.__getitem__)
-    return [f"rules: {rules}", f"title and lead read as {read} ({lead[read]:.2f})"]
+    return [f"rules: {rules}", f"title and lead read as {read} ({lead[read]:.2f})", _WEIGHED]
