@@ -157,3 +157,24 @@ def test_a_phrase_matches_whatever_the_case_and_its_evidence_is_the_text_as_writ
         (record.id, why) for record, why in techniques_with_evidence(prefix + "They Pushed The Frostline ENCRYPTOR.")
     )
     assert found["T1486"] == "phrase: Pushed The Frostline ENCRYPTOR"
+
+
+_INTRUSION = (
+    "The intruders reached the file server on the third day and copied the finance share to a staging folder. "
+    "They renamed their tools after Windows binaries, cleared the event logs and kept a scheduled task for "
+    "persistence. Traffic to the control server went out over HTTPS every few minutes, with a fixed user agent. "
+)
+
+
+def test_a_long_windows_report_that_names_mobile_or_ics_systems_in_passing_keeps_enterprise_techniques() -> None:
+    """A report names phones or control systems in passing (its victims' sectors, its other tooling);
+    it is about them only when they come up throughout it."""
+    passing = (
+        _INTRUSION * 30
+        + "The same group also has an Android implant and, separately, an iOS one. "
+        + "The backdoor records the screen every minute and uploads the images."
+    )
+    assert "T1113" in techniques(passing)
+    assert "T1513" not in techniques(passing)
+    throughout = " ".join(["The Android banking trojan records the screen of the smartphone."] * 3)
+    assert "T1513" in techniques(throughout)
