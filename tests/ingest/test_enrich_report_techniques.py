@@ -30,6 +30,7 @@ def techniques(text: str) -> set[str]:
         # a figure the reader is pointed at is no Screen Capture
         ("As shown in the screenshot below, the panel lists every victim.", "T1113"),
         ("As seen in the screenshots above, the operator panel is simple.", "T1113"),
+        ("We took a screenshot of the admin panel before it went offline.", "T1113"),
         # what a loader carries encrypted is no Data Encrypted for Impact
         ("The loader carries encrypted data in its resource section and unpacks it at run time.", "T1486"),
         ("Its configuration was encrypted with RC4 and its traffic is encrypted to the servers.", "T1486"),
@@ -80,6 +81,40 @@ def test_incidental_words_give_no_technique(sentence: str, spurious: str) -> Non
         ("The sample steals browser passwords and wallet files, then quits.", "T1555.003"),
         ("It reads stored logins, tokens and autofill entries from Chromium-based browsers.", "T1555.003"),
         ("Each e-mail, styled as a parcel notice, contained a link to a cloned login page.", "T1566.002"),
+        # discovery, cleanup and persistence told with the words between the verb and its object
+        ("Once loaded, the module enumerates all running processes and looks for backup agents.", "T1057"),
+        ("Before leaving, the operators cleared the Security and Application event logs on both servers.", "T1070.001"),
+        ("On the Linux hosts the script installed a cron entry that restarts the miner hourly.", "T1053.003"),
+        ("The intruders created a new local administrator account named helpdesk_svc.", "T1136.001"),
+        ("From the jump server they created a new domain account and added it to Domain Admins.", "T1136.002"),
+        ("Within minutes the attacker created a new IAM user with console access.", "T1136.003"),
+        ("They also created a second access key for the deployment user.", "T1098.001"),
+        ("With domain admin rights the group created a Group Policy Object that launched the wiper.", "T1484.001"),
+        ("The recon batch file ran whoami, ipconfig /all and net localgroup administrators.", "T1069.001"),
+        # remote access, tools under other names, mail collected from servers
+        ("The attacker signed in to the company's SSL VPN with a contractor's password.", "T1133"),
+        ("An operator connected to the engineering workstation over VNC late at night.", "T1021.005"),
+        ("The operators ran a copy of AdFind, renamed to svchost32.exe, from the temp folder.", "T1036.003"),
+        ("Over two weeks the actor exported the mailboxes of the finance team from Exchange.", "T1114.002"),
+        ("The attacker listed all S3 buckets in the account and copied two of them.", "T1619"),
+        # code hidden or run on the way in, and attachments named by their file type
+        ("The dropper is packed with UPX and carries its configuration in the overlay.", "T1027.002"),
+        ("The second stage is a heavily obfuscated batch file.", "T1027"),
+        ("The package's install hook runs an obfuscated JavaScript file as soon as it is installed.", "T1059.007"),
+        ("The campaign relied on malicious OneNote attachments sent to accounts payable staff.", "T1566.001"),
+        ("A clerk opened a ZIP archive attached to an e-mail about an overdue invoice.", "T1566.001"),
+        ("Affiliates now ship an EDR killer with every intrusion.", "T1562.001"),
+        # a stealer's screenshot and its loot sent through a chat service's bot
+        ("On first run it takes a screenshot of the desktop and saves it beside the logs.", "T1113"),
+        ("The archive is then uploaded to the operator through a Telegram bot.", "T1567"),
+        # the registry changed, code kept encoded, the host described and its files listed
+        ("The batch file runs reg add to turn off the firewall notifications.", "T1112"),
+        ("The installer sets several registry values that hide the service from the control panel.", "T1112"),
+        ("The shortcut starts a Base64-encoded PowerShell command that pulls the loader.", "T1027"),
+        ("The attachment is a Word document with obfuscated VBA macros.", "T1027"),
+        ("After start-up the implant collects basic information about the infected machine.", "T1082"),
+        ("The bot steals system information and saved browser history.", "T1082"),
+        ("A worker thread enumerates files and folders on every mapped drive.", "T1083"),
     ],
 )
 def test_report_wording_gives_its_technique(sentence: str, expected: str) -> None:
