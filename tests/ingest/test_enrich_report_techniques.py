@@ -115,6 +115,12 @@ def test_incidental_words_give_no_technique(sentence: str, spurious: str) -> Non
         ("After start-up the implant collects basic information about the infected machine.", "T1082"),
         ("The bot steals system information and saved browser history.", "T1082"),
         ("A worker thread enumerates files and folders on every mapped drive.", "T1083"),
+        # code injected into other processes, results sent back over the control channel, payloads decoded
+        ("The loader injects the decrypted DLL into a legitimate svchost.exe process.", "T1055"),
+        ("The backdoor returns the output of each command to its C2 server.", "T1041"),
+        ("Harvested files are exfiltrated over the existing C&C channel in small chunks.", "T1041"),
+        ("It starts by decrypting the shellcode with a hard-coded XOR key.", "T1140"),
+        ("The stager decodes the next-stage script and runs it in memory.", "T1140"),
     ],
 )
 def test_report_wording_gives_its_technique(sentence: str, expected: str) -> None:
@@ -125,6 +131,26 @@ def test_report_wording_gives_its_technique(sentence: str, expected: str) -> Non
 def test_ransomware_that_encrypted_files_is_still_data_encrypted_for_impact() -> None:
     assert "T1486" in techniques("The affiliates encrypted the servers of the hospital on Sunday.")
     assert "T1486" in techniques("The ransomware encrypted files on every reachable share.")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The review found no records had been deleted or modified.",
+        "Investigators saw no bulk downloads from the storage account.",
+        "None of the file servers were encrypted.",
+        "Nothing in the install script is obfuscated beyond base64.",
+    ],
+)
+def test_a_clause_that_denies_a_behaviour_gives_no_clause_to_read(sentence: str) -> None:
+    assert procedures.clauses(sentence) == []
+
+
+def test_the_clauses_of_a_denying_sentence_that_deny_nothing_are_still_read() -> None:
+    sentence = "No ransom note was left, but the intruders deleted the volume shadow copies on both servers."
+    assert procedures.clauses(sentence) == ["but the intruders deleted the volume shadow copies on both servers."]
+    idiom = "No matter which account it runs under, the loader injects its payload into explorer.exe."
+    assert idiom in procedures.clauses(idiom)
 
 
 def test_the_classifier_reads_a_sentence_without_its_incidental_words() -> None:
