@@ -121,6 +121,7 @@ def test_incidental_words_give_no_technique(sentence: str, spurious: str) -> Non
         ("Harvested files are exfiltrated over the existing C&C channel in small chunks.", "T1041"),
         ("It starts by decrypting the shellcode with a hard-coded XOR key.", "T1140"),
         ("The stager decodes the next-stage script and runs it in memory.", "T1140"),
+        ("After its checks pass, the stealer downloads three modules from an attacker-controlled server.", "T1105"),
     ],
 )
 def test_report_wording_gives_its_technique(sentence: str, expected: str) -> None:
