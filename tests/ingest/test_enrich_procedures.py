@@ -12,7 +12,7 @@ import pytest
 from ingest.enrich import enrich, procedures
 from ingest.enrich.attack import techniques_with_evidence
 
-SCREEN = "The implant takes a screenshot of the desktop every thirty seconds and uploads it."
+SCREEN = "The implant captures the desktop every thirty seconds and uploads the screenshot."
 BUSINESS = "The company reported record quarterly revenue and said it would open two new offices next year."
 
 

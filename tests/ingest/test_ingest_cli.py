@@ -33,7 +33,7 @@ def test_enrich_prints_the_documented_shape(tmp_path: Path) -> None:
 
 def test_enrich_explain_adds_the_reasons_of_severity_and_techniques(tmp_path: Path) -> None:
     path = tmp_path / "loader.txt"
-    path.write_text(TEXT + "\nThe implant takes a screenshot of the desktop every thirty seconds and uploads it.\n")
+    path.write_text(TEXT + "\nThe implant captures the desktop every thirty seconds and uploads the screenshot.\n")
     found = json.loads(ctiwire(cli_env(tmp_path), "enrich", str(path), "--explain"))["loader"]
     assert found["severity_reasons"] and found["severity_reasons"][0].startswith("rubric level: ")
     evidence = dict(line.split(": ", 1) for line in found["attack_evidence"])
