@@ -163,19 +163,23 @@ class Scores:
     """
 
     def __init__(self, now: datetime, m: DecayModel) -> None:
-        self.now, self.model = now, m
-        today = _epoch_ms(now)
-        self.cuts: list[int] = []
+        self.now, self.model, self.today = now, m, _epoch_ms(now)
+        # Each cut as (constant, moves with now): a class's block and the revoked place stand still, its bounds
+        # are ``today`` plus a constant. The marks and leaves depend on the model alone (the SQL's text).
+        self.marks: tuple[tuple[int, bool], ...] = ()
         self.leaves: list[tuple[int, str]] = [(0, "expired")]
+        marks: list[tuple[int, bool]] = []
         for i, name in enumerate(LADDER_CLASSES):
             block = _BLOCK * (1 + i)
-            self.cuts.append(block)
+            marks.append((block, False))
             self.leaves.append((0, "expired"))
             for offset, score, status in self._steps(m.half_lives[name]):
-                self.cuts.append(block + today + offset)
+                marks.append((block + offset, True))
                 self.leaves.append((score, status))
-        self.cuts.append(REVOKED_PLACE)
+        marks.append((REVOKED_PLACE, False))
         self.leaves.append((0, "revoked"))
+        self.marks = tuple(marks)
+        self.cuts: list[int] = [c + self.today if moves else c for c, moves in self.marks]
 
     def _steps(self, half_life: float) -> list[tuple[int, int, str]]:
         """(milliseconds after now, score, status from there on) of one class, ascending: a bound per score,

@@ -23,11 +23,12 @@ from store.sqlite import ioc_counters, queries, value_index
 from store.sqlite.backend import SqliteStore
 from store.sqlite.ioc_links import LinkRow, insert_links, linked_record, new_record, recent_links
 from store.sqlite.part import SqlitePart, _json, _rows_in, _tuples
-from store.sqlite.scores import completed_form, stored_form
+from store.sqlite.scores import completed_form, stored_form, with_columns
 
 _LISTS_VERSION = "warninglists_version"
 INLINE_ROWS = 200  # pages up to this size are read on the event loop's reader (see ``SqliteStore._point``)
 COUNT_CACHE_SIZE = 256
+_FORM_SLOT = "/*form*/"  # where a row page's statement takes its completed form (store.sqlite.scores.with_columns)
 _IOC_COLUMNS = ("type", "value", "first_seen", "last_seen", "modified", "confidence", "feed_name",
                 "source_category", "industries", "doc", "stix_id", "api_json", "valid_until", "revoked",
                 "warninglisted", "score_place")
@@ -195,7 +196,8 @@ class SqliteIocs(SqlitePart, IocStore):
             # (store.sqlite.scores; the keyset position is read from the last one). Every row has both: the
             # list-form rebuild at open fills them for rows written before they existed (store/sqlite/listforms.py).
             form, first = completed_form(scores_at(status_clock(q)))
-            sql, params = self._select(db, q, form)
+            template, params = self._select(db, q, _FORM_SLOT)
+            sql = with_columns(template, _FORM_SLOT, form)
             return [row[-1] for row in _tuples(db, sql, [*first, *params, size, q.offset])]
 
         return fetch

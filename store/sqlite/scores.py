@@ -2,10 +2,12 @@
 
 ``store.decay.Scores`` orders every decay class's score bounds on one ladder of places, and each record keeps
 its place (``iocs.score_place``, :func:`store.decay.ladder_place`). Here the ladder becomes a balanced CASE
-over that column, its cuts bound as parameters ``?1 .. ?n`` (the statement's text stays the same from one
-second to the next, so SQLite keeps it prepared) and its leaves the suffixes ``,"score":N,"status":"..."}``:
-about nine comparisons of a number per row, in SQLite's own loop, and no row is handled in Python. Measured
-against the stored forms alone in scripts/bench_iocs.py (``ratio ioc_score_overhead``).
+over that column, each cut that moves with time written as ``?1 + <constant>`` with ``?1`` the time read at in
+milliseconds (SQLite computes such a constant expression once per statement, and the statement's text stays
+the same from one second to the next, so it stays prepared and binds one number rather than 400), and its
+leaves the suffixes ``,"score":N,"status":"..."}``: about nine comparisons of two integers per row, in
+SQLite's own loop, and no row is handled in Python. Measured against the stored forms alone in
+scripts/bench_iocs.py (``ratio ioc_score_overhead``).
 
 The stored form (:func:`stored_form`) is kept without its closing brace and with ``modified`` last, so a row
 costs one concatenation: no ``substr`` cuts the brace off, and only an expired row's leaf rewrites the
@@ -45,18 +47,37 @@ def _leaf(leaf: tuple[int, str]) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def _ladder(leaves: tuple[tuple[int, str], ...]) -> str:
-    """The CASE choosing ``leaves[k]`` for ``cuts[k - 1] <= score_place < cuts[k]`` (``?k`` is ``cuts[k - 1]``)."""
+def _ladder(leaves: tuple[tuple[int, str], ...], marks: tuple[tuple[int, bool], ...]) -> str:
+    """The CASE choosing ``leaves[k]`` for ``cuts[k - 1] <= score_place < cuts[k]``, a cut being ``marks[k - 1]``'s
+    constant, plus ``?1`` when it moves with time."""
+
+    def cut(k: int) -> str:
+        constant, moves = marks[k - 1]
+        return f"?1 + {constant}" if moves else str(constant)
 
     def node(lo: int, hi: int) -> str:
         if lo == hi:
             return _leaf(leaves[lo])
         mid = (lo + hi + 1) // 2
-        return f"CASE WHEN score_place >= ?{mid} THEN {node(mid, hi)} ELSE {node(lo, mid - 1)} END"
+        return f"CASE WHEN score_place >= {cut(mid)} THEN {node(mid, hi)} ELSE {node(lo, mid - 1)} END"
 
-    return node(0, len(leaves) - 1)
+    return f"CAST({node(0, len(leaves) - 1)} AS BLOB)"
+
+
+@functools.lru_cache(maxsize=8)
+def _form(scores: Scores) -> str:
+    """The one text of ``scores``' expression, kept while ``store.decay.scores_at`` keeps ``scores``: a statement
+    built from the same string object hashes it once (the sqlite3 module's statement cache is keyed by text)."""
+    return _ladder(tuple(scores.leaves), scores.marks)
 
 
 def completed_form(scores: Scores) -> tuple[str, list[Any]]:
     """(SQL expression, its parameters, to bind first) of a row's API form with its score and status."""
-    return f"CAST({_ladder(tuple(scores.leaves))} AS BLOB)", list(scores.cuts)
+    return _form(scores), [scores.today]
+
+
+@functools.lru_cache(maxsize=64)
+def with_columns(template: str, slot: str, columns: str) -> str:
+    """``template`` with ``columns`` in place of ``slot``: one string object per (statement shape, form), so the
+    sqlite3 module's statement cache finds a 50 KB statement by its cached hash."""
+    return template.replace(slot, columns)
