@@ -37,6 +37,10 @@ def techniques(text: str) -> set[str]:
         ("Ransomware groups deploy ransomware operations under many names.", "T1486"),
         ("They were contained before they could deploy ransomware.", "T1486"),
         ("No servers were encrypted, and backups were intact.", "T1486"),
+        # a device that was not restarted, and an administrator's restart, are no System Shutdown/Reboot
+        ("The implant survived only because the appliance had not rebooted the device since March.", "T1529"),
+        ("Administrators should restart the service after applying the patch.", "T1529"),
+        ("Related samples were found on multiple other machines in the same subnet.", "T1018"),
         ("Administrators can download the fixed release over HTTPS from the vendor.", "T1071.001"),
         # an account named without anyone signing in with it is no Valid Accounts
         ("The researchers logged in to the sandbox to watch the sample.", "T1078"),
@@ -122,6 +126,24 @@ def test_incidental_words_give_no_technique(sentence: str, spurious: str) -> Non
         ("It starts by decrypting the shellcode with a hard-coded XOR key.", "T1140"),
         ("The stager decodes the next-stage script and runs it in memory.", "T1140"),
         ("After its checks pass, the stealer downloads three modules from an attacker-controlled server.", "T1105"),
+        # a wiper's work, tools carried between hosts, and the network and domain mapped
+        ("The payload overwrites the first 4 KB of every file on local and mapped drives.", "T1485"),
+        ("The attack wiped some 600 of the company's workstations and servers.", "T1485"),
+        ("Once the disks are destroyed, it forces an immediate reboot through the Windows API.", "T1529"),
+        ("The batch file deletes itself and reboots the machine after ten seconds.", "T1529"),
+        ("The operators copied the encryptor over SMB to the ProgramData folder of each server.", "T1570"),
+        ("A scheduled task copies the payload from the NETLOGON share and runs it.", "T1570"),
+        ("The beacon was transferred to the file server through the admin$ share.", "T1570"),
+        ("The implant can read, write and enumerate registry keys on request.", "T1012"),
+        ("It checks the registry keys of VMware Tools to detect a sandbox.", "T1012"),
+        ("They queried Active Directory for a list of servers and workstations.", "T1018"),
+        ("A PowerShell script enumerated the domain controllers of each forest.", "T1018"),
+        ("SharpHound was used to enumerate domain users and their group memberships.", "T1087.002"),
+        ("AdFind queries listed the domain groups and their members.", "T1069.002"),
+        ("Before it runs, the loader looks for installed security products from six vendors.", "T1518.001"),
+        ("The beacon sends the current username and the domain name in its first request.", "T1033"),
+        ("It collects the username, computer name and OS build into a JSON blob.", "T1033"),
+        ("Command 7 returns a list of running processes with their PIDs.", "T1057"),
     ],
 )
 def test_report_wording_gives_its_technique(sentence: str, expected: str) -> None:
