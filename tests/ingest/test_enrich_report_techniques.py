@@ -41,6 +41,7 @@ def techniques(text: str) -> set[str]:
         ("The implant survived only because the appliance had not rebooted the device since March.", "T1529"),
         ("Administrators should restart the service after applying the patch.", "T1529"),
         ("Related samples were found on multiple other machines in the same subnet.", "T1018"),
+        ("The script lists Active Directory groups and domain computers.", "T1083"),
         ("Administrators can download the fixed release over HTTPS from the vendor.", "T1071.001"),
         # an account named without anyone signing in with it is no Valid Accounts
         ("The researchers logged in to the sandbox to watch the sample.", "T1078"),
@@ -144,6 +145,19 @@ def test_incidental_words_give_no_technique(sentence: str, spurious: str) -> Non
         ("The beacon sends the current username and the domain name in its first request.", "T1033"),
         ("It collects the username, computer name and OS build into a JSON blob.", "T1033"),
         ("Command 7 returns a list of running processes with their PIDs.", "T1057"),
+        # API calls named, the control channel's cipher, proxied sessions, folders walked, the registry written
+        ("The dropper starts the payload with the CreateProcessW API function.", "T1106"),
+        ("It resolves and calls Windows API functions by hash to avoid static imports.", "T1106"),
+        ("All C2 traffic is encrypted with RC4 using a key derived from the bot ID.", "T1573.001"),
+        ("All beacons are AES-encrypted with a per-host key.", "T1573.001"),
+        ("The beacon was used to proxy RDP traffic to the file server.", "T1090"),
+        ("The operator's session was proxied through a compromised router in Ohio.", "T1090"),
+        ("The stealer recursively searches all user folders for wallet files.", "T1083"),
+        ("A module sends back a directory listing of each fixed drive.", "T1083"),
+        ("It writes the path of the loader to the registry key used by the settings page.", "T1112"),
+        ("The installer deletes the registry values that record the first run.", "T1112"),
+        ("The survey script records hardware information and the OS architecture.", "T1082"),
+        ("Beacons are plain HTTP POST requests to the C2 with a fixed user agent.", "T1071.001"),
     ],
 )
 def test_report_wording_gives_its_technique(sentence: str, expected: str) -> None:
