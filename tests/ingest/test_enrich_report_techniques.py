@@ -42,6 +42,9 @@ def techniques(text: str) -> set[str]:
         ("Administrators should restart the service after applying the patch.", "T1529"),
         ("Related samples were found on multiple other machines in the same subnet.", "T1018"),
         ("The script lists Active Directory groups and domain computers.", "T1083"),
+        # an encoded command is the interpreter's (the project's labels), and a denied obfuscation is none
+        ("Through the web shell the operators ran encoded PowerShell commands.", "T1027"),
+        ("Nothing in the install script is obfuscated beyond Base64.", "T1027"),
         ("Administrators can download the fixed release over HTTPS from the vendor.", "T1071.001"),
         # an account named without anyone signing in with it is no Valid Accounts
         ("The researchers logged in to the sandbox to watch the sample.", "T1078"),
@@ -158,6 +161,14 @@ def test_incidental_words_give_no_technique(sentence: str, spurious: str) -> Non
         ("The installer deletes the registry values that record the first run.", "T1112"),
         ("The survey script records hardware information and the OS architecture.", "T1082"),
         ("Beacons are plain HTTP POST requests to the C2 with a fixed user agent.", "T1071.001"),
+        # encoded and obfuscated code, raw sockets, the network settings read, archives made with a tool
+        ("The second stage hides in a Base64-encoded blob inside the HTML page.", "T1027"),
+        ("The web shells dropped on the servers were heavily obfuscated.", "T1027"),
+        ("The implant connects to its C2 server over raw TCP on port 8443.", "T1095"),
+        ("It reads the network adapter details and the local IP address of the host.", "T1016"),
+        ("The staged documents were compressed with WinRAR into split archives.", "T1560.001"),
+        ("The operators set up an SSH tunnel from the jump host to their server.", "T1572"),
+        ("Using that account, the intruders moved to the backup server over RDP.", "T1078"),
     ],
 )
 def test_report_wording_gives_its_technique(sentence: str, expected: str) -> None:
