@@ -23,6 +23,9 @@ _ICS = re.compile(r"\b(?:plcs?|scada|ics|hmis?|industrial control|operational te
 # Characters per mention of mobile or ICS systems an article about them has at least (the tuning set's
 # such articles have one per 130-2,800 characters; TRAM's Windows reports that name them, one per 3,200-28,000).
 _MATRIX_SPAN = 3000
+# How far before the first of its literals a phrase's match can start: the longest run of words a phrase
+# allows ahead of its literal is some 20 words, so the scan starts there, not at the article's start.
+_REACH = 400
 _UPPER_ESCAPE = re.compile(r"\\[A-Z]")  # \S, \W, \D...: lowercasing would change what the phrase means
 _ID = re.compile(r"(?<![\w.-])(T\d{4}(?:\.\d{3})?)(?![\w-]|\.\d)")
 
@@ -88,13 +91,20 @@ def _written_and_phrased(text: str, matrix: str) -> dict[str, tuple[MitreTechniq
     aligned = len(lowered) == len(text)  # a few characters lowercase to two: then read the text as written
     for literals, on_lowered, as_written, enterprise_id in _phrases():
         technique_id = _variants().get(enterprise_id, {}).get(matrix, enterprise_id)
-        if technique_id in found or (literals and not any(literal in lowered for literal in literals)):
+        if technique_id in found or (first := _first_literal(lowered, literals)) < 0:
             continue
-        match = on_lowered.search(lowered) if aligned else as_written.search(text)
+        match = on_lowered.search(lowered, max(0, first - _REACH)) if aligned else as_written.search(text)
         record = technique(technique_id, "medium") if match else None
         if match and record is not None:
             found[technique_id] = (record, f"phrase: {text[match.start() : match.end()]}")
     return found
+
+
+def _first_literal(lowered: str, literals: tuple[str, ...]) -> int:
+    """Where the first of a phrase's literals stands in the text (0 when it has none, -1 when none is there)."""
+    if not literals:
+        return 0
+    return min((index for literal in literals if (index := lowered.find(literal)) >= 0), default=-1)
 
 
 def techniques_with_evidence(text: str, sentences: Sequence[str] = ()) -> list[tuple[MitreTechnique, str]]:
