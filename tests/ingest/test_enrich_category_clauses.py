@@ -1,6 +1,7 @@
 """LABELLING.md's category clauses read from an article's title, through ``enrich()``: a regulator's or
-government's act is a compliance story, and an actor the body names is the subject when the title writes
-its name (independent of the bench sets)."""
+government's act is a compliance story; an actor the body names is the subject when the title writes its
+name; a title telling the recovery or the forensics of an incident is an incident-response story
+(independent of the bench sets)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,19 @@ def test_an_actor_the_body_names_is_the_subject_when_the_title_writes_its_name()
     )
     assert "lark mantis" in result.threat_actors
     assert result.category == "threat-intel"
+
+
+_RECOVERY_BODY = (
+    "Harrowby district council says it has brought back its payments and housing systems, four weeks after "
+    "ransomware encrypted most of its servers. Staff are still working from paper forms for planning "
+    "applications. The council refused to pay the ransom and is rebuilding its network from clean images, with "
+    "help from the national cyber centre. Backups kept offline were intact, which let it restore the payroll "
+    "system first. The council estimates the attack will cost it £2.4 million."
+)
+
+
+def test_a_title_telling_the_recovery_is_an_incident_response_story() -> None:
+    # "incident-response: incident-response write-ups, forensics, lessons learned, recovery": the attack is
+    # weeks old; the story is the rebuilding.
+    title = "Four weeks after the ransomware attack, Harrowby district council is still restoring its systems"
+    assert enrich(title, _RECOVERY_BODY).category == "incident-response"
