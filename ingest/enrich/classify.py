@@ -128,9 +128,10 @@ def category_scores(title: str, body: str, findings: Findings,
         scores["incident-response"] += _GENRE_WEIGHT
     elif _REGULATORY_ACT_TITLE.search(title):
         scores["compliance"] += _REGULATORY_WEIGHT
-    elif _VICTIM_EVENT_TITLE.search(title):
+    elif _VICTIM_EVENT_TITLE.search(title) and not _NETWORK_ATTACK_TITLE.search(title):
         # "One victim's breach is attacks-breaches": a title telling what happened to an organisation
-        # (halts production, confirms theft) is an event story, whatever malware did it.
+        # (halts production, confirms theft) is an event story, whatever malware did it; a DDoS that
+        # knocks sites offline stays the network attack it is (the close call below).
         scores["attacks-breaches"] += _GENRE_WEIGHT
     # "A vulnerability in an ICS/OT product is iot-ot" (LABELLING.md's close calls): when the title is
     # about such systems, CVE ids are evidence for that category rather than for vulnerabilities.
