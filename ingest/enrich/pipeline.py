@@ -114,7 +114,8 @@ def enrich(title: str, text: str, *, html: str | None = None, source_name: str =
         "attack", [], lambda: techniques_with_evidence(full_text, sentences))
     techniques = [record for record, _ in explained]
     actors: list[str] = guard.run("actors", [], lambda: extract_actors(full_text))
-    findings = Findings(len(cves), len(iocs), len(actors), len(techniques))
+    titled = sum(name in document.title.lower() for name in actors)
+    findings = Findings(len(cves), len(iocs), len(actors), len(techniques), titled)
     result = guard.run("classify", UNCLASSIFIED, lambda: classify(
         document.title, "\n".join(line.text for line in document.body_lines), findings))
     summary, ai_summary = guard.run("summary", ("", ""), lambda: (
