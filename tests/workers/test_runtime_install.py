@@ -92,7 +92,7 @@ def test_the_image_trains_the_classifiers_once_and_enrich_reads_them(runtime_bin
     models = {path.name: path.stat().st_mtime_ns for path in (tmp_path / "models").iterdir()}
     assert set(models) == {f"attack-procedures-{procedures.fingerprint()}.npz", f"leads-{leads.fingerprint()}.npz"}
     article = tmp_path / "note.txt"
-    article.write_text("Screens\nThe implant takes a screenshot of the desktop every thirty seconds and uploads it.\n")
+    article.write_text("Screens\nThe implant captures the desktop every thirty seconds and uploads the screenshot.\n")
     done = subprocess.run([str(runtime_bin / "ctiwire"), "enrich", str(article), "--explain"], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]
