@@ -166,7 +166,6 @@ class Scores:
         self.now, self.model, self.today = now, m, _epoch_ms(now)
         # Each cut as (constant, moves with now): a class's block and the revoked place stand still, its bounds
         # are ``today`` plus a constant. The marks and leaves depend on the model alone (the SQL's text).
-        self.marks: tuple[tuple[int, bool], ...] = ()
         self.leaves: list[tuple[int, str]] = [(0, "expired")]
         marks: list[tuple[int, bool]] = []
         for i, name in enumerate(LADDER_CLASSES):
@@ -178,7 +177,7 @@ class Scores:
                 self.leaves.append((score, status))
         marks.append((REVOKED_PLACE, False))
         self.leaves.append((0, "revoked"))
-        self.marks = tuple(marks)
+        self.marks: tuple[tuple[int, bool], ...] = tuple(marks)
         self.cuts: list[int] = [c + self.today if moves else c for c, moves in self.marks]
 
     def _steps(self, half_life: float) -> list[tuple[int, int, str]]:

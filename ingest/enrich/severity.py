@@ -175,7 +175,7 @@ class Weighing:
 
 @cache
 def weighing() -> Weighing:
-    """The weights fitted by cross-validation (``scripts/cv_category_severity.py --write-weights``)."""
+    """The weights fitted by cross-validation (``scripts/cv_category_severity.py --write``)."""
     data = yaml_data("severity_weighing.yaml")
     return Weighing(tuple(data["levels"]), tuple(tuple(map(float, row)) for row in data["weights"]),
                     tuple(map(float, data["intercepts"])))
