@@ -24,7 +24,7 @@ import orjson
 
 from store.base import StoreError
 from store.event_filter import StreamFilter
-from store.ports.events import Event, EventId, EventLog
+from store.ports.events import ORIGIN, Event, EventId, EventLog
 
 log = logging.getLogger("ctiwire.stream")
 HUB_BATCH = 100  # events per read of the log: a few hundred KB at most in flight
@@ -156,6 +156,7 @@ class Hub:
         live. The check and the switch run without a pause between them, so the hub offers it exactly the
         events after what it read (any it read beyond the hub's position are skipped by ``last``)."""
         subscriber.last = after
+        subscriber.delivered = after or ORIGIN  # what an overflow before the first frame names to resume after
         while after is not None and (self.cursor is None or after < self.cursor):
             page = await self.events.read(after, HUB_BATCH)
             if not page:

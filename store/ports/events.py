@@ -57,6 +57,9 @@ class EventId:
         return EventId(now_ms, 0) if now_ms > self.ms else EventId(self.ms, self.seq + 1)
 
 
+ORIGIN = EventId(0, 0)  # the position before any event, as Redis reads "0-0": everything the log holds
+
+
 @dataclass(frozen=True, slots=True)
 class NewEvent:
     """What a writer appends: the kind and one JSON object (the record's API form)."""
@@ -85,6 +88,8 @@ class Horizon:
 
     def resumable(self, after: EventId) -> bool:
         """Whether every event after ``after`` is still in the log (else the reader must re-sync)."""
+        if after == ORIGIN:
+            return self.trimmed is None  # before every event: resumable while retention removed none
         if self.first is None or self.last is None:
             return False
         return self.first <= after <= self.last and (self.trimmed is None or after >= self.trimmed)

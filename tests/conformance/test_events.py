@@ -14,7 +14,7 @@ import redis.asyncio as aioredis
 from support import RedisServer
 
 from store.memory_events import MemoryEventLog
-from store.ports.events import EventId, EventLog, Horizon, NewEvent
+from store.ports.events import ORIGIN, EventId, EventLog, Horizon, NewEvent
 from store.records import utcnow
 from store.redis_events import RedisEventLog
 from store.sqlite import SqliteEventLog
@@ -79,8 +79,10 @@ async def test_appends_from_two_connections_share_one_growing_order(pair: tuple[
 
 async def test_the_horizon_names_what_can_be_resumed(log: EventLog) -> None:
     assert not (await log.horizon()).resumable(EventId(1, 0))  # nothing issued: no id is known
+    assert (await log.horizon()).resumable(ORIGIN)  # a reader from the start misses nothing yet
     ids = await log.append(_events("a", "b"))
     horizon = await log.horizon()
+    assert horizon.resumable(ORIGIN) and [e.id for e in await log.read(ORIGIN, 10)] == ids
     assert horizon.first == ids[0] and horizon.last == ids[1] and horizon.trimmed is None
     assert horizon.resumable(ids[0]) and horizon.resumable(ids[1])
     assert not horizon.resumable(EventId(ids[1].ms + 1, 0))  # never issued
@@ -96,6 +98,7 @@ async def test_trimmed_events_are_gone_and_their_ids_cannot_be_resumed(log: Even
     horizon = await log.horizon()
     assert horizon.trimmed == old[1] and horizon.last == new[0]
     assert not horizon.resumable(old[0])  # ``b`` was after it and is gone
+    assert not horizon.resumable(ORIGIN)  # so were ``a`` and ``b``
     assert horizon.resumable(old[1])  # nothing after it was lost
     assert [e.id for e in await log.read(old[1], 10)] == new
 
@@ -133,5 +136,5 @@ def test_ids_are_written_and_read_as_milliseconds_and_sequence() -> None:
     for bad in ("", "12", "1-2-3", "a-1", "-1-0", "1-0x"):
         with pytest.raises(ValueError):
             EventId.parse(bad)
-    assert not Horizon().resumable(EventId(0, 0))
+    assert Horizon().resumable(ORIGIN) and not Horizon(trimmed=EventId(5, 0)).resumable(ORIGIN)
     assert timedelta(days=7) == MemoryEventLog().retention
