@@ -203,7 +203,8 @@ _EVENT_DOC = (
     "(`<milliseconds>-<sequence>`) that only grows, in one order for every client, and one JSON object as "
     "`data`. Control events: `reset` (the events after the resume id are no longer kept: re-sync from its "
     "`modified_since`, then read on) and `overflow` (the client fell behind its buffer; it is disconnected "
-    "and resumes from `last_event_id`). A comment line (`: keepalive`; a blank line in NDJSON) keeps an "
+    "and resumes from `last_event_id`: the last id it was sent, or where its stream began when it was sent "
+    "none, `0-0` being before every event). A comment line (`: keepalive`; a blank line in NDJSON) keeps an "
     "idle connection open. Filters of one kind (article: a category slug, `severity`, `min_severity`; "
     "IOC: `type`, `confidence`, `industry`, a source category) narrow the default `kinds` to that kind."
 )
