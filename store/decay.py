@@ -126,6 +126,15 @@ def clock(now: datetime) -> datetime:
     return now.replace(microsecond=0)
 
 
+def instant(now: datetime) -> datetime:
+    """The time a TAXII page reads statuses and date_added at: ``now`` to the millisecond, the stores'
+    precision, so the page holds every write and every expiry up to the request. At the whole second
+    (:func:`clock`) a write after the second was served and an expiry between the two was not: the
+    write's date_added, passed back as ``added_after`` (TAXII 2.1 section 3.4.1), lay after that expiry's
+    version, whose date_added is its ``valid_until`` (:func:`effective_modified`), and it was never served."""
+    return _ms(now)
+
+
 # The score ladder: one ordered list of places for every decay class (Scores). Places are whole milliseconds,
 # integers: SQLite compares two integers on its fastest path (a REAL place cost a ladder walk about 4% more).
 LADDER_CLASSES: tuple[str, ...] = tuple(DECAY_CLASSES)
