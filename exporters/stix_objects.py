@@ -126,8 +126,9 @@ def lifecycle(ioc: Ioc, now: datetime) -> tuple[str, dict[str, Any]]:
 
 
 def _at(ctx: ExportContext | None) -> datetime:
-    """The time an object's lifecycle is read at: the export's, else the status clock now."""
-    return clock(ctx.generated_at if ctx is not None else utcnow())
+    """The time an object's lifecycle is read at: the export's as given (a whole second for a file export, the
+    request's millisecond for a TAXII page, whose date_added is read at it too), else the status clock now."""
+    return ctx.generated_at if ctx is not None else clock(utcnow())
 
 
 def indicator_object(ioc: Ioc, ctx: ExportContext | None = None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 import benchlib  # noqa: E402
 
-from store.decay import clock  # noqa: E402
+from store.decay import instant  # noqa: E402
 from store.ports import Stores  # noqa: E402
 from store.query import IocFilters  # noqa: E402
 from store.records import Ioc, utcnow  # noqa: E402
@@ -51,7 +51,7 @@ async def seeded(folder: Path, n: int) -> tuple[Stores, list[Ioc]]:
 
 async def page_ms(stores: Stores, at: Ioc, added_order: bool) -> float:
     """One page after ``at``, in date_added order (a TAXII poll) or the list's order: milliseconds."""
-    now = clock(utcnow())
+    now = instant(utcnow())  # as a TAXII page reads (taxii.objects)
     position = (at.date_added(now) if added_order else at.first_seen, at.type, at.value)
     query = IocFilters().query(
         poll=added_order,

@@ -18,6 +18,7 @@ A revoked record scores 0. ``valid_until`` may lie before ``last_seen``: a base 
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 from bisect import bisect_right
@@ -78,6 +79,7 @@ def configure(model: DecayModel) -> None:
     """Use ``model`` in this process (``store.factory.make_stores``, from the settings). One model per
     process: stored ``valid_until`` and the scores read from it must agree."""
     _ACTIVE[0] = model
+    _ladder.cache_clear()
     scores_at.cache_clear()
 
 
@@ -124,6 +126,16 @@ def clock(now: datetime) -> datetime:
     """The time statuses are read at: ``now`` to the whole second, so a page, its count and its
     cached copy agree within a second."""
     return now.replace(microsecond=0)
+
+
+def instant(now: datetime) -> datetime:
+    """The time a poll by date (a TAXII page, an IOC list with ``since``) reads statuses at: ``now`` to the
+    millisecond, the stores' precision, so the answer holds every write and every expiry up to the request.
+    At the whole second (:func:`clock`) a write after the second was served and an expiry between the two
+    was not: the write's date_added or ``modified``, passed back as ``added_after`` (TAXII 2.1 section
+    3.4.1) or ``since``, lay after that expiry, dated at its ``valid_until`` (:func:`effective_modified`),
+    and it was never served."""
+    return _ms(now)
 
 
 # The score ladder: one ordered list of places for every decay class (Scores). Places are whole milliseconds,
@@ -191,6 +203,14 @@ class Scores:
             steps.append((offset, score, status))
         return steps
 
+    def at(self, now: datetime) -> Scores:
+        """The same ladder read at ``now``: only the cuts that move with time move, so a poll read at its
+        millisecond (:func:`instant`) costs no new steps."""
+        moved = copy.copy(self)
+        moved.now, moved.today = now, _epoch_ms(now)
+        moved.cuts = [c + moved.today if moves else c for c, moves in self.marks]
+        return moved
+
     def leaf(self, place: int) -> tuple[int, str]:
         return self.leaves[bisect_right(self.cuts, place)]
 
@@ -198,10 +218,16 @@ class Scores:
         return self.leaf(ladder_place(ioc_type, valid_until, False))[0]
 
 
+@functools.lru_cache(maxsize=1)
+def _ladder() -> Scores:
+    """The model's step tables, built once (read at the epoch): :func:`scores_at` moves them to an instant."""
+    return Scores(_EPOCH, model())
+
+
 @functools.lru_cache(maxsize=8)
 def scores_at(now: datetime) -> Scores:
     """The step tables at ``now`` (kept for the few instants a process reads at, a second apart)."""
-    return Scores(now, model())
+    return _ladder().at(now)
 
 
 def score_at(ioc_type: str, until: datetime, now: datetime) -> int:

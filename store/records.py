@@ -377,8 +377,9 @@ class Ioc:
 
     def to_api(self, now: datetime | None = None) -> dict[str, Any]:
         """The spec's IOC resource (type, value, confidence, source{feed_name, category}) plus dates, the
-        lifecycle and, read at ``now`` (default: the status clock now), ``score`` and ``status``."""
-        at = decay.clock(now or utcnow())
+        lifecycle and, read at ``now`` as given (a list's status clock, a poll's millisecond; default: the
+        status clock now), ``score`` and ``status``."""
+        at = now if now is not None else decay.clock(utcnow())
         api = self.stored_api()
         api["modified"] = iso(decay.effective_modified(self, at))  # an expiry is a change (store.decay)
         return {**api, "score": decay.score(self, at), "status": decay.status(self, at)}

@@ -20,7 +20,7 @@ from server.errors import NotFoundError
 from server.params import single_value
 from server.windows import Window, clamp_since, window_headers
 from store.cache import NearMap, near_map
-from store.decay import clock
+from store.decay import instant
 from store.exclusions import AccountExclusions, account_exclusions
 from store.query import IocFilters
 from store.records import iso, lookback_floor, utcnow
@@ -105,7 +105,7 @@ class PageHandler(TaxiiHandler):
             stored=collection.stored,
             exclusions=self.exclusions,
             poll=filters.added_after is not None or bool(filters.versions),
-            now=clock(now),
+            now=instant(now),
             floor=window.floor,
         )
         return Plan(spec, filters, token_scope, window_headers(window, False))
@@ -128,7 +128,7 @@ class PageHandler(TaxiiHandler):
         answers: NearMap[tuple[str, dict[str, str]]] = near_map(self.ctx.cache, "taxii-answers", _ANSWERS)
         known = answers.get(repeat)
         cached = pages.near.get(known[0]) if known else None
-        if cached is not None and not cached.current(clock(now)):
+        if cached is not None and not cached.current(instant(now)):
             cached = None  # a record expired since: the page changed without a write
         if known is None or cached is None:
             plan = plan_at(now)

@@ -7,9 +7,12 @@ the filters, the position, the page size and the tier's lookback.
 
 Two inputs move without a write. The lookback floor (now minus the tier's days): a page read with
 lower bound L0 stays exact for any later bound L1 while its first object was added after L1, because
-it began with the first record after L0; an empty page stays empty. And the clock the statuses are read
-at: when a record's valid_until passes it is expired, a new version added at its valid_until (taxii.page_query),
-so a page of IOC records holds until the next expiry after it was read. Otherwise the entry is ignored.
+it began with the first record after L0; an empty page stays empty. And the time the statuses are read
+at, the request's millisecond (store.decay.instant): when a record's valid_until passes it is expired, a new
+version added at its valid_until (taxii.page_query), so a page of IOC records read at T holds until the next
+expiry after T. Served later, it is the collection as of T: every write (the data version names them) and
+every expiry up to T, and any later expiry is added after T, so after the page's last date_added and within
+the next poll's ``added_after``. Otherwise the entry is ignored.
 Only pages up to ``MAX_CACHED_BYTES`` are kept, so the bounded cache never holds a 10,000-object page.
 """
 
@@ -72,7 +75,7 @@ class CachedPage:
         return self.first_at is None or self.first_at > micros(lower)
 
     def current(self, now: datetime) -> bool:
-        """True while no record has expired since the page was read, at the status clock ``now``."""
+        """True while no record has expired since the page was read, at ``now`` (store.decay.instant)."""
         return self.until is None or micros(now) < self.until
 
     def encode(self) -> bytes:
@@ -109,7 +112,7 @@ class PageCache:
         self.near: NearMap[CachedPage] = near_map(cache, "taxii-pages", NEAR_PAGES)
 
     async def get(self, key: str, lower: datetime, now: datetime | None = None) -> CachedPage | None:
-        """The page under ``key`` when it is exact for a read from ``lower`` at the status clock ``now``."""
+        """The page under ``key`` when it is exact for a read from ``lower`` at ``now`` (store.decay.instant)."""
         page = self.near.get(key)
         if page is None:
             try:

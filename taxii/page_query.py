@@ -5,7 +5,9 @@ are in ascending date_added order as TAXII requires (section 5.3). A record's da
 current version (``Ioc.date_added``): its last change, revocation or expiry (section 5.4, one manifest entry
 per version). A page boundary is a position rather than an offset: records added or changed while a client
 walks the collection land after every position already handed out, so each version is returned once, and
-a poller passing the last date_added as ``added_after`` receives every later version.
+a poller passing the last date_added as ``added_after`` receives every later version. Statuses, and so
+expiries, are read at the request's millisecond (store.decay.instant), the precision writes are stored at: a
+page holds every version added up to then, so none comes to be later with a date_added before its last.
 
 ``added_after``, the tier lookback, ``match[type]`` and ``match[id]`` are pushed down to the store, which
 indexes each record's STIX object id (``store.stixids``), so the object and versions endpoints (sections
@@ -32,7 +34,7 @@ from typing import Any
 from exporters.base import ExportContext, load_context
 from exporters.stix import stix_object
 from exporters.stix_context import context_object
-from store.decay import clock
+from store.decay import instant
 from store.exclusions import AccountExclusions
 from store.ports import ArticleStore, ContextStore, IocStore
 from store.query import IocFilters, IocQuery
@@ -89,8 +91,8 @@ class PageSpec:
 
     @property
     def clock(self) -> datetime:
-        """The time statuses and date_added are read at: ``now``, or the status clock now."""
-        return self.now if self.now is not None else clock(utcnow())
+        """The time statuses and date_added are read at: ``now``, or this millisecond (store.decay.instant)."""
+        return self.now if self.now is not None else instant(utcnow())
 
     def scan_limit(self) -> int:
         """Rows to read: one past the page when every row matches, else the scan budget."""

@@ -19,6 +19,7 @@ from stream_support import StreamReader
 from support import RunningServer
 from taxii2client.v21 import Collection, as_pages
 
+from server import iocs as server_iocs
 from store import events
 from store.records import Ioc, iso, utcnow
 
@@ -110,3 +111,25 @@ def _taxii_every_version(server: RunningServer) -> list[dict[str, Any]]:
     return [
         o for page in as_pages(collection.get_objects, per_request=100, version="all") for o in page.get("objects", [])
     ]
+
+
+async def test_an_expiry_in_the_second_of_a_polled_write_is_never_skipped(server: RunningServer, monkeypatch) -> None:
+    """A poll by ``since`` between an expiry and a later write of the same second returns both: statuses are read
+    at the request's millisecond, as the stores keep times. Read at the whole second, the poll returned the write
+    alone, and a poller passing its ``modified``, the newest, back as ``since`` never received the expiry."""
+    second = utcnow().replace(microsecond=0) + timedelta(hours=1)
+    old, at = _record(OLD, 0), second + timedelta(milliseconds=500)
+    seen = second + timedelta(milliseconds=200) - (old.valid_until - old.last_seen)
+    expiring = dataclasses.replace(old, first_seen=seen, last_seen=seen, modified=seen)
+    await server.ctx.iocs.upsert_iocs([expiring, dataclasses.replace(_record(FRESH, 0), last_seen=at, modified=at)])
+    assert second < expiring.valid_until < at
+    received: list[dict[str, Any]] = []
+    since = iso(second - timedelta(minutes=1))
+    for ms in (700, 2000):
+        monkeypatch.setattr(server_iocs, "utcnow", lambda ms=ms: second + timedelta(milliseconds=ms))
+        polled = list((await _rows(server, since=since)).values())
+        received += polled
+        since = max([since, *(row["modified"] for row in polled)])
+    assert {row["value"] for row in received} == {FRESH, OLD}  # the write twice: ``since`` is inclusive
+    [expiry] = [row for row in received if row["value"] == OLD]
+    assert expiry["status"] == "expired" and expiry["modified"] == expiry["valid_until"] == iso(expiring.valid_until)

@@ -52,7 +52,8 @@ def test_corroboration_and_sightings_raise_the_score_and_move_valid_until() -> N
     assert decay.score(revoked, NOW) == 0 and decay.status(revoked, NOW) == "revoked"
 
 
-async def test_sqlite_pages_complete_stored_forms_as_the_record_reads(tmp_path: Path) -> None:
+@pytest.mark.parametrize("at", [NOW, NOW + timedelta(milliseconds=417)])  # a list's second, a poll's millisecond
+async def test_sqlite_pages_complete_stored_forms_as_the_record_reads(tmp_path: Path, at: datetime) -> None:
     """The scores SQLite computes on its ladder (store.sqlite.scores) are the record's, on both sides of
     every bound: each class's records a few milliseconds before, at and after each score's bound."""
     records = [
@@ -71,12 +72,12 @@ async def test_sqlite_pages_complete_stored_forms_as_the_record_reads(tmp_path: 
     await stores.open()
     try:
         await stores.iocs.upsert_iocs(records)
-        query = IocQuery(limit=len(records), statuses=decay.STATUSES, include_warninglisted=True, now=NOW)
+        query = IocQuery(limit=len(records), statuses=decay.STATUSES, include_warninglisted=True, now=at)
         pages = [orjson.loads(row) async for batch in stores.iocs.iter_ioc_rows(query) for row in batch]
     finally:
         await stores.close()
     assert len(pages) == len({(r.type, r.value) for r in records})
-    expected = {(r.type, r.value): r.to_api(NOW) for r in records}
+    expected = {(r.type, r.value): r.to_api(at) for r in records}
     wrong = [(p, expected[p["type"], p["value"]]) for p in pages if p != expected[p["type"], p["value"]]]
     assert not wrong, [(a["value"], {k: (a[k], b[k]) for k in a if a[k] != b.get(k)}) for a, b in wrong]
     # an expiry is a change at valid_until: the expired records' modified moved to it
@@ -125,6 +126,14 @@ def _around_bounds(shifts: tuple[int, ...] = (-3, -2, -1, 0, 1, 2, 3)) -> list[t
                 )
                 out.append((score, bound, record))
     return out
+
+
+def test_a_ladder_moved_to_an_instant_is_the_one_built_there() -> None:
+    """``scores_at`` moves the model's ladder (its steps built once) to each instant a poll reads at."""
+    for at in (NOW, NOW + timedelta(milliseconds=417), NOW + timedelta(days=3, milliseconds=1)):
+        built, moved = decay.Scores(at, decay.model()), decay.scores_at(at)
+        assert (moved.now, moved.today, moved.cuts) == (built.now, built.today, built.cuts)
+        assert (moved.leaves, moved.marks) == (built.leaves, built.marks)
 
 
 def test_a_score_starts_at_its_bound_to_the_millisecond() -> None:

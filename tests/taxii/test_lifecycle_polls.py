@@ -17,7 +17,7 @@ import stix2
 from mongo_support import backend_stores, server_backends
 from taxii2client.v21 import Collection, as_pages
 
-from store.records import Ioc, utcnow
+from store.records import Ioc, iso, utcnow
 from taxii import objects as taxii_objects
 from taxii.collections import stix_type_of
 from taxii.media import STIX_21, taxii_time
@@ -164,3 +164,64 @@ async def test_a_repeated_poll_is_read_again_once_a_record_expired(server, iocs,
     assert [p.json() for p in polls] == [{"more": False}] * 2 and polls[1].headers["X-Cache"] == "hit"
     assert later.headers["X-Cache"] == "miss"
     assert later.json()["objects"][0]["date_added"] == taxii_time(expiring.valid_until)
+
+
+async def _same_second(server: RunningServer, iocs: Callable[..., list[Ioc]]) -> tuple[datetime, Ioc, Ioc]:
+    """(a whole second an hour ahead, a domain expiring 200 ms into it, an address written 500 ms into it), stored."""
+    second = utcnow().replace(microsecond=0) + timedelta(hours=1)
+    domain, address = (next(r for r in iocs(12) if r.type == kind) for kind in ("domain", "ipv4"))
+    expiring = _expiring(domain, second + timedelta(milliseconds=200))
+    at = second + timedelta(milliseconds=500)
+    written = dataclasses.replace(address, first_seen=at, last_seen=at, modified=at)
+    await server.ctx.iocs.upsert_iocs([expiring, written])
+    assert second < expiring.valid_until < written.modified < written.valid_until
+    return second, expiring, written
+
+
+async def test_an_expiry_in_the_second_of_a_served_write_is_never_skipped(
+    server, iocs, bearer, stix_valid, taxii_http, monkeypatch
+) -> None:
+    """A poll between an expiry and a later write of the same second serves both: statuses are read at the
+    request's millisecond, as the stores keep times. Read at the whole second, the page left the expiry out
+    and served the write, whose date_added, the poll's last, lies after it: a poll from there (TAXII 2.1
+    section 3.4.1, ``added_after``) never received the expiry."""
+    second, expiring, written = await _same_second(server, iocs)
+    start = taxii_time(second - timedelta(minutes=1))
+    monkeypatch.setattr(taxii_objects, "utcnow", lambda: second + timedelta(milliseconds=700))
+    async with taxii_http(server.pro_key) as http:
+        last = (await http.get(ALL + "objects/", params={"added_after": start})).headers["X-TAXII-Date-Added-Last"]
+    first = await asyncio.to_thread(_poll, server, bearer, start)
+    monkeypatch.setattr(taxii_objects, "utcnow", lambda: second + timedelta(seconds=2))
+    then = await asyncio.to_thread(_poll, server, bearer, last)
+    assert last == taxii_time(written.modified) and then == ({"more": False}, {"more": False})
+    received = [
+        (o, m)
+        for polled, manifest in (first, then)
+        for o, m in zip(polled.get("objects", []), manifest.get("objects", []), strict=True)
+    ]
+    assert [o["id"] for o, _ in received] == [expiring.stix_id, written.stix_id]
+    obj, entry = received[0]
+    assert obj["modified"] == obj["valid_until"] == iso(expiring.valid_until)
+    assert entry == _entry(obj, expiring.valid_until)
+    _valid(stix_valid, [o for o, _ in received])
+
+
+async def test_a_cached_page_is_read_again_once_a_record_expired_within_the_second(
+    server, iocs, taxii_http, monkeypatch
+) -> None:
+    """A page cached before an expiry is not served after it, however close: the page holds until the next
+    valid_until after the millisecond it was read at; polls repeated before it are hits."""
+    second, expiring, written = await _same_second(server, iocs)
+    start = taxii_time(second - timedelta(minutes=1))
+
+    async def poll(ms: int) -> Any:
+        monkeypatch.setattr(taxii_objects, "utcnow", lambda: second + timedelta(milliseconds=ms))
+        async with taxii_http(server.pro_key) as http:
+            return await http.get(ALL + "manifest/", params={"added_after": start})
+
+    before = [await poll(ms) for ms in (100, 150)]
+    after = [await poll(ms) for ms in (300, 350)]
+    assert [p.headers["X-Cache"] for p in before + after] == ["miss", "hit", "miss", "hit"]
+    assert [m["id"] for m in before[1].json()["objects"]] == [written.stix_id]
+    assert [m["id"] for m in after[1].json()["objects"]] == [expiring.stix_id, written.stix_id]
+    assert after[1].json()["objects"][0]["date_added"] == taxii_time(expiring.valid_until)
