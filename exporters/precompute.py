@@ -26,7 +26,7 @@ from exporters.base import load_context
 from exporters.build_once import Entry, build_in_thread, get_or_build, make_entry, store_entry
 from exporters.registry import EXPORTERS, get_exporter
 from store.cache import Cache
-from store.decay import clock
+from store.decay import clock, instant
 from store.exclusions import AccountExclusions
 from store.ports import IocStore, Stores
 from store.query import IocFilters, IocQuery
@@ -135,8 +135,16 @@ class ExportRequest:
         """The records at ``now``: active ones by default (store.query.DEFAULT_STATUSES), every change for a
         poll by date (``since``: expiries and revocations included)."""
         floor = lookback_floor(TIERS[self.tier].ioc_lookback_days, now)
+        at = instant(now) if self.since is not None else clock(now)
         return self.filters.query(poll=self.since is not None, since=self.window_since(now), limit=self.limit,
-                                  now=clock(now), floor=floor)
+                                  now=at, floor=floor)
+
+    def stamp(self, now: datetime) -> datetime:
+        """The time the document is dated and its records' lifecycle read at. A window's export: the second
+        (a build at the same second, on any process, is byte-identical). A poll by date: its millisecond, as
+        its records are chosen (store.decay.instant), so the newest ``modified`` it holds, passed back as
+        ``since``, lies after no expiry it left out."""
+        return instant(now) if self.since is not None else whole_second(now)
 
 
 async def collect_iocs(store: IocStore, query: IocQuery, progress: Progress | None = None,
@@ -173,9 +181,7 @@ async def _build_export(stores: Stores, request: ExportRequest, now: datetime, d
                         progress: Progress | None, delay: float) -> Entry:
     iocs = await collect_iocs(stores.iocs, request.query(now), progress, delay, request.exclusions)
     exporter = get_exporter(request.format)()
-    # Dated by the second the window is computed at (a named window is exactly its days before it), so a
-    # build at the same second, on any process, is byte-identical.
-    since, stamp = request.window_since(now), whole_second(now)
+    since, stamp = request.window_since(now), request.stamp(now)
     context = await load_context(stores.articles, iocs, generated_at=stamp, since=since, until=stamp,
                                  tier=request.tier, filters=request.described_filters())
     # Encoding is CPU work: a thread keeps the server's event loop answering meanwhile.

@@ -8,10 +8,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import orjson
+import pytest
 import requests
 from conformance.factories import ioc
 from stix_support import validate_stix
@@ -19,6 +20,7 @@ from stream_support import StreamReader
 from support import RunningServer
 from taxii2client.v21 import Collection, as_pages
 
+from server import exports as server_exports
 from server import iocs as server_iocs
 from store import events
 from store.records import Ioc, iso, utcnow
@@ -117,12 +119,7 @@ async def test_an_expiry_in_the_second_of_a_polled_write_is_never_skipped(server
     """A poll by ``since`` between an expiry and a later write of the same second returns both: statuses are read
     at the request's millisecond, as the stores keep times. Read at the whole second, the poll returned the write
     alone, and a poller passing its ``modified``, the newest, back as ``since`` never received the expiry."""
-    second = utcnow().replace(microsecond=0) + timedelta(hours=1)
-    old, at = _record(OLD, 0), second + timedelta(milliseconds=500)
-    seen = second + timedelta(milliseconds=200) - (old.valid_until - old.last_seen)
-    expiring = dataclasses.replace(old, first_seen=seen, last_seen=seen, modified=seen)
-    await server.ctx.iocs.upsert_iocs([expiring, dataclasses.replace(_record(FRESH, 0), last_seen=at, modified=at)])
-    assert second < expiring.valid_until < at
+    second, expiring = await _expiry_then_write_in_one_second(server)
     received: list[dict[str, Any]] = []
     since = iso(second - timedelta(minutes=1))
     for ms in (700, 2000):
@@ -133,3 +130,34 @@ async def test_an_expiry_in_the_second_of_a_polled_write_is_never_skipped(server
     assert {row["value"] for row in received} == {FRESH, OLD}  # the write twice: ``since`` is inclusive
     [expiry] = [row for row in received if row["value"] == OLD]
     assert expiry["status"] == "expired" and expiry["modified"] == expiry["valid_until"] == iso(expiring.valid_until)
+
+
+async def _expiry_then_write_in_one_second(server: RunningServer) -> tuple[datetime, Ioc]:
+    """OLD expiring 200 ms into a whole second an hour ahead, FRESH written 500 ms into it: (that second, OLD)."""
+    second = utcnow().replace(microsecond=0) + timedelta(hours=1)
+    old, at = _record(OLD, 0), second + timedelta(milliseconds=500)
+    seen = second + timedelta(milliseconds=200) - (old.valid_until - old.last_seen)
+    expiring = dataclasses.replace(old, first_seen=seen, last_seen=seen, modified=seen)
+    await server.ctx.iocs.upsert_iocs([expiring, dataclasses.replace(_record(FRESH, 0), last_seen=at, modified=at)])
+    assert second < expiring.valid_until < at
+    return second, expiring
+
+
+async def test_an_export_polled_by_since_never_skips_an_expiry_of_the_second_it_served(
+    server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same for a STIX export polled by ``since``: its indicators are chosen and dated at the request's
+    millisecond, so the newest ``modified`` it holds, passed back, lies after no expiry it left out."""
+    second, expiring = await _expiry_then_write_in_one_second(server)
+    indicators: list[dict[str, Any]] = []
+    since = iso(second - timedelta(minutes=1))
+    for ms in (700, 2000):
+        monkeypatch.setattr(server_exports, "utcnow", lambda ms=ms: second + timedelta(milliseconds=ms))
+        async with server.client(server.pro_key) as http:
+            answer = await http.get("/api/v1/iocs/stix", params={"since": since})
+        assert answer.status_code == 200, answer.text
+        polled = [o for o in validate_stix(answer.content)["objects"] if o["type"] == "indicator"]
+        indicators += polled
+        since = max([since, *(o["modified"] for o in polled)])
+    [expiry] = [o for o in indicators if OLD in o["pattern"]]
+    assert expiry["modified"] == expiry["valid_until"] == iso(expiring.valid_until)
