@@ -55,9 +55,10 @@ def folds(names: Iterable[str]) -> list[list[str]]:
 
 
 def predict(title: str, text: str) -> set[str]:
-    """The techniques the product reports for one article (as ``ingest.enrich.pipeline.enrich`` finds them)."""
+    """The techniques the product reports for one article (as ``ingest.enrich.pipeline.enrich`` finds them),
+    revoked ids read as ATT&CK now names them, as the marked ids are."""
     document = build_document(title, text)
-    return {record.id for record in extract_techniques(document.text, prose_sentences(document))}
+    return {procedures.revoked(record.id) for record in extract_techniques(document.text, prose_sentences(document))}
 
 
 def parent(technique_id: str) -> str:

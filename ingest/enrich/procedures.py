@@ -55,6 +55,11 @@ TRAM = Path(__file__).with_name("tram") / "sentences.json"
 TRAM_UNMARKED = sorted(TRAM.parent.glob("unmarked-*.json"))
 # ATT&CK revoked DLL Side-Loading (T1574.002) into DLL (T1574.001); TRAM's annotators used the old id.
 _REVOKED = {"T1574.002": "T1574.001"}
+# The other way when reporting: DLL (T1574.001) now covers side-loading and search-order hijacking, and
+# analysts (``bench/LABELLING.md``'s labels among them) still name side-loading, by far the more reported of
+# the two, T1574.002, which the catalogue keeps. A sentence that tells hijacking keeps T1574.001.
+_SIDE_LOADING = ("T1574.001", "T1574.002")
+_HIJACKING = re.compile(r"search[- ]order|hijack", re.IGNORECASE)
 _SETTINGS: dict[str, Any] = {
     "min_df": 2,
     "C": 0.5,
@@ -89,6 +94,17 @@ _INCIDENTAL = re.compile(
 # A clause that denies what it names tells no behaviour: "no records had been deleted", "it found no bulk
 # downloads", "none of the servers were encrypted" (the classifier reads words, not their negation).
 _NEGATED = re.compile(r"\b(?:no|nothing|neither|none|nobody|nor)\b(?! (?:longer|matter|doubt)\b)(?!-)", re.IGNORECASE)
+
+
+# A sentence that tells defenders what to do ("Alert when msiexec.exe spawns PowerShell", "First, look for
+# IIS worker processes that spawn command shells") names behaviour it does not report: advice, not a step.
+_ADVICE = re.compile(
+    r"[-*\u2022\s]*(?:(?:first|then|also|finally|next|instead|additionally|in addition|where possible|if possible),? )?"
+    r"(?:alert|monitor|block|restrict|enable|patch|consider|ensure|review|hunt|audit|apply|update|upgrade"
+    r"|require|limit|rotate|isolate|segment|avoid|prevent|investigate|validate|verify|implement"
+    r"|(?:look|watch|search|check) for)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,9 +237,9 @@ def clauses(sentence: str) -> list[str]:
     """The sentence, and its clauses when it has several (a sentence often tells several steps: "ran
     whoami, then dumped LSASS and archived the files"); a clause needs a few words to say anything.
     Incidental words (``_INCIDENTAL``) are left out; a sentence of nothing else gives no clause, and a
-    clause that denies (``_NEGATED``) gives none either."""
+    clause that denies (``_NEGATED``) gives none either, and advice to defenders (``_ADVICE``) none at all."""
     sentence = " ".join(_INCIDENTAL.sub(" ", sentence).split()).lstrip(",;: ")
-    if not sentence.strip(".!?"):
+    if not sentence.strip(".!?") or _ADVICE.match(sentence):
         return []
     parts = [part.strip() for part in _CLAUSE.split(sentence)]
     parts = [part for part in parts if len(part.split()) >= _CLAUSE_WORDS]
@@ -241,6 +257,12 @@ def _top(classifier: Model, row: np.ndarray) -> list[tuple[str, float]]:
     return [] if ranked[0][0] == NONE else [(label, score) for label, score in ranked if label != NONE]
 
 
+def reported(technique_id: str, sentence: str) -> str:
+    """The id a technique the classifier found in ``sentence`` is reported under (``_SIDE_LOADING``)."""
+    merged, side_loading = _SIDE_LOADING
+    return side_loading if technique_id == merged and not _HIJACKING.search(sentence) else technique_id
+
+
 def detect(sentences: list[str], *, threshold: float | None = None) -> list[Evidence]:
     """Every technique that some sentence (or clause of one) scores at least ``threshold`` (default
     ``THRESHOLD``), with its best sentence, best first; a sentence gives at most ``PER_SENTENCE``."""
@@ -251,8 +273,9 @@ def detect(sentences: list[str], *, threshold: float | None = None) -> list[Evid
     classifier = model()
     scores = classifier.scores([clause for _, clause in pieces])
     found: dict[str, Evidence] = {}
-    for row, (index, _) in enumerate(pieces):
-        for technique_id, score in _top(classifier, scores[row]):
+    for row, (index, clause) in enumerate(pieces):
+        for label, score in _top(classifier, scores[row]):
+            technique_id = reported(label, clause)
             if score >= threshold and (technique_id not in found or score > found[technique_id].score):
                 found[technique_id] = Evidence(technique_id, score, sentences[index])
     return sorted(found.values(), key=lambda evidence: -evidence.score)

@@ -285,3 +285,67 @@ def test_a_long_windows_report_that_names_mobile_or_ics_systems_in_passing_keeps
     assert "T1513" not in techniques(passing)
     throughout = " ".join(["The Android banking trojan records the screen of the smartphone."] * 3)
     assert "T1513" in techniques(throughout)
+
+
+@pytest.mark.parametrize(
+    "sentence, expected",
+    [
+        (
+            "Most of the traffic came from DNS and NTP reflection attacks that bounced spoofed queries off open servers.",
+            "T1498.002",
+        ),
+        ("The volumetric part was a reflection-amplification flood off misconfigured memcached servers.", "T1498.002"),
+        ("The botnet launched SYN floods directly from the infected routers.", "T1498.001"),
+        ("The group rented a booter that sends HTTP request floods at the checkout pages of shops.", "T1499.002"),
+    ],
+)
+def test_a_flood_told_by_its_kind_gives_the_sub_technique(sentence: str, expected: str) -> None:
+    found = techniques(sentence)
+    assert expected in found and expected.split(".")[0] not in found
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Last year the market saw a reflection of wider economic trends.",
+        "The botnet launched a UDP flood of 3 Tbps against a hosting provider.",  # the kind is not told: T1498
+    ],
+)
+def test_a_flood_or_a_reflection_of_no_told_kind_gives_no_sub_technique(sentence: str) -> None:
+    assert not {"T1498.001", "T1498.002"} & techniques(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The launcher is a signed Adobe executable that loads a malicious version.dll placed beside it in its folder.",
+        "The legitimate signed binary then loads the attacker's DLL from its own directory instead of the system one.",
+    ],
+)
+def test_a_dll_loaded_beside_a_signed_program_is_side_loading_as_analysts_name_it(sentence: str) -> None:
+    found = techniques(sentence)
+    assert "T1574.002" in found and "T1574.001" not in found
+
+
+def test_a_dll_search_order_hijack_keeps_the_dll_technique() -> None:
+    found = techniques("The malware hijacks the DLL search order, placing a DLL in a folder searched before System32.")
+    assert "T1574.001" in found and "T1574.002" not in found
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Alert when Office applications spawn PowerShell or cmd.exe with an encoded command line.",
+        "First, look for Exchange worker processes (w3wp.exe) that spawn shells like cmd.exe or powershell.exe.",
+        "- Monitor for rundll32.exe loading a DLL from a user's download folder.",
+        "Review registry Run keys for entries that point to files in AppData.",
+    ],
+)
+def test_advice_to_defenders_gives_the_classifier_nothing_to_read(sentence: str) -> None:
+    assert procedures.clauses(sentence) == []
+    assert not procedures.detect([sentence])
+
+
+def test_a_report_of_what_the_actor_did_is_still_read() -> None:
+    assert procedures.clauses("Then the actor dumped LSASS memory with a renamed copy of procdump.")
+    assert "T1113" in techniques("Updated versions of the implant capture screenshots every minute and upload them.")
