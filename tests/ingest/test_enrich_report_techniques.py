@@ -291,7 +291,8 @@ def test_a_long_windows_report_that_names_mobile_or_ics_systems_in_passing_keeps
     "sentence, expected",
     [
         (
-            "Most of the traffic came from DNS and NTP reflection attacks that bounced spoofed queries off open servers.",
+            "Most of the traffic came from DNS and NTP reflection attacks that bounced spoofed queries off "
+            "open servers.",
             "T1498.002",
         ),
         ("The volumetric part was a reflection-amplification flood off misconfigured memcached servers.", "T1498.002"),
