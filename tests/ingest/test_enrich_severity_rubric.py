@@ -1,6 +1,7 @@
 """Severity rules read the rubric's clauses in wordings the leads and calibration articles showed missing
-(bench/LABELLING.md: destructive attacks and attacks on physical processes are critical; news with no live
-threat is low), and the weighing that joins them to the lead classifier."""
+(bench/LABELLING.md: destructive attacks, ransomware that stopped operations at scale, flaws exploited in the
+wild with pre-auth code execution or mass theft, and attacks on physical processes are critical; news with no
+live threat is low), and the weighing that joins them to the lead classifier."""
 
 from __future__ import annotations
 
