@@ -32,6 +32,7 @@ _LOW_START = 1.0  # where a low score starts inside the spec's low bucket (0.1-3
 _STEP = {"critical": 0.3, "high": 0.4, "medium": 0.5, "low": 0.5}
 _IMPACT = re.compile(r"\bransomware\b|\bencrypt(?:ed|ion)\b|\bexfiltrat\w*|\bstolen (?:data|files|records)\b|"
                      r"\bstole\b", re.IGNORECASE)
+_RANSOMWARE = re.compile(r"\bransomware\b", re.IGNORECASE)
 _LEAD = 600
 # Defenders acting on people or helping victims: the threat's actors stopped, or its harm undone.
 _DEFENDERS_TITLE = re.compile(r"\b(?:arrest(?:s|ed)?|indicted|sentenced|extradited|sanction(?:s|ed)|decryptors?)\b",
@@ -101,7 +102,7 @@ def _level(signals: set[str], evidence: Evidence) -> str:
     # "a flaw under active exploitation giving pre-auth remote code execution or mass data theft"
     mass_theft = {"exploited", "mass", "compromise"} <= signals
     # "ransomware that destroyed operations at scale": production halted across a company's plants.
-    halted = "halted_at_scale" in signals and "compromise" in signals
+    halted = "halted_at_scale" in signals and ("compromise" in signals or _RANSOMWARE.search(evidence.text) is not None)
     if "zero_click" in signals or "destructive" in signals or physical_attack or mass_theft or halted or (
             "exploited" in signals and _exploited_preauth_rce(evidence.text)):
         return "critical"

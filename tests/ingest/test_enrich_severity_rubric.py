@@ -1,6 +1,7 @@
 """Severity rules read the rubric's clauses in wordings the leads and calibration articles showed missing
-(bench/LABELLING.md: destructive attacks and attacks on physical processes are critical; news with no live
-threat is low), and the weighing that joins them to the lead classifier."""
+(bench/LABELLING.md: destructive attacks, ransomware that stopped operations at scale, flaws exploited in the
+wild with pre-auth code execution or mass theft, and attacks on physical processes are critical; news with no
+live threat is low), and the weighing that joins them to the lead classifier."""
 
 from __future__ import annotations
 
@@ -54,6 +55,35 @@ from store.records import severity_label
             "The ransomware gang has listed nine companies this week and encrypted the file servers of a law firm.",
             "medium",
         ),  # not low: the threat goes on (the arrest in the lead still holds it below high)
+        # "ransomware that destroyed operations at scale": the sites themselves stopped, systems knocked out at
+        # every site, or the production lines of several plants told as stopped
+        (
+            "Ransomware halts grain terminals at Sundby Port Group",
+            "Loading stopped for five days while the operator restored its scheduling servers from backups.",
+            "critical",
+        ),
+        (
+            "Dental chain turns patients away",
+            "Ransomware knocked out booking and imaging systems at all eleven of its clinics on Monday.",
+            "critical",
+        ),
+        (
+            "How we brought a bakery group back after an extortion attack",
+            "The ransomware ran overnight; by morning production lines in four plants had stopped.",
+            "critical",
+        ),
+        # "a flaw under active exploitation giving pre-auth remote code execution": exploitation told as a wave
+        # or as what a group does, not only as "exploited in the wild"
+        (
+            "Exploitation wave hits Quarrel file-transfer servers",
+            "Attackers chain an authentication bypass with a command injection to run commands on the servers.",
+            "critical",
+        ),
+        (
+            "Tin Heron mass-exploits Larkspur VPN bug, steals mail at 300 organisations",
+            "The group has stolen mail from more than 300 organisations since the start of the month.",
+            "critical",
+        ),
     ],
 )
 def test_the_rules_read_these_rubric_clauses(title: str, body: str, level: str) -> None:
@@ -84,3 +114,10 @@ def test_signals_are_found_whatever_the_case_of_the_text() -> None:
     assert enrich("WIPER HITS UTILITY", "THE WIPER DESTROYED SERVERS AT A WATER UTILITY.").severity_reasons[1] == (
         "rules: critical"
     )
+
+
+def test_operations_halted_without_an_attack_are_no_critical_threat() -> None:
+    """A stoppage at several plants is the rubric's "destroyed operations at scale" only when ransomware or a
+    confirmed compromise stopped them (a storm or a strike is no threat at all)."""
+    result = enrich("Storm halts production at three Velden plants", "Flooding stopped the lines in three plants.")
+    assert "rules: critical" not in result.severity_reasons
