@@ -41,6 +41,9 @@ class EntryMeta:
     # to that moment, so the entry stays exact until the window's start passes it.
     floor: str | None = None
     keeps_until: str | None = None
+    # The first ``valid_until`` after the build's status time among its records (None: none expires): the
+    # document changes then without a write (store.decay), so it is built again from that moment.
+    changes_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,10 +61,11 @@ class Entry:
 
 
 def make_entry(body: bytes, rows: int, data_version: int, media_type: str, filename: str,
-               floor: str | None = None, keeps_until: str | None = None) -> Entry:
+               floor: str | None = None, keeps_until: str | None = None, changes_at: str | None = None) -> Entry:
     """An entry with a strong ETag derived from the bytes (equal bytes, equal ETag, on every process)."""
     etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-    return Entry(EntryMeta(etag, iso(utcnow()), rows, data_version, media_type, filename, floor, keeps_until), body)
+    meta = EntryMeta(etag, iso(utcnow()), rows, data_version, media_type, filename, floor, keeps_until, changes_at)
+    return Entry(meta, body)
 
 
 async def store_entry(cache: Cache, key: str, entry: Entry, ttl: int | None) -> None:

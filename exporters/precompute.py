@@ -7,8 +7,9 @@ A window starts exactly at its lookback (``store.records.lookback_floor``: now m
 second), never at an hour boundary before it (spec, Limits: the tier lookback). An entry is cached per
 (format, tier, window, parameters, data version) with the start it was built at and the oldest
 ``modified`` among its records: it answers every later start up to that moment, because until then the
-same records are in the window (records only enter with a new data version). The cache then holds a
-document as long as its content holds, and no longer.
+same records are in the window (records only enter with a new data version), and up to the first
+``valid_until`` among them: an expiry changes a record's status, and so the document, without a write
+(store.decay). The cache then holds a document as long as its content holds, and no longer.
 """
 
 from __future__ import annotations
@@ -118,10 +119,12 @@ class ExportRequest:
 
     def still_exact(self, now: datetime) -> Callable[[Entry], bool]:
         """Whether a cached entry holds exactly the records of the window at ``now`` (module docstring)."""
-        start = self.window_since(now)
+        start, at = self.window_since(now), self.status_time(now)
 
         def fresh(entry: Entry) -> bool:
-            built, keeps = entry.meta.floor, entry.meta.keeps_until
+            built, keeps, changes = entry.meta.floor, entry.meta.keeps_until, entry.meta.changes_at
+            if changes is not None and at >= parse_iso(changes):
+                return False  # one of its records expired since the build: it reads otherwise now
             return built is not None and parse_iso(built) <= start and (keeps is None or start <= parse_iso(keeps))
 
         return fresh
@@ -135,9 +138,13 @@ class ExportRequest:
         """The records at ``now``: active ones by default (store.query.DEFAULT_STATUSES), every change for a
         poll by date (``since``: expiries and revocations included)."""
         floor = lookback_floor(TIERS[self.tier].ioc_lookback_days, now)
-        at = instant(now) if self.since is not None else clock(now)
         return self.filters.query(poll=self.since is not None, since=self.window_since(now), limit=self.limit,
-                                  now=at, floor=floor)
+                                  now=self.status_time(now), floor=floor)
+
+    def status_time(self, now: datetime) -> datetime:
+        """The time the records' statuses are read at: a poll by date at its millisecond (store.decay.instant),
+        a window at the status clock."""
+        return instant(now) if self.since is not None else clock(now)
 
     def stamp(self, now: datetime) -> datetime:
         """The time the document is dated and its records' lifecycle read at. A window's export: the second
@@ -188,7 +195,13 @@ async def _build_export(stores: Stores, request: ExportRequest, now: datetime, d
     body = await build_in_thread(lambda: b"".join(exporter.encode(iocs, context)))
     oldest = min((ioc.modified for ioc in iocs), default=None)
     return make_entry(body, len(iocs), data_version, exporter.media_type, exporter.filename(as_of(now)),
-                      iso(since), None if oldest is None else iso(oldest))
+                      iso(since), None if oldest is None else iso(oldest), _next_expiry(iocs, request.status_time(now)))
+
+
+def _next_expiry(iocs: list[Ioc], at: datetime) -> str | None:
+    """The first ``valid_until`` after ``at`` among ``iocs`` not revoked: when the export's content changes."""
+    upcoming = min((i.valid_until for i in iocs if not i.revoked and i.valid_until > at), default=None)
+    return None if upcoming is None else iso(upcoming)
 
 
 async def cached_export(stores: Stores, cache: Cache, request: ExportRequest, now: datetime, *,

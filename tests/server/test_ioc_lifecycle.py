@@ -161,3 +161,23 @@ async def test_an_export_polled_by_since_never_skips_an_expiry_of_the_second_it_
         since = max([since, *(o["modified"] for o in polled)])
     [expiry] = [o for o in indicators if OLD in o["pattern"]]
     assert expiry["modified"] == expiry["valid_until"] == iso(expiring.valid_until)
+
+
+async def test_a_cached_export_is_built_again_once_one_of_its_records_expired(
+    server: RunningServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An expiry changes the default export without a write: the cached document holds until the first
+    ``valid_until`` among its records, then the export is read again and leaves the expired record out."""
+    expiring, lasting = _record(OLD, 0), dataclasses.replace(_record(FRESH, 0), confidence="high")
+    await server.ctx.iocs.upsert_iocs([expiring, lasting])
+    assert expiring.valid_until < lasting.valid_until
+    answers = []
+    for offset in (-2.0, -1.0, 1.0):
+        at = expiring.valid_until + timedelta(seconds=offset)
+        monkeypatch.setattr(server_exports, "utcnow", lambda at=at: at)
+        async with server.client(server.pro_key) as http:
+            answer = await http.get("/api/v1/iocs/stix")
+        assert answer.status_code == 200, answer.text
+        patterns = [o["pattern"] for o in validate_stix(answer.content)["objects"] if o["type"] == "indicator"]
+        answers.append((answer.headers["X-Cache"], sorted(OLD if OLD in p else FRESH for p in patterns)))
+    assert answers == [("miss", [FRESH, OLD]), ("hit", [FRESH, OLD]), ("miss", [FRESH])]
