@@ -27,7 +27,7 @@ from exporters.base import load_context
 from exporters.build_once import Entry, build_in_thread, get_or_build, make_entry, store_entry
 from exporters.registry import EXPORTERS, get_exporter
 from store.cache import Cache
-from store.decay import clock, instant
+from store.decay import instant, read_time
 from store.exclusions import AccountExclusions
 from store.ports import IocStore, Stores
 from store.query import IocFilters, IocQuery
@@ -144,7 +144,7 @@ class ExportRequest:
     def status_time(self, now: datetime) -> datetime:
         """The time the records' statuses are read at: a poll by date at its millisecond (store.decay.instant),
         a window at the status clock."""
-        return instant(now) if self.since is not None else clock(now)
+        return read_time(now, self.since is not None)
 
     def stamp(self, now: datetime) -> datetime:
         """The time the document is dated and its records' lifecycle read at. A window's export: the second

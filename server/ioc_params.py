@@ -12,7 +12,7 @@ from server.openapi_parts import DATE_TIME_PARAM, csv_param, param, per_tier
 from server.params import Params, read_cursor
 from server.tokens import sign
 from server.windows import Window, cap_limit, clamp_since, window_headers
-from store.decay import STATUSES, clock, instant
+from store.decay import STATUSES, read_time
 from store.query import IocFilters, IocQuery
 from store.records import CONFIDENCES, INDUSTRY_TAGS, IOC_TYPES, SEVERITY_LABELS, SOURCE_CATEGORIES, iso, parse_stored
 
@@ -88,11 +88,11 @@ def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: 
             code="conflicting_parameters",
             details={"parameters": ["cursor", "offset"]},
         )
-    # A poll reads at its millisecond (store.decay.instant): the newest ``modified`` it returns, passed back as
-    # ``since``, is then after no expiry it left out.
-    at = instant(now) if asked is not None else clock(now)
-    query = chosen.query(poll=asked is not None, since=window.since, offset=offset, limit=limit, after=after,
-                         now=at, floor=window.floor)
+    # A poll reads at its millisecond (store.decay.read_time): the newest ``modified`` it returns, passed back
+    # as ``since``, is then after no expiry it left out.
+    poll = asked is not None
+    query = chosen.query(poll=poll, since=window.since, offset=offset, limit=limit, after=after,
+                         now=read_time(now, poll), floor=window.floor)
     strategy = params.text("count_strategy", DEFAULT_COUNT_STRATEGY, COUNT_STRATEGIES) or DEFAULT_COUNT_STRATEGY
     return IocRequest(query, window, capped, chosen, strategy)
 

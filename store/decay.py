@@ -138,6 +138,12 @@ def instant(now: datetime) -> datetime:
     return _ms(now)
 
 
+def read_time(now: datetime, poll: bool) -> datetime:
+    """The time a request's statuses are read at: a poll by date at its millisecond (:func:`instant`), any
+    other list or export at the status clock (:func:`clock`)."""
+    return instant(now) if poll else clock(now)
+
+
 # The score ladder: one ordered list of places for every decay class (Scores). Places are whole milliseconds,
 # integers: SQLite compares two integers on its fastest path (a REAL place cost a ladder walk about 4% more).
 LADDER_CLASSES: tuple[str, ...] = tuple(DECAY_CLASSES)
