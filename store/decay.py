@@ -181,7 +181,7 @@ class Scores:
     """
 
     def __init__(self, now: datetime, m: DecayModel) -> None:
-        self.now, self.model, self.today = now, m, _epoch_ms(now)
+        self.model = m
         # Each cut as (constant, moves with now): a class's block and the revoked place stand still, its bounds
         # are ``today`` plus a constant. The marks and leaves depend on the model alone (the SQL's text).
         self.leaves: list[tuple[int, str]] = [(0, "expired")]
@@ -196,6 +196,11 @@ class Scores:
         marks.append((REVOKED_PLACE, False))
         self.leaves.append((0, "revoked"))
         self.marks: tuple[tuple[int, bool], ...] = tuple(marks)
+        self._read_at(now)
+
+    def _read_at(self, now: datetime) -> None:
+        """Place the cuts that move with time at ``now``."""
+        self.now, self.today = now, _epoch_ms(now)
         self.cuts: list[int] = [c + self.today if moves else c for c, moves in self.marks]
 
     def _steps(self, half_life: float) -> list[tuple[int, int, str]]:
@@ -213,8 +218,7 @@ class Scores:
         """The same ladder read at ``now``: only the cuts that move with time move, so a poll read at its
         millisecond (:func:`instant`) costs no new steps."""
         moved = copy.copy(self)
-        moved.now, moved.today = now, _epoch_ms(now)
-        moved.cuts = [c + moved.today if moves else c for c, moves in self.marks]
+        moved._read_at(now)
         return moved
 
     def leaf(self, place: int) -> tuple[int, str]:
