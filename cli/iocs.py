@@ -7,12 +7,12 @@ import sys
 
 from cli.commands import CommandError, opened_store, progress_bar
 from config.settings import Settings
+from exporters.lookup import IndicatorError, read_exact
 from ingest.recheck import recheck as recheck_records
 from ingest.recheck import revoking
 from store import events
-from store.indicators import detect_type, normalize, refang
 from store.ioctypes import IOC_TYPES
-from store.records import iso, utcnow
+from store.records import iso, ms, utcnow
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -30,18 +30,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="check every stored IOC against the shipped MISP warninglists again "
         "(after an upgrade of pymispwarninglists; the worker runs it at start)",
     )
-
-
-def indicator(text: str, ioc_type: str | None) -> tuple[str, str]:
-    """(type, record spelling) of an operator's value; CommandError when it is no indicator."""
-    value = refang(text.strip())
-    found = ioc_type or detect_type(value)
-    if found is None:
-        raise CommandError(f"{text!r} is no known indicator type; name one with --type")
-    try:
-        return found, normalize(found, value)
-    except ValueError as exc:
-        raise CommandError(f"{text!r} is not a valid {found}: {exc}") from exc
 
 
 async def iocs(settings: Settings, args: argparse.Namespace) -> int:
@@ -66,13 +54,19 @@ async def _recheck(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _revoke(settings: Settings, args: argparse.Namespace) -> int:
-    ioc_type, value = indicator(args.value, args.ioc_type)
+    try:
+        ioc_type, value = read_exact(args.value, args.ioc_type)
+    except IndicatorError as exc:
+        raise CommandError(f"{args.value!r} {exc}") from exc
     if not args.reason.strip():
         raise CommandError("--reason must say why")
+    at = utcnow()
     async with opened_store(settings) as stores:
-        record = await events.revoke(stores, ioc_type, value, args.reason.strip(), utcnow())
+        record = await events.revoke(stores, ioc_type, value, args.reason.strip(), at)
     if record is None:
         raise CommandError(f"no {ioc_type} record {value!r}")
     assert record.revoked_at is not None  # a revoked record has its time
-    print(f"revoked {ioc_type} {value} at {iso(record.revoked_at)}: {record.revoked_reason}")
+    # A revocation stands as first made (IocStore.revoke_ioc): a second one changes nothing, and says so.
+    done = "revoked" if record.revoked_at == ms(at) else "already revoked:"
+    print(f"{done} {ioc_type} {value} at {iso(record.revoked_at)}: {record.revoked_reason}")
     return 0

@@ -6,7 +6,7 @@ import argparse
 
 from cli.commands import CommandError, opened_store
 from config.settings import Settings
-from exporters.lookup import IndicatorError, read_indicator
+from exporters.lookup import IndicatorError, read_exact
 from store.base import NotFound
 from store.ioctypes import IOC_TYPES
 from store.ports import Stores
@@ -24,7 +24,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 async def sightings(settings: Settings, args: argparse.Namespace) -> int:
     try:
-        ioc_type, value = read_indicator(args.value, args.type)
+        ioc_type, value = read_exact(args.value, args.type)
     except IndicatorError as exc:
         raise CommandError(f"{args.value!r} {exc}") from exc
     async with opened_store(settings) as stores:

@@ -63,6 +63,17 @@ def read_indicator(raw: str, given_type: str | None = None) -> Indicator:
         raise IndicatorError(f"is not a valid {ioc_type} value") from exc
 
 
+def read_exact(raw: str, given_type: str | None = None) -> Indicator:
+    """A whole value (not part of one, as ``read_indicator`` takes for a search), read as the bulk lookup reads
+    it; with ``given_type``, the type it is read as must be that one."""
+    found = read_value(raw)
+    if isinstance(found, str):
+        raise IndicatorError(found)
+    if given_type is not None and found[0] != given_type:
+        raise IndicatorError(f"is a {found[0]} value, not a {given_type} value")
+    return found
+
+
 def read_value(raw: str) -> Indicator | str:
     """The indicator of one value of a list (a bulk lookup, sightings), or the reason it is none."""
     if len(raw) > MAX_VALUE_CHARS:

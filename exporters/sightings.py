@@ -4,7 +4,7 @@ Pure of HTTP, as the lookup is: :func:`read_reports` turns a request body into r
 :class:`ReportError` naming every bad item (nothing is recorded then: a list is taken whole or not at
 all), and :func:`report_sightings` keeps the reports, counts distinct accounts per value and kind onto
 the IOC records, and revokes a value for everyone once enough accounts call it a false positive.
-Values are read as the bulk lookup reads them (defanged forms accepted; ``exporters.lookup.read_value``).
+Values are read as the bulk lookup reads them (defanged forms accepted; ``exporters.lookup.read_exact``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from exporters.lookup import Indicator, read_value
+from exporters.lookup import Indicator, IndicatorError, read_exact
 from store import events
 from store.ports import Stores
 from store.ports.sightings import Tally
@@ -69,12 +69,10 @@ def _text(item: dict[str, Any], name: str, required: bool = False) -> str | None
 def _indicator(raw: str, given_type: str | None) -> Indicator:
     if given_type is not None and given_type not in IOC_TYPES:
         raise _Problem("type", f"is not one of {', '.join(IOC_TYPES)}")
-    found = read_value(raw)
-    if isinstance(found, str):
-        raise _Problem("value", found)
-    if given_type is not None and found[0] != given_type:
-        raise _Problem("value", f"is a {found[0]} value, not a {given_type} value")
-    return found
+    try:
+        return read_exact(raw, given_type)
+    except IndicatorError as exc:
+        raise _Problem("value", str(exc)) from exc
 
 
 def _observed(text: str | None, now: datetime) -> datetime:

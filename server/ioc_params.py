@@ -65,9 +65,17 @@ def ioc_filters(params: Params, types: tuple[str, ...] = IOC_TYPES) -> IocFilter
         sources=params.csv("source"),
         threat_actors=tuple(dict.fromkeys(v.lower() for v in params.csv("threat_actor"))),
         severities=params.csv("severity", SEVERITY_LABELS),
-        statuses=tuple(dict.fromkeys(params.csv("status", STATUSES))),
-        min_score=params.integer("min_score", None, minimum=0, maximum=100) or None,
+        **lifecycle_filters(params),
     )
+
+
+def lifecycle_filters(params: Params) -> dict[str, Any]:
+    """``status`` and ``min_score`` as IocFilters fields (README, "Indicator score and lifecycle"), each a 400
+    naming it when malformed: read by the IOC list and exports, and by TAXII beside its own filters."""
+    return {
+        "statuses": tuple(dict.fromkeys(params.csv("status", STATUSES))),
+        "min_score": params.integer("min_score", None, minimum=0, maximum=100) or None,
+    }
 
 
 def parse_ioc_request(params: Params, tier: Tier, now: datetime, default_limit: int = DEFAULT_IOC_LIMIT,
@@ -114,6 +122,12 @@ INCLUDE_WARNINGLISTED_PARAM = param(
     "Records whose value is on a MISP warninglist (known-benign values: public resolvers, cloud and CDN "
     "ranges, top sites, documentation ranges) are left out by default; `true` puts them back, each naming its "
     "lists in `warninglists`.")
+STATUS_PARAM = csv_param(
+    "status", "Lifecycle statuses, comma-separated (README, \"Indicator score and lifecycle\"). Default `active`; "
+    "with `since` (a poll for changes) every status: records revoked since then, and records whose `valid_until` "
+    "passed since then (their effective `modified` is `valid_until`), come back with their new status.", STATUSES)
+MIN_SCORE_PARAM = param("min_score", {"type": "integer", "minimum": 0, "maximum": 100},
+                        "Only records whose `score` now is at least this (revoked records score 0).")
 # The filters of the IOC list and of every IOC export, documented once (one parser serves them all).
 IOC_FILTER_PARAMS = [
     csv_param("type", "IOC types, comma-separated (any-match).", IOC_TYPES),
@@ -127,12 +141,8 @@ IOC_FILTER_PARAMS = [
     csv_param("severity", "Severity buckets of the record's `severity` (the highest severity score of the articles "
               "that reported it: critical 9-10, high 7-8.9, medium 4-6.9, low below 4), comma-separated.",
               SEVERITY_LABELS),
-    csv_param("status", "Lifecycle statuses, comma-separated (README, \"Indicator score and lifecycle\"). Default "
-              "`active`; with `since` (a poll for changes) every status: records revoked since then, and records "
-              "whose `valid_until` passed since then (their effective `modified` is `valid_until`), come back "
-              "with their new status.", STATUSES),
-    param("min_score", {"type": "integer", "minimum": 0, "maximum": 100},
-          "Only records whose `score` now is at least this (revoked records score 0)."),
+    STATUS_PARAM,
+    MIN_SCORE_PARAM,
     SINCE_PARAM,
     param("modified_since", DATE_TIME_PARAM, "Alias of `since`."),
     INCLUDE_WARNINGLISTED_PARAM,

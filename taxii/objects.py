@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 from server.errors import NotFoundError
+from server.ioc_params import lifecycle_filters
 from server.params import single_value
 from server.windows import Window, clamp_since, window_headers
 from store.cache import NearMap, near_map
@@ -91,7 +92,7 @@ class PageHandler(TaxiiHandler):
             window = Window(filters.added_after or _EPOCH, window.floor, False, window.lookback_days)
         nothing = effective.serves_nothing()
         types = () if nothing else store_types(collection.ioc_types, effective)
-        records = dataclasses.replace(collection.filters or IocFilters(), include_warninglisted=self.listed())
+        records = dataclasses.replace(self.records(collection), include_warninglisted=self.listed())
         spec = PageSpec(
             types,
             window.since,
@@ -166,6 +167,7 @@ class PageHandler(TaxiiHandler):
             "q": self.saved_key(),
             "x": self.excluded_key(),
             "w": self.listed(),
+            "r": plan.spec.records.normalised(),
             "p": [iso(after.date_added), after.ioc_type, after.value] if after else None,
         }
 
@@ -177,6 +179,13 @@ class PageHandler(TaxiiHandler):
     def saved_key(self) -> tuple[tuple[str, ...], ...] | None:
         """A saved feed's filters, in the page's keys: an edited feed is another page at the same URI."""
         return None if self.saved is None else tuple(map(tuple, self.saved.normalised()))
+
+    def records(self, collection: TaxiiCollection) -> IocFilters:
+        """The record filters: a saved feed's own, else the request's ``status`` and ``min_score`` (checked on
+        every collection, a 400 naming the parameter when malformed), as on the IOC list and exports. Not TAXII
+        filters: like ``include_warninglisted``, the ``next`` token does not carry them."""
+        asked = IocFilters(**lifecycle_filters(self.params))
+        return collection.filters or asked
 
     def listed(self) -> bool:
         """``include_warninglisted``: records whose value is on a warninglist, left out by default as in every

@@ -10,7 +10,7 @@ from typing import Any
 
 from config.tiers import TIERS
 from server.context import AppContext
-from server.ioc_params import INCLUDE_WARNINGLISTED_PARAM
+from server.ioc_params import INCLUDE_WARNINGLISTED_PARAM, MIN_SCORE_PARAM, STATUS_PARAM
 from server.openapi_parts import DATE_TIME_PARAM, SECURITY_WITH_BASIC, header, limit_param, list_pattern, param
 from taxii.collections import COLLECTIONS, CONTEXT
 from taxii.filters import (
@@ -84,8 +84,14 @@ _PAGING = [
                 DEFAULT_PAGE),
     param("next", {"type": "string"}, "Opaque token from the previous page's `next`; the filters may be "
           "repeated (they must then be the same) or omitted."),
-    INCLUDE_WARNINGLISTED_PARAM | {"description": INCLUDE_WARNINGLISTED_PARAM["description"] + " Not a TAXII "
-                                   "filter: send it with every page of a walk (the `next` token does not carry it)."},
+    *(record | {"description": f"{text} Not a TAXII filter: send it with every page of a walk (the `next` token "
+                "does not carry it)."} for record, text in (
+        (STATUS_PARAM, "Lifecycle statuses of the IOC records, comma-separated (README, \"Indicator score and "
+                       "lifecycle\"). Default `active`; with `added_after` or `match[version]` every status, "
+                       "revoked objects with `revoked: true`. A saved feed's collection keeps its feed's statuses."),
+        (MIN_SCORE_PARAM, MIN_SCORE_PARAM["description"] + " A saved feed's collection keeps its feed's."),
+        (INCLUDE_WARNINGLISTED_PARAM, INCLUDE_WARNINGLISTED_PARAM["description"]),
+    )),
 ]
 # Each filter's pattern is the one taxii.filters checks its values against (a value that does not match: 400
 # naming the parameter), as a comma-separated list.

@@ -11,6 +11,7 @@ from conformance.factories import article
 from stix_support import validate_stix
 from support import delivered_key
 
+from exporters.registry import EXPORTERS
 from ingest.aggregate import aggregate
 from store import accounts
 from store.records import ArticleIoc, utcnow
@@ -105,3 +106,17 @@ async def test_allowlisted_values_leave_that_accounts_exports_only(reported: Any
     async with reported.client(reported.pro_key) as http:  # lists and search still show them
         rows = (await http.get("/api/v1/iocs")).json()["data"]
     assert len(rows) == 4
+
+
+@pytest.mark.parametrize("fmt", list(EXPORTERS))
+async def test_every_export_format_leaves_them_out(reported: Any, fmt: str) -> None:
+    allowed = {"45.153.160.7", "45.153.161.9", "cdn.corp-example.net"}
+    assert (await _allow(reported, {"entries": ["45.153.160.0/23", "corp-example.net"]})).status_code == 201
+    found = {}
+    for key in (reported.pro_key, reported.other_key):
+        async with reported.client(key) as http:
+            response = await http.get(f"/api/v1/iocs/{fmt}", params={"limit": 10})
+        assert response.status_code == 200, response.text
+        found[key] = {v for v in VALUES if v in response.text}
+    mine, theirs = found[reported.pro_key], found[reported.other_key]
+    assert theirs & allowed and mine == theirs - allowed, fmt

@@ -15,6 +15,7 @@ import orjson
 import pytest
 import requests
 from conformance.factories import ioc
+from pymisp import MISPEvent
 from stix_support import validate_stix
 from stream_support import StreamReader
 from support import RunningServer
@@ -181,3 +182,37 @@ async def test_a_cached_export_is_built_again_once_one_of_its_records_expired(
         patterns = [o["pattern"] for o in validate_stix(answer.content)["objects"] if o["type"] == "indicator"]
         answers.append((answer.headers["X-Cache"], sorted(OLD if OLD in p else FRESH for p in patterns)))
     assert answers == [("miss", [FRESH, OLD]), ("hit", [FRESH, OLD]), ("miss", [FRESH])]
+
+
+async def test_every_format_with_a_place_carries_score_status_and_valid_until(server: RunningServer) -> None:
+    # store.ioctypes.LIFECYCLE_PLACES: STIX valid_until and revoked, MISP to_ids and machine tags, CEF cn1 and
+    # deviceCustomDate1; each read back from what /iocs says of the same records.
+    gone = "gone-c2.example"
+    await server.ctx.iocs.upsert_iocs([_record(OLD, 40), _record(FRESH, 0), _record(gone, 1)])
+    assert await events.revoke(server.ctx.stores, "domain", gone, "sinkholed", utcnow()) is not None
+    every = {"status": "active,expired,revoked"}
+    rows = await _rows(server, **every)
+    async with server.client(server.pro_key) as http:
+        stix, misp, cef = [
+            (await http.get(f"/api/v1/iocs/{fmt}", params=every)).content for fmt in ("stix", "misp", "cef")
+        ]
+    indicators = {o["name"].split(": ", 1)[1]: o for o in validate_stix(stix)["objects"] if o["type"] == "indicator"}
+    event = MISPEvent(strict_validation=True)  # PyMISP's own loader, which checks its schema
+    event.load(orjson.loads(misp))
+    attributes = {a.value: a for a in event.attributes}
+    lines = {line.split("cs1=", 1)[1].split(" ", 1)[0]: line for line in cef.decode().splitlines() if "cs1=" in line}
+    for value, row in rows.items():
+        assert indicators[value]["valid_until"] == row["valid_until"] and indicators[value].get("revoked", False) is (
+            row["status"] == "revoked"
+        )
+        tags = {t.name for t in attributes[value].tags}
+        assert {
+            f'ctiwire:decay-score="{row["score"]}"',
+            f'ctiwire:status="{row["status"]}"',
+            f'ctiwire:valid-until="{row["valid_until"]}"',
+        } <= tags
+        assert attributes[value].to_ids is (row["status"] == "active")
+        until = int(datetime.fromisoformat(row["valid_until"]).timestamp() * 1000)
+        assert f"deviceCustomDate1={until}" in lines[value]
+        assert (f"cn1={row['score']}" in lines[value]) is (row["score"] > 0)
+    assert {r["status"] for r in rows.values()} == {"active", "expired", "revoked"}

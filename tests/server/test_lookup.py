@@ -49,3 +49,15 @@ async def test_lookup_of_unknown_and_unrecognised_values(server) -> None:
     assert unknown.status_code == 200
     assert unknown.json()["found"] is False and unknown.json()["type"] == "ipv4"
     assert garbage.status_code == 400 and garbage.json()["error"]["code"] == "invalid_parameter"
+
+
+async def test_the_risk_is_the_records_decayed_score_explained(server) -> None:
+    # Reported 12 days ago by two feeds: the decay term is part of the explanation, and the lookup's risk is the
+    # record's `score` in the list, its factors adding up to it.
+    await server.ctx.iocs.upsert_iocs([_ioc("ipv4", "45.153.160.77", hours=12 * 24)])
+    async with server.client(server.pro_key) as http:
+        risk = (await http.get("/api/v1/lookup", params={"value": "45.153.160.77"})).json()["risk"]
+        [row] = (await http.get("/api/v1/iocs", params={"status": "active,expired"})).json()["data"]
+    assert risk["score"] == row["score"] and 0 < row["score"] < 100
+    assert sum(f["points"] for f in risk["factors"]) == risk["score"]
+    assert any("half-life 10 days" in f["factor"] and f["points"] < 0 for f in risk["factors"])

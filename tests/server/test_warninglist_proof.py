@@ -10,6 +10,7 @@ import pytest
 from conformance.factories import article
 from stix_support import validate_stix
 
+from exporters.registry import EXPORTERS
 from ingest.aggregate import aggregate
 from store.records import ArticleIoc, utcnow
 from taxii.media import TAXII_21
@@ -92,3 +93,13 @@ async def test_lookups_name_the_lists_stored_or_not(reported: Any) -> None:
     async with reported.client(reported.pro_key) as http:
         bulk = (await http.post("/api/v1/lookup", json={"values": ["1[.]1[.]1[.]1", C2]})).json()["data"]
     assert [(r["result"], r["warninglisted"]) for r in bulk] == [("not_found", True), ("found", False)]
+
+
+@pytest.mark.parametrize("fmt", list(EXPORTERS))
+async def test_every_export_format_leaves_listed_values_out_by_default(reported: Any, fmt: str) -> None:
+    listed = {"8.8.8.8", "login.microsoftonline.com"}
+    default = (await _get(reported, f"/api/v1/iocs/{fmt}")).text
+    every = (await _get(reported, f"/api/v1/iocs/{fmt}", include_warninglisted="true")).text
+    shown = {v for v in (*listed, C2) if v in default}
+    assert not shown & listed and {v for v in listed if v in every}, fmt
+    assert shown <= {v for v in (*listed, C2) if v in every}

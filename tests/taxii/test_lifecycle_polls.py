@@ -225,3 +225,35 @@ async def test_a_cached_page_is_read_again_once_a_record_expired_within_the_seco
     assert [m["id"] for m in before[1].json()["objects"]] == [written.stix_id]
     assert [m["id"] for m in after[1].json()["objects"]] == [expiring.stix_id, written.stix_id]
     assert after[1].json()["objects"][0]["date_added"] == taxii_time(expiring.valid_until)
+
+
+async def test_status_and_min_score_choose_objects_as_on_the_ioc_list(server, iocs, stix_valid, taxii_http) -> None:
+    # A month of records six hours apart: the addresses have expired, the rest are active, two are revoked.
+    rows = iocs(60, first=utcnow() - timedelta(days=30), step=timedelta(hours=6))
+    await server.ctx.iocs.upsert_iocs(rows)
+    for row in rows[7:9]:
+        await server.ctx.iocs.revoke_ioc(row.type, row.value, "false positive", utcnow())
+    async with server.client(server.pro_key) as api, taxii_http(server.pro_key) as http:
+        for params in (
+            {"status": "expired,revoked"},
+            {"status": "revoked"},
+            {"min_score": "60"},
+            {"status": "active,expired", "min_score": "40"},
+        ):
+            listed = (await api.get("/api/v1/iocs", params={"limit": 1000, **params})).json()["data"]
+            served = await http.get(ALL + "objects/", params=params)
+            assert served.status_code == 200, served.text
+            assert {o["id"] for o in served.json()["objects"]} == {r["stix_id"] for r in listed}, params
+        bad = [
+            await http.get(ALL + path, params=p)
+            for path in ("objects/", "manifest/")
+            for p in ({"status": "gone"}, {"min_score": "101"})
+        ]
+        revoked = (await http.get(ALL + "objects/", params={"status": "revoked"})).json()["objects"]
+    assert [(b.status_code, b.json()["http_status"], b.json()["details"]["parameter"]) for b in bad] == [
+        (400, "400", "status"),
+        (400, "400", "min_score"),
+    ] * 2
+    assert sorted(o["id"] for o in revoked) == sorted(r.stix_id for r in rows[7:9])
+    assert all(o["revoked"] is True for o in revoked)
+    _valid(stix_valid, revoked)
