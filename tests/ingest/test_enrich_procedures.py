@@ -61,16 +61,19 @@ def test_a_saved_model_reads_back_with_the_same_scores(tmp_path: Path) -> None:
 
 def test_the_model_is_kept_in_the_cache_dir_under_its_fingerprint(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CTIWIRE_MODEL_DIR", str(tmp_path))
+    trained = _kept_model(tmp_path)  # the session's model stands for a training, which is not what this test is about
+    trainings: list[Path] = []
+    monkeypatch.setattr(procedures, "train", lambda: trainings.append(trained) or procedures.Model.load(trained))
+    monkeypatch.setenv("CTIWIRE_MODEL_DIR", str(tmp_path / "cache"))
     procedures.model.cache_clear()
     try:
         procedures.model()
-        kept = tmp_path / f"attack-procedures-{procedures.fingerprint()}.npz"
-        assert kept.exists()
+        kept = tmp_path / "cache" / f"attack-procedures-{procedures.fingerprint()}.npz"
+        assert kept.exists() and len(trainings) == 1
         stamp = kept.stat().st_mtime_ns
         procedures.model.cache_clear()
         procedures.model()  # read back, not trained again
-        assert kept.stat().st_mtime_ns == stamp
+        assert kept.stat().st_mtime_ns == stamp and len(trainings) == 1
     finally:
         procedures.model.cache_clear()
 
