@@ -17,6 +17,7 @@ from ingest.enrich.filters import domain_reason, hash_reason, host_class, ip_rea
 from ingest.enrich.scan import Candidate, scan_line, url_host
 from ingest.enrich.textprep import Document, Line
 from store.indicators import detect_type, normalize
+from store.ioc_values import fits_dns
 from store.ioctypes import REGISTRY, specs
 from store.records import ArticleIoc
 
@@ -81,7 +82,7 @@ def _host_reason(host: str) -> str | None:
         return ip_reason(str(ipaddress.ip_address(host)))
     except ValueError:
         pass
-    if host.rsplit(".", 1)[-1].lower() not in tlds():
+    if host.rsplit(".", 1)[-1].lower() not in tlds() or not fits_dns(host):
         return "not-a-domain"
     role = host_class(host)
     if role in ("documentation", "benign", "dynamic-parent"):

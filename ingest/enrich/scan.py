@@ -14,7 +14,11 @@ from urllib.parse import urlsplit
 from store.ioc_values import is_ipv4, is_ipv6
 from store.ioctypes import specs
 
-_URL = re.compile(r"\b(?:https?|ftp)://[^\s<>\"'`{}\\^]+", re.IGNORECASE)
+# Control and format characters end a URL as white space does (RFC 3986 allows neither unencoded): a NUL
+# left by a conversion, or the direction marks a right-to-left page puts around a left-to-right value.
+_NOT_IN_URL = ("\x00-\x20\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u180e\u200b-\u200f\u202a-\u202e"
+               "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb")
+_URL = re.compile(rf"\b(?:https?|ftp)://[^\s<>\"'`{{}}\\^{_NOT_IN_URL}]+", re.IGNORECASE)
 _EMAIL = re.compile(r"(?<![\w.+%-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
                     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z][A-Za-z0-9-]{1,62}(?![\w-]|\.[A-Za-z0-9])")
 _IPV4 = re.compile(r"(?<![\w.])((?:\d{1,3}\.){3}\d{1,3})(/\d{1,2}(?!\d))?(?:\:(\d{1,5}))?(?!\.?\d)(?![\w-])")
