@@ -126,6 +126,14 @@ def test_enumeration_in_a_sentence_about_malicious_infrastructure() -> None:
     assert {("ipv4", "141.98.10.29"), ("ipv4", "91.235.142.76"), ("domain", "office-cdn-sync.com")} <= found(text)
 
 
+def test_an_enumeration_going_on_after_later_also_keeps_its_cue() -> None:
+    text = ("The backdoor contacted the C2 servers 141.98.10.29, 91.235.142.76 and graph-login.net, later also "
+            "45.147.228.19, 185.225.69.41 and then office-cdn-sync.com.")
+    assert found(text) == {
+        ("ipv4", "141.98.10.29"), ("ipv4", "91.235.142.76"), ("domain", "graph-login.net"),
+        ("ipv4", "45.147.228.19"), ("ipv4", "185.225.69.41"), ("domain", "office-cdn-sync.com")}
+
+
 def test_prose_pointing_below_introduces_a_list() -> None:
     text = (
         "The sender addresses below were all used by the crew.\n"
