@@ -207,3 +207,15 @@ def test_shared_service_file_link_in_an_attack_paragraph() -> None:
             "in chat messages.")
     assert found(text) == {("url", "https://www.mediafire.com/file/abc123/setup.zip/file")}
     assert found("Download the docs from https://www.mediafire.com/file/abc123/manual.pdf/file today.") == set()
+
+
+def test_a_product_version_shaped_like_an_address_is_no_indicator() -> None:
+    """A version written right after its product's name in a sentence about an attack is no address, even
+    with every part under 256; an address after a name in a list, or with a large first part, still is."""
+    text = ("The operators configured Cobalt Strike 4.9.1.0 beacons for their C2. The malware drops Mimikatz "
+            "2.2.0.20 and contacts its C2 server. Victims ran Flash 32.0.0.207 when the malware was delivered. "
+            "The trojanized 3CXDesktopApp 18.12.107.0 contacted its C2. Fortinet FortiOS 7.2.4.1 devices were "
+            "exploited by the attackers.\n"
+            "The operators ran Cobalt Strike 139.60.161.167 as their C2 server.\n"
+            "Emotet Loader 5.252.178.90\n")
+    assert found(text) == {("ipv4", "139.60.161.167"), ("ipv4", "5.252.178.90")}
