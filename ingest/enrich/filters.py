@@ -41,6 +41,9 @@ _RANGE_BEFORE = re.compile(rf"(?<![\w.])(?:{_VERSION},?\s*(?:through|thru|to|and
 # 3CXDesktopApp 18.12.107.0", "Fortinet FortiOS 7.2.4.1 devices"): a name with a capital and a small letter
 # (an acronym such as C2 or IP names a role), after another word, before a small first part (a major
 # version; an address after a name, "Cobalt Strike 139.60.161.167" in a list of rules, starts higher).
+# What a writer puts where a host is withheld: it names no host, like a documentation name.
+_EXES = re.compile(r"x+")
+_WITHHELD = frozenset({"redacted", "removed", "censored", "sanitized", "withheld"})
 _PRODUCT_BEFORE = re.compile(r"\S\s+[0-9]*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*\s$")
 _MAX_MAJOR = 40
 _PROSE_WORDS = 5
@@ -105,6 +108,11 @@ def _after_product(candidate: Candidate, text: str, sentence: tuple[int, int]) -
     return bool(_PRODUCT_BEFORE.search(left)) and len(_WORD.findall(text[sentence[0]:sentence[1]])) >= _PROSE_WORDS
 
 
+def _placeholder(labels: list[str]) -> bool:
+    """A name standing for a withheld one: "xxx.xxx.xxx.xxx" (.xxx is a real TLD), "redacted.com"."""
+    return all(_EXES.fullmatch(label) for label in labels) or (len(labels) == 2 and labels[0] in _WITHHELD)
+
+
 def host_class(host: str) -> str | None:
     """Role of a host by its name: documentation, shared service, benign, dynamic parent zone, or None.
 
@@ -113,7 +121,7 @@ def host_class(host: str) -> str | None:
     """
     host = host.lower().rstrip(".")
     labels = host.split(".")
-    if labels[-1] in _RESERVED_TLDS or domain_in(host, _DOCUMENTATION_DOMAINS):
+    if labels[-1] in _RESERVED_TLDS or domain_in(host, _DOCUMENTATION_DOMAINS) or _placeholder(labels):
         return "documentation"
     if _S3_ENDPOINT.search(host):
         return "shared"

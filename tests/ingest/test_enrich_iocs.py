@@ -219,3 +219,9 @@ def test_a_product_version_shaped_like_an_address_is_no_indicator() -> None:
             "The operators ran Cobalt Strike 139.60.161.167 as their C2 server.\n"
             "Emotet Loader 5.252.178.90\n")
     assert found(text) == {("ipv4", "139.60.161.167"), ("ipv4", "5.252.178.90")}
+
+
+def test_a_placeholder_where_a_host_would_stand_is_no_indicator() -> None:
+    text = ("The C2 servers were xxx.xxx.xxx.xxx and redacted[.]com, and the loader came from "
+            "hxxp://redacted[.]com/a.exe and hxxp://xxx.xxx/b.exe; the C2 domain redacted-cdn[.]top stays.")
+    assert found(text) == {("domain", "redacted-cdn.top")}
