@@ -91,14 +91,25 @@ def field_delimiter(text: str) -> str | None:
     return None
 
 
+def _unbracketed(url: str) -> str:
+    """A URL whose host kept a bracket of its defang ("hxxp://[evil[.]com]/a", "http://evil.com]/b") without
+    them; brackets that hold an IPv6 literal (RFC 3986 section 3.2.2), which urlsplit reads, stay."""
+    if url_host(url):
+        return url
+    scheme, separator, rest = url.partition("://")
+    end = next((index for index, char in enumerate(rest) if char in "/?#"), len(rest))
+    return scheme + separator + rest[:end].replace("[", "").replace("]", "") + rest[end:]
+
+
 def _urls(text: str, line: int) -> tuple[list[Candidate], str]:
     found = []
     delimiter = field_delimiter(text)
     for match in _URL.finditer(text):
-        value = trim_url(match.group().split(delimiter)[0] if delimiter else match.group())
+        written = trim_url(match.group().split(delimiter)[0] if delimiter else match.group())
+        value = _unbracketed(written)
         if "://" in value and url_host(value):  # no host, or one urlsplit cannot read ("http://a]b/")
-            found.append(Candidate("url", value, line, match.start(), match.start() + len(value)))
-            text = _mask(text, match.start(), match.start() + len(value))
+            found.append(Candidate("url", value, line, match.start(), match.start() + len(written)))
+            text = _mask(text, match.start(), match.start() + len(written))
     return found, text
 
 

@@ -20,6 +20,11 @@ def values(text: str) -> set[str]:
     ("45.142.212[.]100", "ipv4", "45.142.212.100"),
     ("ops[@]evil-cdn[.]net", "email", "ops@evil-cdn.net"),
     ("ops[at]evil-cdn[.]net", "email", "ops@evil-cdn.net"),
+    ("hxxp://[evil-cdn[.]net]/a.exe", "url", "http://evil-cdn.net/a.exe"),
+    ("hxxp://evil-cdn[.]net]/b.exe", "url", "http://evil-cdn.net/b.exe"),
+    ("http://[evil-cdn.net/c.exe", "url", "http://evil-cdn.net/c.exe"),
+    ("hxxp://[45.142.212.100]:8080/d", "url", "http://45.142.212.100:8080/d"),
+    ("hxxp://[2a03:b0c0:3:d0::1af1:1]:8080/e", "url", "http://[2a03:b0c0:3:d0::1af1:1]:8080/e"),
 ])
 def test_defanged_values_are_refanged_and_found(written: str, ioc_type: str, value: str) -> None:
     assert (ioc_type, value) in found(f"The implant beacons to its C2 server {written} every minute.")
