@@ -121,6 +121,11 @@ def _emails(text: str, line: int) -> tuple[list[Candidate], str]:
     return found, text
 
 
+def _network(prefix: str | None, host: str) -> bool:
+    """Written with a prefix length that spans more than one address (a /32 or /128 is the host itself)."""
+    return bool(prefix) and prefix != host
+
+
 def _ips(text: str, line: int) -> tuple[list[Candidate], str]:
     found = []
     # A version ("18.0.0.324"), a zero-padded placeholder ("000.000.000.000") or a run of hex and colons is
@@ -128,12 +133,14 @@ def _ips(text: str, line: int) -> tuple[list[Candidate], str]:
     for match in _IPV4.finditer(text):
         if not is_ipv4(match.group(1)):
             continue
-        found.append(Candidate("ipv4", match.group(1), line, match.start(), match.end(), cidr=bool(match.group(2))))
+        found.append(Candidate("ipv4", match.group(1), line, match.start(), match.end(),
+                               cidr=_network(match.group(2), "/32")))
         text = _mask(text, match.start(), match.end())
     for match in _IPV6.finditer(text):
         if not is_ipv6(match.group(1)):
             continue
-        found.append(Candidate("ipv6", match.group(1), line, match.start(), match.end(), cidr=bool(match.group(2))))
+        found.append(Candidate("ipv6", match.group(1), line, match.start(), match.end(),
+                               cidr=_network(match.group(2), "/128")))
         text = _mask(text, match.start(), match.end())
     return found, text
 

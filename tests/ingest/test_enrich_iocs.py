@@ -88,6 +88,12 @@ def test_cidr_networks_are_not_iocs() -> None:
     assert found("Block the attacker infrastructure in 45.153.160.0/24 and 2a0e:1c80::/29 now.") == set()
 
 
+def test_a_prefix_of_one_address_is_that_address() -> None:
+    """A /32 (or an IPv6 /128) is one host written as a network, as firewall exports and advisories write it."""
+    text = "Block the attacker infrastructure: 45.153.160.2/32 and 2a0e:1c80::7/128 are its C2 servers."
+    assert found(text) == {("ipv4", "45.153.160.2"), ("ipv6", "2a0e:1c80::7")}
+
+
 @pytest.mark.parametrize("value", ["8.8.8.8", "1.1.1.1", "9.9.9.9", "208.67.222.222", "2001:4860:4860::8888"])
 def test_public_resolvers(value: str) -> None:
     assert found(f"The malware checks connectivity by resolving its C2 through {value} first.") == set()
