@@ -81,7 +81,8 @@ class Document:
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
 _MIN_LINE_WORDS, _MIN_SENTENCE_WORDS = 6, 4
 # A query or code line (a hunting query quoted in the article) is not prose: comparisons, pipes, field: "value".
-_CODE_LINE = re.compile(r"==|!=|(?:^|\s)\|\s|\b[a-z_]+\.[a-z_.]+:\s*[\"']|[{};]\s*$")
+# A field name is short: unbounded, the dotted run was read again from every word of a long dotted line.
+_CODE_LINE = re.compile(r"==|!=|(?:^|\s)\|\s|\b[a-z_]{1,64}\.[a-z_.]{1,128}:\s*[\"']|[{};]\s*$")
 
 
 def prose_sentences(document: Document) -> list[str]:
