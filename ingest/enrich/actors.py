@@ -34,9 +34,10 @@ _INTRODUCED = re.compile(r"\b(?:(?:track(?:s|ed|ing)?|known)(?: (?:by|the|in|to)
 # "the Korvex ransomware gang", "an affiliate of the VeilLock ransomware operation": a brand named as a group.
 _BRAND_GROUP = re.compile(r"\b(?:[Tt]he|[Aa]n?) " + _NAME
                           + r" ransomware (?:group|gang|crew|operation|operators|cartel)\b")
-# "Sector 44, a pro-Russian hacktivist group": a name set beside what it is.
-_APPOSITIVE = re.compile(_NAME + r"[\"\u201d']?, (?:a|an) (?:[\w-]+ ){0,3}?(?:group|gang|crew|collective|cluster|"
-                         r"threat actor|actor)\b")
+# "Sector 44, a pro-Russian hacktivist group": a name set beside what it is. The name starts a word: tried
+# from every letter of a long token, the search read the rest of the token again each time.
+_APPOSITIVE = re.compile(r"(?<![A-Za-z0-9])" + _NAME + r"[\"\u201d']?, (?:a|an) (?:[\w-]+ ){0,3}?"
+                         r"(?:group|gang|crew|collective|cluster|threat actor|actor)\b")
 _NOT_ACTOR_APPOSITION = re.compile(r"\b(?:security|research|industry|trade|advocacy|consulting|working|user|"
                                    r"support|advisory|standards|investment|media|hospital|health)\b", re.IGNORECASE)
 # Vendors' designations for clusters they have not named yet are actor names by construction: Microsoft's
