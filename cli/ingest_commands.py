@@ -126,8 +126,17 @@ async def enrich(settings: Settings, args: argparse.Namespace) -> int:
             results[key] = {"error": f"{path}: {exc.strerror or exc}"}
             continue
         results[key] = found.to_cli(explain=args.explain)
-    print(json.dumps(results, indent=2, ensure_ascii=False))
+    _print_json(results)
     return 1 if unread else 0
+
+
+def _print_json(document: object) -> None:
+    """UTF-8 whatever the locale declares (RFC 8259 section 8.1): an ASCII or Latin-1 terminal or pipe would
+    raise on the first value outside it, after every file was enriched, and print nothing."""
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8"))
+    sys.stdout.buffer.flush()
 
 
 def _result_keys(paths: list[Path]) -> list[tuple[str, Path]]:
