@@ -28,8 +28,9 @@ _CONFIDENCE_RANK = {"high": 3, "medium": 2, "low": 1}
 _INSTITUTIONAL = frozenset({"edu", "gov", "mil", "int"})
 _INSTITUTIONAL_SECOND = frozenset({"gov", "edu", "ac", "mil", "gob", "govt", "gouv", "go"})
 _SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "or", "ne"})
-# Capitalised names in the text ("Lindqvist Labs", "Halvorsen Bygg"): an organisation the article names.
-_PROPER_NAME = re.compile(r"\b[A-Z][A-Za-z0-9&]+(?:[ -][A-Z][A-Za-z0-9&]+){0,3}")
+# Capitalised names in the text ("Lindqvist Labs", "Halvorsen Bygg"): an organisation the article names. Not a
+# part of a host, a path or an address ("HTTPS://Evil-C2.com/Gate"): that is the value, not a name beside it.
+_PROPER_NAME = re.compile(r"(?<![\w./@-])[A-Z][A-Za-z0-9&]+(?:[ -][A-Z][A-Za-z0-9&]+){0,3}(?![\w&@/-]|\.[A-Za-z0-9])")
 
 
 @dataclass(slots=True)

@@ -236,3 +236,10 @@ def test_a_placeholder_where_a_host_would_stand_is_no_indicator() -> None:
     text = ("The C2 servers were xxx.xxx.xxx.xxx and redacted[.]com, and the loader came from "
             "hxxp://redacted[.]com/a.exe and hxxp://xxx.xxx/b.exe; the C2 domain redacted-cdn[.]top stays.")
     assert found(text) == {("domain", "redacted-cdn.top")}
+
+
+def test_a_url_written_in_capitals_is_not_taken_for_an_organisations_name() -> None:
+    """"Evil-C2" inside HTTPS://Evil-C2.com is the host itself, not an organisation the article names."""
+    text = "The malware C2 server is HTTPS://Evil-C2.com/Gate today; Lindqvist Labs found it."
+    assert found(text) == {("url", "https://evil-c2.com/Gate"), ("domain", "evil-c2.com")}
+    assert found("Lindqvist Labs published its results at lindqvistlabs.com after the C2 was found.") == set()
