@@ -186,7 +186,7 @@ def html_to_text(markup: str) -> tuple[str, str]:
     lxml only: deterministic and offline; scripts, styles and page chrome (nav, header, footer, aside)
     are dropped, tables become ``cell | cell`` lines so that indicator tables stay one row per line.
     """
-    markup = _NOT_XML_CHAR.sub("", _XML_DECLARATION.sub("", markup, count=1))
+    markup = _XML_DECLARATION.sub("", _NOT_XML_CHAR.sub("", markup), count=1)  # a NUL may stand before it
     try:
         root = lxml_html.fromstring(markup)
     except etree.ParserError:  # no element at all (blank, or only comments and declarations)

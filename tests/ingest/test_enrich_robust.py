@@ -83,6 +83,13 @@ def test_enrich_never_raises_on_html_with_ioc_shaped_fragments(markup: str) -> N
     assert_clean(enrich("", "", html=markup))
 
 
+def test_an_xml_declaration_behind_a_forbidden_character_is_read_as_html() -> None:
+    """Found by the randomised run: a NUL before the declaration hid it until the NUL was removed."""
+    found = enrich("", "", html="\x00<?xml version='1.0' encoding='utf-8'?><p>The C2 server is hxxp://x-c2[.]top/a</p>")
+    assert_clean(found)
+    assert {ioc.value for ioc in found.iocs} == {"http://x-c2.top/a", "x-c2.top"}
+
+
 def test_real_report_fragments_give_the_right_indicators_or_none() -> None:
     """The shapes that raised on published reports: a half-bracket defang is still the URL; versions,
     placeholders and redactions where an address would stand are no indicator."""
