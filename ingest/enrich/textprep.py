@@ -29,7 +29,7 @@ _BLOCK_TAGS = ("p", "div", "li", "tr", "pre", "blockquote", "section", "article"
 # Characters XML 1.0 forbids (section 2.2, "Char"), which lxml refuses in a tree; an XML declaration,
 # which it refuses in a str (the text is already decoded).
 _NOT_XML_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
+_XML_DECLARATION = re.compile(r"<\?xml[^>]*>")
 _SOURCE_BREAK = re.compile(r"\s*[\r\n]+\s*")
 _DROP_TAGS = ("script", "style", "noscript", "nav", "footer", "header", "aside", "form", "svg", "template")
 
@@ -186,10 +186,12 @@ def html_to_text(markup: str) -> tuple[str, str]:
     lxml only: deterministic and offline; scripts, styles and page chrome (nav, header, footer, aside)
     are dropped, tables become ``cell | cell`` lines so that indicator tables stay one row per line.
     """
-    markup = _XML_DECLARATION.sub("", _NOT_XML_CHAR.sub("", markup), count=1)  # a NUL may stand before it
+    markup = _XML_DECLARATION.sub("", _NOT_XML_CHAR.sub("", markup))  # every one: the next became the first
     try:
         root = lxml_html.fromstring(markup)
     except etree.ParserError:  # no element at all (blank, or only comments and declarations)
+        return "", ""
+    if not isinstance(root.tag, str):  # a lone comment or processing instruction ("\x85<?php ?>"): no text
         return "", ""
     for element in list(root.iter(*_DROP_TAGS)):
         element.drop_tree()

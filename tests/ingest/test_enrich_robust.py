@@ -15,6 +15,7 @@ import re
 import unicodedata
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -83,11 +84,17 @@ def test_enrich_never_raises_on_html_with_ioc_shaped_fragments(markup: str) -> N
     assert_clean(enrich("", "", html=markup))
 
 
-def test_an_xml_declaration_behind_a_forbidden_character_is_read_as_html() -> None:
-    """Found by the randomised run: a NUL before the declaration hid it until the NUL was removed."""
-    found = enrich("", "", html="\x00<?xml version='1.0' encoding='utf-8'?><p>The C2 server is hxxp://x-c2[.]top/a</p>")
+DECLARATION = "<?xml version='1.0' encoding='utf-8'?>"
+
+
+@pytest.mark.parametrize("before", ["\x00" + DECLARATION, DECLARATION + DECLARATION, DECLARATION + "\x85<?php ?>"])
+def test_xml_declarations_and_lone_instructions_are_read_as_html(before: str) -> None:
+    """Found by the randomised run: a NUL before the declaration hid it, a second one became the first once
+    the first was removed, and a lone processing instruction after a NEL was parsed as the page's root."""
+    found = enrich("", "", html=before + "<p>The C2 server is hxxp://x-c2[.]top/a</p>")
     assert_clean(found)
     assert {ioc.value for ioc in found.iocs} == {"http://x-c2.top/a", "x-c2.top"}
+    assert_clean(enrich("", "", html=before))
 
 
 def test_real_report_fragments_give_the_right_indicators_or_none() -> None:
