@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 from cli.commands import CommandError, FileError, opened_store, progress_bar
@@ -117,16 +118,32 @@ async def enrich(settings: Settings, args: argparse.Namespace) -> int:
         return await _reprocess(settings)
     results: dict[str, dict[str, object]] = {}
     unread = 0
-    for path in args.files:
+    for key, path in _result_keys(args.files):
         try:
-            stem, found = enrich_file(path)
+            _, found = enrich_file(path)
         except OSError as exc:  # every other file still gets its result (README, "Enrich")
             unread += 1
-            results[path.stem] = {"error": f"{path}: {exc.strerror or exc}"}
+            results[key] = {"error": f"{path}: {exc.strerror or exc}"}
             continue
-        results[stem] = found.to_cli(explain=args.explain)
-    print(json.dumps(results, indent=2, ensure_ascii=False))
+        results[key] = found.to_cli(explain=args.explain)
+    _print_json(results)
     return 1 if unread else 0
+
+
+def _print_json(document: object) -> None:
+    """UTF-8 whatever the locale declares (RFC 8259 section 8.1): an ASCII or Latin-1 terminal or pipe would
+    raise on the first value outside it, after every file was enriched, and print nothing."""
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8"))
+    sys.stdout.buffer.flush()
+
+
+def _result_keys(paths: list[Path]) -> list[tuple[str, Path]]:
+    """Each file's key in the output: its name without suffix, or the path as given when another file
+    has that name too (``a/report.txt b/report.txt``), so that every file keeps its own result."""
+    stems = Counter(path.stem for path in paths)
+    return [(path.stem if stems[path.stem] == 1 else str(path), path) for path in paths]
 
 
 async def _reprocess(settings: Settings) -> int:

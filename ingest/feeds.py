@@ -22,6 +22,8 @@ from store.records import ms
 # Tracking parameters that make one story look like many (canonical URL de-duplication).
 _TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|mc_cid|mc_eid|ref|source|cmpid|_hsenc|_hsmi)$", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
+_CHARACTER_REFERENCE = re.compile(rb"&#(?:[xX]([0-9a-fA-F]+)|([0-9]+));")
+_REPLACEMENT_REFERENCE = b"&#xFFFD;"
 
 
 class FeedError(ValueError):
@@ -77,9 +79,24 @@ def _image(entry: Any) -> str | None:
     return None
 
 
+def _named_character(reference: re.Match[bytes]) -> bytes:
+    """A numeric character reference, or U+FFFD's when it names no character: NUL, a surrogate or a number
+    past U+10FFFF (WHATWG HTML, "numeric character reference end state"). feedparser's lenient parser
+    raises on those, which lost the whole feed for one item's summary."""
+    hexadecimal, decimal = reference.groups()
+    number = int(hexadecimal, 16) if hexadecimal else int(decimal)
+    if number == 0 or 0xD800 <= number <= 0xDFFF or number > 0x10FFFF:
+        return _REPLACEMENT_REFERENCE
+    return reference.group()
+
+
 def parse_feed(body: bytes, url: str) -> list[FeedItem]:
     """Entries with a title and a link; FeedError when nothing usable could be read."""
-    parsed = feedparser.parse(body, response_headers={"content-location": url})
+    body = _CHARACTER_REFERENCE.sub(_named_character, body)
+    try:
+        parsed = feedparser.parse(body, response_headers={"content-location": url})
+    except Exception as exc:  # a parser defect on one document: that source's error, not the run's
+        raise FeedError(f"{url}: unreadable feed ({type(exc).__name__}: {str(exc)[:200]})") from exc
     items = [FeedItem(html_to_text(e.get("title", "")), e["link"].strip(),
                       html_to_text(e.get("summary", "") or e.get("description", "")), _when(e), _image(e))
              for e in parsed.entries if e.get("link") and e.get("title")]

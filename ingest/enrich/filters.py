@@ -37,6 +37,17 @@ _RANGE_BEFORE = re.compile(rf"(?<![\w.])(?:{_VERSION},?\s*(?:through|thru|to|and
                            rf"{_QUAD}\s*(?:through|thru|until)|"
                            rf"(?:versions?|builds?|firmware|releases?)\s+{_QUAD}\s*(?:to|and|or|-|\u2013))\s*$",
                            re.IGNORECASE)
+# A product named right before the number in a sentence ("drops Mimikatz 2.2.0.20", "the trojanized
+# 3CXDesktopApp 18.12.107.0", "Fortinet FortiOS 7.2.4.1 devices"): a name with a capital and a small letter
+# (an acronym such as C2 or IP names a role), after another word, before a small first part (a major
+# version; an address after a name, "Cobalt Strike 139.60.161.167" in a list of rules, starts higher).
+# What a writer puts where a host is withheld: it names no host, like a documentation name.
+_EXES = re.compile(r"x+")
+_WITHHELD = frozenset({"redacted", "removed", "censored", "sanitized", "withheld"})
+_PRODUCT_BEFORE = re.compile(r"\S\s+[0-9]*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*\s$")
+_MAX_MAJOR = 40
+_PROSE_WORDS = 5
+_WORD = re.compile(r"[A-Za-z]{2,}")
 _RANGE_AFTER = re.compile(rf"^,?\s*(?:(?:through|thru|to|and|or|until|-|\u2013)\s*{_VERSION}(?![\w.]*\d)|"
                           rf"(?:through|thru|until)\s*{_QUAD})", re.IGNORECASE)
 
@@ -86,7 +97,20 @@ def looks_like_version(candidate: Candidate, text: str, sentence: tuple[int, int
     if before.search(left) or after.match(right):
         return True
     # One end of a range or list of versions: "7.0.1 through 7.2.4.1", "3.0.0.0 to 3.0.15.9".
-    return bool(_RANGE_BEFORE.search(left) or _RANGE_AFTER.match(right))
+    return bool(_RANGE_BEFORE.search(left) or _RANGE_AFTER.match(right)) or _after_product(candidate, text, sentence)
+
+
+def _after_product(candidate: Candidate, text: str, sentence: tuple[int, int]) -> bool:
+    """A small dotted quad right after a product's name, in a sentence of prose (not a list's line)."""
+    if int(candidate.value.split(".")[0]) > _MAX_MAJOR:
+        return False
+    left = text[max(sentence[0], candidate.start - 60):candidate.start]
+    return bool(_PRODUCT_BEFORE.search(left)) and len(_WORD.findall(text[sentence[0]:sentence[1]])) >= _PROSE_WORDS
+
+
+def _placeholder(labels: list[str]) -> bool:
+    """A name standing for a withheld one: "xxx.xxx.xxx.xxx" (.xxx is a real TLD), "redacted.com"."""
+    return all(_EXES.fullmatch(label) for label in labels) or (len(labels) == 2 and labels[0] in _WITHHELD)
 
 
 def host_class(host: str) -> str | None:
@@ -97,7 +121,7 @@ def host_class(host: str) -> str | None:
     """
     host = host.lower().rstrip(".")
     labels = host.split(".")
-    if labels[-1] in _RESERVED_TLDS or domain_in(host, _DOCUMENTATION_DOMAINS):
+    if labels[-1] in _RESERVED_TLDS or domain_in(host, _DOCUMENTATION_DOMAINS) or _placeholder(labels):
         return "documentation"
     if _S3_ENDPOINT.search(host):
         return "shared"

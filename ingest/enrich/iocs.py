@@ -17,6 +17,7 @@ from ingest.enrich.filters import domain_reason, hash_reason, host_class, ip_rea
 from ingest.enrich.scan import Candidate, scan_line, url_host
 from ingest.enrich.textprep import Document, Line
 from store.indicators import detect_type, normalize
+from store.ioc_values import fits_dns
 from store.ioctypes import REGISTRY, specs
 from store.records import ArticleIoc
 
@@ -27,8 +28,9 @@ _CONFIDENCE_RANK = {"high": 3, "medium": 2, "low": 1}
 _INSTITUTIONAL = frozenset({"edu", "gov", "mil", "int"})
 _INSTITUTIONAL_SECOND = frozenset({"gov", "edu", "ac", "mil", "gob", "govt", "gouv", "go"})
 _SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "or", "ne"})
-# Capitalised names in the text ("Lindqvist Labs", "Halvorsen Bygg"): an organisation the article names.
-_PROPER_NAME = re.compile(r"\b[A-Z][A-Za-z0-9&]+(?:[ -][A-Z][A-Za-z0-9&]+){0,3}")
+# Capitalised names in the text ("Lindqvist Labs", "Halvorsen Bygg"): an organisation the article names. Not a
+# part of a host, a path or an address ("HTTPS://Evil-C2.com/Gate"): that is the value, not a name beside it.
+_PROPER_NAME = re.compile(r"(?<![\w./@-])[A-Z][A-Za-z0-9&]+(?:[ -][A-Z][A-Za-z0-9&]+){0,3}(?![\w&@/-]|\.[A-Za-z0-9])")
 
 
 @dataclass(slots=True)
@@ -81,7 +83,7 @@ def _host_reason(host: str) -> str | None:
         return ip_reason(str(ipaddress.ip_address(host)))
     except ValueError:
         pass
-    if host.rsplit(".", 1)[-1].lower() not in tlds():
+    if host.rsplit(".", 1)[-1].lower() not in tlds() or not fits_dns(host):
         return "not-a-domain"
     role = host_class(host)
     if role in ("documentation", "benign", "dynamic-parent"):

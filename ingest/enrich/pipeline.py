@@ -138,7 +138,6 @@ def enrich_file(path: Path) -> tuple[str, Enrichment]:
     """(stem, enrichment) of a text file (first line is the title) or an HTML file (by suffix or content)."""
     content = path.read_bytes().decode("utf-8", errors="replace")
     if path.suffix.lower() in _HTML_SUFFIXES or content.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
-        title, text = html_to_text(content)
-    else:
-        title, _, text = content.partition("\n")
+        return path.stem, enrich("", "", html=content)  # read behind the guard, as the "html" extractor
+    title, _, text = content.partition("\n")
     return path.stem, enrich(title.strip(), text)

@@ -14,7 +14,11 @@ from urllib.parse import urlsplit
 from store.ioc_values import is_ipv4, is_ipv6
 from store.ioctypes import specs
 
-_URL = re.compile(r"\b(?:https?|ftp)://[^\s<>\"'`{}\\^]+", re.IGNORECASE)
+# Control and format characters end a URL as white space does (RFC 3986 allows neither unencoded): a NUL
+# left by a conversion, or the direction marks a right-to-left page puts around a left-to-right value.
+_NOT_IN_URL = ("\x00-\x20\x7f-\x9f\u00ad\u0600-\u0605\u061c\u06dd\u070f\u180e\u200b-\u200f\u202a-\u202e"
+               "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb")
+_URL = re.compile(rf"\b(?:https?|ftp)://[^\s<>\"'`{{}}\\^{_NOT_IN_URL}]+", re.IGNORECASE)
 _EMAIL = re.compile(r"(?<![\w.+%-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
                     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z][A-Za-z0-9-]{1,62}(?![\w-]|\.[A-Za-z0-9])")
 _IPV4 = re.compile(r"(?<![\w.])((?:\d{1,3}\.){3}\d{1,3})(/\d{1,2}(?!\d))?(?:\:(\d{1,5}))?(?!\.?\d)(?![\w-])")
@@ -87,14 +91,25 @@ def field_delimiter(text: str) -> str | None:
     return None
 
 
+def _unbracketed(url: str) -> str:
+    """A URL whose host kept a bracket of its defang ("hxxp://[evil[.]com]/a", "http://evil.com]/b") without
+    them; brackets that hold an IPv6 literal (RFC 3986 section 3.2.2), which urlsplit reads, stay."""
+    if url_host(url):
+        return url
+    scheme, separator, rest = url.partition("://")
+    end = next((index for index, char in enumerate(rest) if char in "/?#"), len(rest))
+    return scheme + separator + rest[:end].replace("[", "").replace("]", "") + rest[end:]
+
+
 def _urls(text: str, line: int) -> tuple[list[Candidate], str]:
     found = []
     delimiter = field_delimiter(text)
     for match in _URL.finditer(text):
-        value = trim_url(match.group().split(delimiter)[0] if delimiter else match.group())
+        written = trim_url(match.group().split(delimiter)[0] if delimiter else match.group())
+        value = _unbracketed(written)
         if "://" in value and url_host(value):  # no host, or one urlsplit cannot read ("http://a]b/")
-            found.append(Candidate("url", value, line, match.start(), match.start() + len(value)))
-            text = _mask(text, match.start(), match.start() + len(value))
+            found.append(Candidate("url", value, line, match.start(), match.start() + len(written)))
+            text = _mask(text, match.start(), match.start() + len(written))
     return found, text
 
 
@@ -106,6 +121,11 @@ def _emails(text: str, line: int) -> tuple[list[Candidate], str]:
     return found, text
 
 
+def _network(prefix: str | None, host: str) -> bool:
+    """Written with a prefix length that spans more than one address (a /32 or /128 is the host itself)."""
+    return bool(prefix) and prefix != host
+
+
 def _ips(text: str, line: int) -> tuple[list[Candidate], str]:
     found = []
     # A version ("18.0.0.324"), a zero-padded placeholder ("000.000.000.000") or a run of hex and colons is
@@ -113,12 +133,14 @@ def _ips(text: str, line: int) -> tuple[list[Candidate], str]:
     for match in _IPV4.finditer(text):
         if not is_ipv4(match.group(1)):
             continue
-        found.append(Candidate("ipv4", match.group(1), line, match.start(), match.end(), cidr=bool(match.group(2))))
+        found.append(Candidate("ipv4", match.group(1), line, match.start(), match.end(),
+                               cidr=_network(match.group(2), "/32")))
         text = _mask(text, match.start(), match.end())
     for match in _IPV6.finditer(text):
         if not is_ipv6(match.group(1)):
             continue
-        found.append(Candidate("ipv6", match.group(1), line, match.start(), match.end(), cidr=bool(match.group(2))))
+        found.append(Candidate("ipv6", match.group(1), line, match.start(), match.end(),
+                               cidr=_network(match.group(2), "/128")))
         text = _mask(text, match.start(), match.end())
     return found, text
 

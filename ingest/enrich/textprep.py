@@ -29,7 +29,7 @@ _BLOCK_TAGS = ("p", "div", "li", "tr", "pre", "blockquote", "section", "article"
 # Characters XML 1.0 forbids (section 2.2, "Char"), which lxml refuses in a tree; an XML declaration,
 # which it refuses in a str (the text is already decoded).
 _NOT_XML_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*>")
+_XML_DECLARATION = re.compile(r"<\?xml[^>]*>")
 _SOURCE_BREAK = re.compile(r"\s*[\r\n]+\s*")
 _DROP_TAGS = ("script", "style", "noscript", "nav", "footer", "header", "aside", "form", "svg", "template")
 
@@ -81,7 +81,8 @@ class Document:
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
 _MIN_LINE_WORDS, _MIN_SENTENCE_WORDS = 6, 4
 # A query or code line (a hunting query quoted in the article) is not prose: comparisons, pipes, field: "value".
-_CODE_LINE = re.compile(r"==|!=|(?:^|\s)\|\s|\b[a-z_]+\.[a-z_.]+:\s*[\"']|[{};]\s*$")
+# A field name is short: unbounded, the dotted run was read again from every word of a long dotted line.
+_CODE_LINE = re.compile(r"==|!=|(?:^|\s)\|\s|\b[a-z_]{1,64}\.[a-z_.]{1,128}:\s*[\"']|[{};]\s*$")
 
 
 def prose_sentences(document: Document) -> list[str]:
@@ -185,10 +186,12 @@ def html_to_text(markup: str) -> tuple[str, str]:
     lxml only: deterministic and offline; scripts, styles and page chrome (nav, header, footer, aside)
     are dropped, tables become ``cell | cell`` lines so that indicator tables stay one row per line.
     """
-    markup = _NOT_XML_CHAR.sub("", _XML_DECLARATION.sub("", markup, count=1))
+    markup = _XML_DECLARATION.sub("", _NOT_XML_CHAR.sub("", markup))  # every one: the next became the first
     try:
         root = lxml_html.fromstring(markup)
     except etree.ParserError:  # no element at all (blank, or only comments and declarations)
+        return "", ""
+    if not isinstance(root.tag, str):  # a lone comment or processing instruction ("\x85<?php ?>"): no text
         return "", ""
     for element in list(root.iter(*_DROP_TAGS)):
         element.drop_tree()

@@ -213,3 +213,41 @@ async def test_one_failing_article_never_stops_its_source(httpserver: HTTPServer
     assert report.failed_articles == {"Local": 2}
     health = (await stores.sources.list_sources())[0]
     assert health.failed_articles == 2 and health.last_error is None and health.items_seen == 3
+
+
+async def test_character_references_to_no_character_never_stop_a_run(httpserver: HTTPServer, stores: Stores) -> None:
+    """A feed item whose title or summary refers to no Unicode character (a surrogate, a number past U+10FFFF)
+    made feedparser raise for the whole feed: such a reference reads as U+FFFD, as HTML parsers read it."""
+    base = httpserver.url_for("").rstrip("/")
+    items = [("Loader &#xD800; campaign", "/p/a"), ("Stealer &#x110000; wave", "/p/b"),
+             ("Botnet &#99999999999; report", "/p/c"), ("Plain story", "/p/d")]
+    for _title, path in items:
+        httpserver.expect_request(path).respond_with_data(b"", status=404)
+    feed = _rss(base, items).replace(b"Plain story summary", b"C2 at 45.77.12.9 &#xDFFF;")
+    httpserver.expect_request("/feed").respond_with_data(feed, content_type="application/rss+xml")
+    report = await ingest_once(stores, [_source(httpserver, "Odd", "/feed")], limits=LIMITS)
+    stored = sorted(a.title for a in await stores.articles.all_articles(ArticleQuery(limit=10)))
+    assert not report.failed and report.items_seen == 4
+    assert stored == ["Botnet \ufffd report", "Loader \ufffd campaign", "Plain story", "Stealer \ufffd wave"]
+
+
+async def test_a_feed_parser_defect_fails_that_source_alone(httpserver: HTTPServer, stores: Stores,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import feedparser
+
+    real = feedparser.parse
+
+    def parse(body: bytes, **options: object) -> object:
+        if b"Cursed" in body:
+            raise OverflowError("Python int too large to convert to C int")
+        return real(body, **options)
+
+    monkeypatch.setattr(feedparser, "parse", parse)
+    base = httpserver.url_for("").rstrip("/")
+    httpserver.expect_request("/p/a").respond_with_data(b"", status=404)
+    httpserver.expect_request("/cursed").respond_with_data(_rss(base, [("Cursed", "/p/a")]))
+    httpserver.expect_request("/plain").respond_with_data(_rss(base, [("Plain", "/p/a")]))
+    sources = [_source(httpserver, "Cursed", "/cursed"), _source(httpserver, "Plain", "/plain")]
+    report = await ingest_once(stores, sources, limits=LIMITS)
+    assert [a.title for a in await stores.articles.all_articles(ArticleQuery(limit=10))] == ["Plain"]
+    assert list(report.failed) == ["Cursed"] and "OverflowError" in report.failed["Cursed"]

@@ -20,6 +20,11 @@ def values(text: str) -> set[str]:
     ("45.142.212[.]100", "ipv4", "45.142.212.100"),
     ("ops[@]evil-cdn[.]net", "email", "ops@evil-cdn.net"),
     ("ops[at]evil-cdn[.]net", "email", "ops@evil-cdn.net"),
+    ("hxxp://[evil-cdn[.]net]/a.exe", "url", "http://evil-cdn.net/a.exe"),
+    ("hxxp://evil-cdn[.]net]/b.exe", "url", "http://evil-cdn.net/b.exe"),
+    ("http://[evil-cdn.net/c.exe", "url", "http://evil-cdn.net/c.exe"),
+    ("hxxp://[45.142.212.100]:8080/d", "url", "http://45.142.212.100:8080/d"),
+    ("hxxp://[2a03:b0c0:3:d0::1af1:1]:8080/e", "url", "http://[2a03:b0c0:3:d0::1af1:1]:8080/e"),
 ])
 def test_defanged_values_are_refanged_and_found(written: str, ioc_type: str, value: str) -> None:
     assert (ioc_type, value) in found(f"The implant beacons to its C2 server {written} every minute.")
@@ -81,6 +86,12 @@ def test_private_loopback_link_local(value: str) -> None:
 
 def test_cidr_networks_are_not_iocs() -> None:
     assert found("Block the attacker infrastructure in 45.153.160.0/24 and 2a0e:1c80::/29 now.") == set()
+
+
+def test_a_prefix_of_one_address_is_that_address() -> None:
+    """A /32 (or an IPv6 /128) is one host written as a network, as firewall exports and advisories write it."""
+    text = "Block the attacker infrastructure: 45.153.160.2/32 and 2a0e:1c80::7/128 are its C2 servers."
+    assert found(text) == {("ipv4", "45.153.160.2"), ("ipv6", "2a0e:1c80::7")}
 
 
 @pytest.mark.parametrize("value", ["8.8.8.8", "1.1.1.1", "9.9.9.9", "208.67.222.222", "2001:4860:4860::8888"])
@@ -207,3 +218,28 @@ def test_shared_service_file_link_in_an_attack_paragraph() -> None:
             "in chat messages.")
     assert found(text) == {("url", "https://www.mediafire.com/file/abc123/setup.zip/file")}
     assert found("Download the docs from https://www.mediafire.com/file/abc123/manual.pdf/file today.") == set()
+
+
+def test_a_product_version_shaped_like_an_address_is_no_indicator() -> None:
+    """A version written right after its product's name in a sentence about an attack is no address, even
+    with every part under 256; an address after a name in a list, or with a large first part, still is."""
+    text = ("The operators configured Cobalt Strike 4.9.1.0 beacons for their C2. The malware drops Mimikatz "
+            "2.2.0.20 and contacts its C2 server. Victims ran Flash 32.0.0.207 when the malware was delivered. "
+            "The trojanized 3CXDesktopApp 18.12.107.0 contacted its C2. Fortinet FortiOS 7.2.4.1 devices were "
+            "exploited by the attackers.\n"
+            "The operators ran Cobalt Strike 139.60.161.167 as their C2 server.\n"
+            "Emotet Loader 5.252.178.90\n")
+    assert found(text) == {("ipv4", "139.60.161.167"), ("ipv4", "5.252.178.90")}
+
+
+def test_a_placeholder_where_a_host_would_stand_is_no_indicator() -> None:
+    text = ("The C2 servers were xxx.xxx.xxx.xxx and redacted[.]com, and the loader came from "
+            "hxxp://redacted[.]com/a.exe and hxxp://xxx.xxx/b.exe; the C2 domain redacted-cdn[.]top stays.")
+    assert found(text) == {("domain", "redacted-cdn.top")}
+
+
+def test_a_url_written_in_capitals_is_not_taken_for_an_organisations_name() -> None:
+    """"Evil-C2" inside HTTPS://Evil-C2.com is the host itself, not an organisation the article names."""
+    text = "The malware C2 server is HTTPS://Evil-C2.com/Gate today; Lindqvist Labs found it."
+    assert found(text) == {("url", "https://evil-c2.com/Gate"), ("domain", "evil-c2.com")}
+    assert found("Lindqvist Labs published its results at lindqvistlabs.com after the C2 was found.") == set()

@@ -50,6 +50,17 @@ def test_malware_family_label_lines_are_indicators() -> None:
     assert {("ipv4", "91.235.142.76"), ("domain", "cloudsync-update.com"), ("ipv4", "45.147.228.19")} <= found(text)
 
 
+def test_families_spelled_their_own_way_label_indicator_lines() -> None:
+    """ATT&CK's "njRAT" opens with a small letter and "Agent Tesla" is often written in one word: each still
+    names the family its line pairs with values. A tool written in small letters only ("ping") names none."""
+    text = PROSE + ("njRAT - 91.235.142.76 - cloudsync-update.com\nAgentTesla - 45.147.228.19 - msft-telemetry.org\n"
+                    "ping - 185.225.69.41 - graph-login.net\n")
+    result = found(text)
+    assert {("ipv4", "91.235.142.76"), ("domain", "cloudsync-update.com"), ("ipv4", "45.147.228.19"),
+            ("domain", "msft-telemetry.org")} <= result
+    assert not {("ipv4", "185.225.69.41"), ("domain", "graph-login.net")} & result
+
+
 def test_role_word_lines_are_indicators() -> None:
     text = PROSE + (
         "C2 -> 91.235.142.76:8080\nLoader -> http://45.147.228.19/bins/x.arm7\n"
@@ -113,6 +124,14 @@ def test_semicolon_rows_with_a_role_column() -> None:
 def test_enumeration_in_a_sentence_about_malicious_infrastructure() -> None:
     text = "The implant beaconed to 141.98.10.29, 91.235.142.76 and office-cdn-sync.com in turn."
     assert {("ipv4", "141.98.10.29"), ("ipv4", "91.235.142.76"), ("domain", "office-cdn-sync.com")} <= found(text)
+
+
+def test_an_enumeration_going_on_after_later_also_keeps_its_cue() -> None:
+    text = ("The backdoor contacted the C2 servers 141.98.10.29, 91.235.142.76 and graph-login.net, later also "
+            "45.147.228.19, 185.225.69.41 and then office-cdn-sync.com.")
+    assert found(text) == {
+        ("ipv4", "141.98.10.29"), ("ipv4", "91.235.142.76"), ("domain", "graph-login.net"),
+        ("ipv4", "45.147.228.19"), ("ipv4", "185.225.69.41"), ("domain", "office-cdn-sync.com")}
 
 
 def test_prose_pointing_below_introduces_a_list() -> None:

@@ -88,3 +88,32 @@ def test_enrich_prints_a_result_for_every_file(tmp_path: Path) -> None:
     assert result["bad"]["iocs"]["url"] == ["http://evil-cdn.com/a.exe"] and result["bad"]["iocs"]["ipv4"] == []
     assert "error" not in result["bad"]
     assert result["missing"] == {"error": f"{tmp_path / 'missing.txt'}: No such file or directory"}
+
+
+def test_enrich_files_of_one_name_each_get_their_result(tmp_path: Path) -> None:
+    """``a/report.txt b/report.txt report.html``: a result per file, those sharing a name keyed by their path."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second, page = tmp_path / "a" / "report.txt", tmp_path / "b" / "report.txt", tmp_path / "report.html"
+    first.write_text(TEXT)
+    second.write_text("Quiet week\nNothing malicious was reported this week.\n")
+    page.write_text("<html><body><p>The stealer beacons to its C2 server at hxxp://drop-zone[.]top/g.php</p></body>"
+                    "</html>")
+    (tmp_path / "single.txt").write_text(TEXT)
+    result = json.loads(ctiwire(cli_env(tmp_path), "enrich", str(first), str(second), str(page),
+                                str(tmp_path / "single.txt")))
+    assert set(result) == {str(first), str(second), str(page), "single"}
+    assert result[str(first)]["iocs"]["sha256"] == [SHA] and result[str(second)]["iocs"]["sha256"] == []
+    assert result[str(page)]["iocs"]["url"] == ["http://drop-zone.top/g.php"]
+
+
+def test_enrich_writes_utf8_json_whatever_the_locale(tmp_path: Path) -> None:
+    """JSON between systems is UTF-8 (RFC 8259 section 8.1): a terminal or pipe declared ASCII got a traceback
+    and no result for any file."""
+    path = tmp_path / "cafe.txt"
+    path.write_text("Caf\u00e9 chain breach \u2014 report\nThe caf\u00e9 chain\u2019s C2 server was "
+                    "hxxp://cafe-c2[.]top/men\u00fc.php.\n", encoding="utf-8")
+    done = subprocess.run([str(VENV_BIN / "ctiwire"), "enrich", str(path)], capture_output=True, timeout=120,
+                          env=cli_env(tmp_path, PYTHONIOENCODING="ascii"))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.decode("utf-8"))["cafe"]["iocs"]["url"] == ["http://cafe-c2.top/men\u00fc.php"]

@@ -76,3 +76,22 @@ def test_several_processes_add_up(tmp_path: Path) -> None:
         server.stop()
     assert _value(text, "ctiwire_http_requests_total", route="SourcesHandler", status="200") == 40
     assert len(list((tmp_path / "metrics").glob("*.db"))) >= 2  # both processes wrote their samples
+
+
+async def test_a_failed_extractor_is_counted_in_the_exposition(server, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An extractor failing on an article (README, "Enrichment never fails a whole article") shows in /metrics."""
+    from ingest.enrich import enrich, pipeline
+
+    def broken(*_args: object) -> list[str]:
+        raise ValueError("Invalid IPv6 URL")
+
+    async with server.client() as http:
+        before = (await http.get("/metrics")).text
+        monkeypatch.setattr(pipeline, "extract_actors", broken)
+        found = enrich("Loader campaign", "The loader beaconed to hxxps://invoice-sync[.]top/gate.php.",
+                       article_id="a-1")
+        after = (await http.get("/metrics")).text
+    assert found.errors == ["actors: ValueError: Invalid IPv6 URL"] and found.iocs
+    grew = _value(after, "ctiwire_enrich_failures_total", extractor="actors") - _value(
+        before, "ctiwire_enrich_failures_total", extractor="actors")
+    assert grew == 1
