@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -115,12 +116,30 @@ def _page_key(version: int, request: IocRequest) -> tuple[Any, ...]:
     return version, query, window.lookback_days, request.count_strategy
 
 
+# Small pages being read, by (store, page key, lower bound, status second): the requests of one second that all
+# find the kept page stale (the lookback floor moved) await one count and read instead of each making its own.
+_READING: dict[tuple[Any, ...], asyncio.Future[KeptPage]] = {}
+
+
 async def _small_page(store: IocStore, pages: NearMap[KeptPage], request: IocRequest, secret: str) -> KeptPage:
+    """:func:`_read_small_page`, once at a time for the same page, bound and second."""
+    key = _page_key(await store.data_version(), request)
+    flight = (id(store), key, request.query.since, status_clock(request.query))
+    reading = _READING.get(flight)
+    if reading is None:
+        reading = asyncio.ensure_future(_read_small_page(store, pages, request, secret, key))
+        _READING[flight] = reading
+        reading.add_done_callback(lambda _: _READING.pop(flight, None))
+    return await asyncio.shield(reading)  # a caller that goes away leaves the others their page
+
+
+async def _read_small_page(store: IocStore, pages: NearMap[KeptPage], request: IocRequest, secret: str,
+                           key: tuple[Any, ...]) -> KeptPage:
     """The kept page, still exact, or a new one read and kept. Without a write, rows only leave the set as
     the floor moves past them, so an unchanged exact count means the same rows: a moved floor costs a
     count (or, with no exact count at hand, a new read). The row after the page, read with it, tells
     whether another page follows."""
-    query, key = request.query, _page_key(await store.data_version(), request)
+    query = request.query
     page, totals = pages.get(key), None
     now = status_clock(query)
     if page is not None and page.until is not None and now >= page.until:
