@@ -37,19 +37,19 @@ _RANGE_BEFORE = re.compile(rf"(?<![\w.])(?:{_VERSION},?\s*(?:through|thru|to|and
                            rf"{_QUAD}\s*(?:through|thru|until)|"
                            rf"(?:versions?|builds?|firmware|releases?)\s+{_QUAD}\s*(?:to|and|or|-|\u2013))\s*$",
                            re.IGNORECASE)
+_RANGE_AFTER = re.compile(rf"^,?\s*(?:(?:through|thru|to|and|or|until|-|\u2013)\s*{_VERSION}(?![\w.]*\d)|"
+                          rf"(?:through|thru|until)\s*{_QUAD})", re.IGNORECASE)
 # A product named right before the number in a sentence ("drops Mimikatz 2.2.0.20", "the trojanized
 # 3CXDesktopApp 18.12.107.0", "Fortinet FortiOS 7.2.4.1 devices"): a name with a capital and a small letter
 # (an acronym such as C2 or IP names a role), after another word, before a small first part (a major
 # version; an address after a name, "Cobalt Strike 139.60.161.167" in a list of rules, starts higher).
+_PRODUCT_BEFORE = re.compile(r"\S\s+[0-9]*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*\s$")
+_MAX_MAJOR = 40
+_PROSE_WORDS = 5  # words in the sentence for it to be prose rather than a list's line
+_WORD = re.compile(r"[A-Za-z]{2,}")
 # What a writer puts where a host is withheld: it names no host, like a documentation name.
 _EXES = re.compile(r"x+")
 _WITHHELD = frozenset({"redacted", "removed", "censored", "sanitized", "withheld"})
-_PRODUCT_BEFORE = re.compile(r"\S\s+[0-9]*[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*\s$")
-_MAX_MAJOR = 40
-_PROSE_WORDS = 5
-_WORD = re.compile(r"[A-Za-z]{2,}")
-_RANGE_AFTER = re.compile(rf"^,?\s*(?:(?:through|thru|to|and|or|until|-|\u2013)\s*{_VERSION}(?![\w.]*\d)|"
-                          rf"(?:through|thru|until)\s*{_QUAD})", re.IGNORECASE)
 
 
 @cache

@@ -121,9 +121,10 @@ def _emails(text: str, line: int) -> tuple[list[Candidate], str]:
     return found, text
 
 
-def _network(prefix: str | None, host: str) -> bool:
-    """Written with a prefix length that spans more than one address (a /32 or /128 is the host itself)."""
-    return bool(prefix) and prefix != host
+def _network(prefix: str | None, single: str) -> bool:
+    """Written with a prefix length that spans more than one address (``single``, a /32 or /128, is the host
+    itself)."""
+    return bool(prefix) and prefix != single
 
 
 def _ips(text: str, line: int) -> tuple[list[Candidate], str]:
